@@ -1,0 +1,36 @@
+// Internal to bridge/: runs a Python call and turns any Python exception into a C++ error.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <string>
+#include <utility>
+
+#include "bridge/python_error.hpp"
+#include "core/error.hpp"
+
+namespace fedavg::bridge::detail {
+
+// "<Type>: <message>\n<traceback>" for the active Python exception.
+std::string describe(pybind11::error_already_set& e);
+
+// Runs f(); a Python exception becomes PythonError("<context>: <Type>: <message>\n<traceback>"). When
+// `input_errors` is set, a ValueError/OSError becomes core::InputError with just its message: it reports bad
+// input the user can fix, not a bug.
+template <typename F>
+auto guarded(const std::string& context, F&& f, bool input_errors = false) {
+  try {
+    return std::forward<F>(f)();
+  } catch (pybind11::error_already_set& e) {
+    if (input_errors && (e.matches(PyExc_ValueError) || e.matches(PyExc_OSError))) {
+      std::string msg = pybind11::str(e.value());
+      throw core::InputError(msg);
+    }
+    throw PythonError(context + ": " + describe(e));
+  }
+}
+
+// Imports `module` and checks that it defines every name in `required`; one error lists all missing ones.
+pybind11::module_ import_checked(const char* module, std::initializer_list<const char*> required);
+
+}  // namespace fedavg::bridge::detail

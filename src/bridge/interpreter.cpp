@@ -1,0 +1,31 @@
+#include "bridge/interpreter.hpp"
+
+#include <pybind11/embed.h>
+
+#include <cstdlib>
+
+#include "bridge/guard.hpp"
+#include "bridge/python_error.hpp"
+
+namespace fedavg::bridge {
+
+namespace py = pybind11;
+
+struct Interpreter::Impl {
+  py::scoped_interpreter guard{false};  // no Python signal handlers: signals stay with the C++ side
+};
+
+Interpreter::Interpreter(const std::filesystem::path& python_dir) {
+  if (!std::filesystem::is_directory(python_dir))
+    throw PythonError("python folder " + python_dir.string() + " does not exist (--python DIR)");
+  setenv("PYTHONUNBUFFERED", "1", 1);     // no Python output is lost when the job aborts
+  setenv("PYTHONDONTWRITEBYTECODE", "1", 0);
+  impl_ = std::make_unique<Impl>();
+  detail::guarded("setting sys.path", [&] {
+    py::module_::import("sys").attr("path").attr("insert")(0, std::filesystem::absolute(python_dir).string());
+  });
+}
+
+Interpreter::~Interpreter() = default;
+
+}  // namespace fedavg::bridge

@@ -1,0 +1,96 @@
+#include "bridge/library.hpp"
+
+#include <pybind11/embed.h>
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include "bridge/guard.hpp"
+#include "core/error.hpp"
+
+namespace fedavg::bridge {
+
+namespace py = pybind11;
+
+namespace {
+
+py::object to_python(const nlohmann::json& j) {
+  return py::module_::import("json").attr("loads")(j.dump());
+}
+
+// A NumPy view of caller memory: no copy, no ownership.
+template <typename T>
+py::array_t<T> view(const T* data, std::vector<py::ssize_t> shape) {
+  std::vector<py::ssize_t> strides(shape.size());
+  py::ssize_t stride = sizeof(T);
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= shape[i];
+  }
+  py::capsule no_owner(data, [](void*) {});
+  return py::array_t<T>(shape, strides, data, no_owner);
+}
+
+}  // namespace
+
+std::size_t ParamShape::size() const {
+  std::size_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+struct Library::Impl {
+  py::module_ mod;
+  py::object model;
+};
+
+Library::Library(Interpreter&) : impl_(std::make_unique<Impl>()) {
+  impl_->mod = detail::import_checked("library", {"param_shapes", "create", "train_step", "test_loss", "embeddings"});
+}
+
+Library::~Library() = default;
+
+std::vector<ParamShape> Library::param_shapes(const nlohmann::json& cfg) {
+  return detail::guarded("library.param_shapes", [&] {
+    std::vector<ParamShape> out;
+    for (py::handle item : py::list(impl_->mod.attr("param_shapes")(to_python(cfg)))) {
+      py::tuple t = py::reinterpret_borrow<py::tuple>(item);
+      out.push_back({t[0].cast<std::string>(), t[1].cast<std::vector<std::size_t>>()});
+    }
+    return out;
+  });
+}
+
+void Library::create(const nlohmann::json& cfg, float* weights, std::size_t n, bool init) {
+  detail::guarded("library.create", [&] {
+    auto w = view<float>(weights, {static_cast<py::ssize_t>(n)});
+    impl_->model = impl_->mod.attr("create")(to_python(cfg), w, init);
+  });
+}
+
+double Library::train_step(const std::int32_t* windows, std::size_t n, int width) {
+  return detail::guarded("library.train_step", [&] {
+    auto w = view<std::int32_t>(windows, {static_cast<py::ssize_t>(n), width});
+    return impl_->mod.attr("train_step")(impl_->model, w).cast<double>();
+  });
+}
+
+double Library::test_loss(const std::int32_t* windows, std::size_t n, int width) {
+  return detail::guarded("library.test_loss", [&] {
+    auto w = view<std::int32_t>(windows, {static_cast<py::ssize_t>(n), width});
+    return impl_->mod.attr("test_loss")(impl_->model, w).cast<double>();
+  });
+}
+
+core::Matrix Library::embeddings() {
+  return detail::guarded("library.embeddings", [&] {
+    py::array_t<float, py::array::c_style | py::array::forcecast> a = impl_->mod.attr("embeddings")(impl_->model);
+    if (a.ndim() != 2) throw core::Error("library.embeddings must return a 2-D array, got " + std::to_string(a.ndim()) + "-D");
+    core::Matrix m;
+    m.rows = static_cast<std::size_t>(a.shape(0));
+    m.cols = static_cast<std::size_t>(a.shape(1));
+    m.data.assign(a.data(), a.data() + a.size());
+    return m;
+  });
+}
+
+}  // namespace fedavg::bridge

@@ -1,0 +1,47 @@
+// Typed calls into python/library.py, the model users edit. The model's parameters are views of a flat float32
+// buffer owned by the caller, which must outlive this object. Arrays passed in are views valid for the call only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/matrix.hpp"
+
+namespace fedavg::bridge {
+
+class Interpreter;
+
+struct ParamShape {
+  std::string name;
+  std::vector<std::size_t> shape;
+  std::size_t size() const;
+};
+
+class Library {
+ public:
+  // Imports library; throws PythonError naming every missing function.
+  explicit Library(Interpreter& py);
+  ~Library();
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
+
+  std::vector<ParamShape> param_shapes(const nlohmann::json& cfg);
+  // Builds the model over weights[0, n); fills them from cfg["seed"] when `init`.
+  void create(const nlohmann::json& cfg, float* weights, std::size_t n, bool init);
+  // One optimizer step on `n` windows of `width` ids; returns the batch's mean loss.
+  double train_step(const std::int32_t* windows, std::size_t n, int width);
+  // Mean test loss over `n` windows of `width` ids.
+  double test_loss(const std::int32_t* windows, std::size_t n, int width);
+  // The embedding matrix [vocab, dim].
+  core::Matrix embeddings();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fedavg::bridge

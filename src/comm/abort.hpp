@@ -1,0 +1,17 @@
+// Ending the whole job from any rank after an error.
+#pragma once
+
+#include <string_view>
+
+#include "core/role.hpp"
+
+namespace fedavg::comm {
+
+// Prints "[fedavg] rank N (Role): <reason>" to stderr, flushes, and aborts every rank with a non-zero status.
+[[noreturn]] void abort_job(const core::RankInfo& me, std::string_view reason);
+
+// For errors every rank detects identically (bad input): rank 0 reports and aborts the job; other ranks stay
+// quiet, give rank 0 a moment to do so, then abort themselves in case rank 0 could not.
+[[noreturn]] void abort_job_collective(const core::RankInfo& me, std::string_view reason);
+
+}  // namespace fedavg::comm

@@ -1,0 +1,44 @@
+#include "comm/backoff.hpp"
+
+#include <sstream>
+#include <thread>
+
+#include "comm/error.hpp"
+
+namespace fedavg::comm {
+
+void Backoff::sleep() {
+  std::this_thread::sleep_for(delay_);
+  delay_ = std::min(delay_ * 2, kMax);
+}
+
+Deadline Deadline::after(double seconds) {
+  Deadline d{Clock::now(), seconds};
+  d.extend();
+  return d;
+}
+
+void IdleWatch::idle(const std::function<std::string()>& awaited) {
+  if (deadline_.passed()) {
+    std::ostringstream os;
+    os << "liveness limit: " << awaited() << " did not happen within " << deadline_.seconds
+       << " s (liveness_seconds in cfg.json)";
+    throw Timeout(os.str());
+  }
+  backoff_.sleep();
+}
+
+void poll_until(const std::function<bool()>& done, const Deadline& deadline, const std::string& what) {
+  Backoff backoff;
+  while (!done()) {
+    if (deadline.passed()) {
+      std::ostringstream os;
+      os << "liveness limit: " << what << " did not happen within " << deadline.seconds
+         << " s (liveness_seconds in cfg.json)";
+      throw Timeout(os.str());
+    }
+    backoff.sleep();
+  }
+}
+
+}  // namespace fedavg::comm

@@ -1,0 +1,122 @@
+#include "comm/communicator.hpp"
+
+#include <climits>
+#include <utility>
+
+#include "comm/error.hpp"
+
+namespace fedavg::comm {
+namespace {
+
+int to_int_count(std::size_t n, const std::string& what) {
+  if (n > static_cast<std::size_t>(INT_MAX)) throw Error(what + ": message of " + std::to_string(n) + " elements is too large");
+  return static_cast<int>(n);
+}
+
+std::string peer(const char* op, Tag tag, int rank) {
+  return std::string(op) + " tag " + std::to_string(tag_value(tag)) + " rank " + std::to_string(rank);
+}
+
+}  // namespace
+
+Communicator::Communicator(MPI_Comm c) : comm_(c) {
+  if (comm_ == MPI_COMM_NULL) return;
+  check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+}
+
+Communicator Communicator::world() {
+  MPI_Comm c = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &c), "MPI_Comm_dup world");
+  return Communicator(c);
+}
+
+Communicator Communicator::split(bool member, int key) const {
+  MPI_Comm c = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split(comm_, member ? 0 : MPI_UNDEFINED, key, &c), "MPI_Comm_split");
+  return Communicator(c);
+}
+
+Communicator::Communicator(Communicator&& o) noexcept
+    : comm_(std::exchange(o.comm_, MPI_COMM_NULL)), rank_(o.rank_), size_(o.size_) {}
+
+Communicator& Communicator::operator=(Communicator&& o) noexcept {
+  if (this != &o) {
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+    comm_ = std::exchange(o.comm_, MPI_COMM_NULL);
+    rank_ = o.rank_;
+    size_ = o.size_;
+  }
+  return *this;
+}
+
+Communicator::~Communicator() {
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+Request Communicator::isend_raw(const void* data, std::size_t n, MPI_Datatype type, int dest, Tag tag) const {
+  const std::string what = peer("send", tag, dest);
+  MPI_Request r = MPI_REQUEST_NULL;
+  check_mpi(MPI_Isend(data, to_int_count(n, what), type, dest, tag_value(tag), comm_, &r), what);
+  return Request(r, what);
+}
+
+Request Communicator::isend_empty(int dest, Tag tag) const {
+  return isend_raw(nullptr, 0, MPI_BYTE, dest, tag);
+}
+
+std::optional<Arrival> Communicator::probe(int source, std::optional<Tag> tag) const {
+  int flag = 0;
+  MPI_Status st;
+  check_mpi(MPI_Iprobe(source, tag ? tag_value(*tag) : MPI_ANY_TAG, comm_, &flag, &st), "MPI_Iprobe");
+  if (!flag) return std::nullopt;
+  return Arrival{st.MPI_SOURCE, static_cast<Tag>(st.MPI_TAG), st};
+}
+
+void Communicator::recv_raw(void* data, std::size_t n, MPI_Datatype type, const Arrival& a) const {
+  const std::string what = peer("recv", a.tag, a.source);
+  check_mpi(MPI_Recv(data, to_int_count(n, what), type, a.source, tag_value(a.tag), comm_, MPI_STATUS_IGNORE), what);
+}
+
+void Communicator::discard(const Arrival& a) const {
+  int bytes = 0;
+  MPI_Get_count(&a.status, MPI_BYTE, &bytes);
+  std::vector<char> sink(static_cast<std::size_t>(bytes));
+  recv_raw(sink.data(), sink.size(), MPI_BYTE, a);
+}
+
+void Communicator::size_mismatch(const Arrival& a, std::size_t want, std::size_t got) const {
+  throw Error("message tag " + std::to_string(tag_value(a.tag)) + " from rank " + std::to_string(a.source) + " holds " +
+              std::to_string(got) + " elements, expected " + std::to_string(want));
+}
+
+Request Communicator::ibarrier() const {
+  MPI_Request r = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ibarrier(comm_, &r), "MPI_Ibarrier");
+  return Request(r, "barrier");
+}
+
+Request Communicator::ibcast_raw(void* data, std::size_t n, MPI_Datatype type, int root) const {
+  MPI_Request r = MPI_REQUEST_NULL;
+  const std::string what = "broadcast from rank " + std::to_string(root);
+  check_mpi(MPI_Ibcast(data, to_int_count(n, what), type, root, comm_, &r), what);
+  return Request(r, what);
+}
+
+Request Communicator::iallreduce_raw(const void* in, void* out, std::size_t n, MPI_Datatype type) const {
+  MPI_Request r = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallreduce(in, out, to_int_count(n, "allreduce"), type, MPI_SUM, comm_, &r), "MPI_Iallreduce");
+  return Request(r, "allreduce");
+}
+
+Request Communicator::ireduce_raw(void* data, std::size_t n, MPI_Datatype type, int root) const {
+  MPI_Request r = MPI_REQUEST_NULL;
+  const std::string what = "reduce to rank " + std::to_string(root);
+  const void* send = rank_ == root ? MPI_IN_PLACE : data;
+  void* recv = rank_ == root ? data : nullptr;
+  check_mpi(MPI_Ireduce(send, recv, to_int_count(n, what), type, MPI_SUM, root, comm_, &r), what);
+  return Request(r, what);
+}
+
+}  // namespace fedavg::comm

@@ -1,0 +1,104 @@
+// Owns a duplicated MPI communicator (errors return, so every failure reaches check_mpi) and offers the
+// nonblocking operations the roles use. Role code never sees MPI_COMM_WORLD or a raw tag.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "comm/request.hpp"
+#include "comm/tags.hpp"
+
+namespace fedavg::comm {
+
+inline constexpr int kAnySource = MPI_ANY_SOURCE;
+
+template <typename T> MPI_Datatype datatype();
+template <> inline MPI_Datatype datatype<std::int32_t>() { return MPI_INT32_T; }
+template <> inline MPI_Datatype datatype<std::int64_t>() { return MPI_INT64_T; }
+template <> inline MPI_Datatype datatype<float>() { return MPI_FLOAT; }
+template <> inline MPI_Datatype datatype<double>() { return MPI_DOUBLE; }
+
+// A message that has arrived and can be received at once.
+struct Arrival {
+  int source;
+  Tag tag;
+  MPI_Status status;
+  template <typename T> std::size_t count() const {
+    int n = 0;
+    MPI_Get_count(&status, datatype<T>(), &n);
+    return static_cast<std::size_t>(n);
+  }
+};
+
+class Communicator {
+ public:
+  // Duplicates MPI_COMM_WORLD.
+  static Communicator world();
+  // Collective over this communicator. Ranks passing `member == false` get an empty Communicator.
+  Communicator split(bool member, int key) const;
+
+  Communicator() = default;
+  Communicator(Communicator&& o) noexcept;
+  Communicator& operator=(Communicator&& o) noexcept;
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+  ~Communicator();
+
+  bool valid() const { return comm_ != MPI_COMM_NULL; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  // Starts a send of `n` elements; the buffer must stay alive and unchanged until the request completes.
+  template <typename T> Request isend(const T* data, std::size_t n, int dest, Tag tag) const {
+    return isend_raw(data, n, datatype<T>(), dest, tag);
+  }
+  // Sends a message with no payload (Shutdown, ShutdownAck); completes at once for such small messages.
+  Request isend_empty(int dest, Tag tag) const;
+
+  // A message from `source` (MPI_ANY_SOURCE allowed) with `tag` (nullopt: any tag) that has arrived, if any.
+  std::optional<Arrival> probe(int source, std::optional<Tag> tag) const;
+  // Receives a probed message into `out` (resized to fit). Returns at once: the message has arrived.
+  template <typename T> void receive(const Arrival& a, std::vector<T>& out) const {
+    out.resize(a.count<T>());
+    recv_raw(out.data(), out.size(), datatype<T>(), a);
+  }
+  // Receives a probed message into a caller buffer of exactly `n` elements; throws if the sizes differ.
+  template <typename T> void receive_into(const Arrival& a, T* out, std::size_t n) const {
+    if (a.count<T>() != n) size_mismatch(a, n, a.count<T>());
+    recv_raw(out, n, datatype<T>(), a);
+  }
+  // Receives and drops a probed message.
+  void discard(const Arrival& a) const;
+
+  // Nonblocking collectives; poll the returned request.
+  Request ibarrier() const;
+  template <typename T> Request ibcast(T* data, std::size_t n, int root) const {
+    return ibcast_raw(data, n, datatype<T>(), root);
+  }
+  template <typename T> Request iallreduce_sum(const T* in, T* out, std::size_t n) const {
+    return iallreduce_raw(in, out, n, datatype<T>());
+  }
+  // At the root, `data` is both input and result (MPI_IN_PLACE); elsewhere it is the input only.
+  template <typename T> Request ireduce_sum_to(T* data, std::size_t n, int root) const {
+    return ireduce_raw(data, n, datatype<T>(), root);
+  }
+
+ private:
+  explicit Communicator(MPI_Comm c);
+  Request isend_raw(const void* data, std::size_t n, MPI_Datatype type, int dest, Tag tag) const;
+  void recv_raw(void* data, std::size_t n, MPI_Datatype type, const Arrival& a) const;
+  Request ibcast_raw(void* data, std::size_t n, MPI_Datatype type, int root) const;
+  Request iallreduce_raw(const void* in, void* out, std::size_t n, MPI_Datatype type) const;
+  Request ireduce_raw(void* data, std::size_t n, MPI_Datatype type, int root) const;
+  [[noreturn]] void size_mismatch(const Arrival& a, std::size_t want, std::size_t got) const;
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = -1;
+  int size_ = 0;
+};
+
+}  // namespace fedavg::comm

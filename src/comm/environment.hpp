@@ -1,0 +1,22 @@
+// Owns MPI's lifetime: MPI_Init_thread in the constructor, MPI_Finalize in the destructor. Lives on main()'s stack.
+#pragma once
+
+namespace fedavg::comm {
+
+class Environment {
+ public:
+  // Requests MPI_THREAD_SINGLE (every rank runs one thread); throws comm::Error if MPI cannot start.
+  Environment(int& argc, char**& argv);
+  ~Environment();
+  Environment(const Environment&) = delete;
+  Environment& operator=(const Environment&) = delete;
+
+  int world_rank() const { return rank_; }
+  int world_size() const { return size_; }
+
+ private:
+  int rank_ = -1;
+  int size_ = 0;
+};
+
+}  // namespace fedavg::comm

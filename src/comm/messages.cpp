@@ -1,0 +1,44 @@
+#include "comm/messages.hpp"
+
+#include <string>
+
+#include "comm/error.hpp"
+
+namespace fedavg::comm {
+
+Control::Wire Control::encode() const { return {static_cast<std::int64_t>(command), round}; }
+
+Control Control::decode(const Wire& w) {
+  if (w[0] != static_cast<std::int64_t>(Command::Train) && w[0] != static_cast<std::int64_t>(Command::Stop))
+    throw Error("Control message with unknown command " + std::to_string(w[0]));
+  if (w[1] < 0) throw Error("Control message with negative round " + std::to_string(w[1]));
+  return Control{static_cast<Command>(w[0]), w[1]};
+}
+
+WindowRequest::Wire WindowRequest::encode() const { return {windows}; }
+
+WindowRequest WindowRequest::decode(const Wire& w) {
+  if (w[0] <= 0) throw Error("Request message for " + std::to_string(w[0]) + " windows");
+  return WindowRequest{w[0]};
+}
+
+Credit::Wire Credit::encode() const { return {blocks}; }
+
+Credit Credit::decode(const Wire& w) {
+  if (w[0] <= 0) throw Error("Credit message granting " + std::to_string(w[0]) + " blocks");
+  return Credit{w[0]};
+}
+
+std::size_t check_windows(const std::int32_t* data, std::size_t elements, int width, std::int32_t vocab_size) {
+  if (width <= 0 || elements % static_cast<std::size_t>(width) != 0)
+    throw Error("windows payload of " + std::to_string(elements) + " ids is not a whole number of windows of " +
+                std::to_string(width));
+  for (std::size_t i = 0; i < elements; ++i) {
+    if (data[i] < 0 || data[i] >= vocab_size)
+      throw Error("windows payload holds id " + std::to_string(data[i]) + " outside the vocabulary of " +
+                  std::to_string(vocab_size));
+  }
+  return elements / static_cast<std::size_t>(width);
+}
+
+}  // namespace fedavg::comm

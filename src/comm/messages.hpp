@@ -1,0 +1,47 @@
+// Payloads of the small control messages, with their encodings. Bulk payloads (token ids, windows, weights)
+// travel as plain int32/float arrays; their shape rules are checked here too.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstddef>
+
+namespace fedavg::comm {
+
+// Marker values inside a Tokens block (token ids are >= 0).
+inline constexpr std::int32_t kBreak = -1;  // end of a line
+inline constexpr std::int32_t kOov = -2;    // a word that is not in the vocabulary
+inline constexpr std::int32_t kEof = -3;    // end of the corpus file; windows never span it
+
+// Broadcast by the Dispatcher to the learners at the start of every round.
+struct Control {
+  enum class Command : std::int64_t { Train = 1, Stop = 2 };
+  Command command = Command::Train;
+  std::int64_t round = 0;
+
+  using Wire = std::array<std::int64_t, 2>;
+  Wire encode() const;
+  static Control decode(const Wire& w);  // throws comm::Error on an unknown command or negative round
+};
+
+// Learner -> Batcher: how many windows it wants for its next round.
+struct WindowRequest {
+  std::int64_t windows = 0;
+  using Wire = std::array<std::int64_t, 1>;
+  Wire encode() const;
+  static WindowRequest decode(const Wire& w);  // throws comm::Error unless windows > 0
+};
+
+// Receiver -> sender: permission to send `blocks` more blocks.
+struct Credit {
+  std::int32_t blocks = 0;
+  using Wire = std::array<std::int32_t, 1>;
+  Wire encode() const;
+  static Credit decode(const Wire& w);  // throws comm::Error unless blocks > 0
+};
+
+// Number of windows in a Windows/Batch payload of `elements` int32 values; throws comm::Error unless it is a
+// whole number of windows of `width` ids, each id in [0, vocab_size).
+std::size_t check_windows(const std::int32_t* data, std::size_t elements, int width, std::int32_t vocab_size);
+
+}  // namespace fedavg::comm

@@ -1,0 +1,57 @@
+#include "comm/outbox.hpp"
+
+namespace fedavg::comm {
+
+void Outbox::send(std::vector<std::int32_t>&& data, int dest, Tag tag) {
+  entries_.push_back({Request{}, std::move(data), {}});
+  auto& e = entries_.back();
+  e.req = comm_.isend(e.i32.data(), e.i32.size(), dest, tag);
+}
+
+void Outbox::send(std::vector<std::int64_t>&& data, int dest, Tag tag) {
+  entries_.push_back({Request{}, {}, std::move(data)});
+  auto& e = entries_.back();
+  e.req = comm_.isend(e.i64.data(), e.i64.size(), dest, tag);
+}
+
+void Outbox::send_empty(int dest, Tag tag) { entries_.push_back({comm_.isend_empty(dest, tag), {}, {}}); }
+
+std::size_t Outbox::retire() {
+  std::size_t pending = 0;
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (it->req.test()) {
+      it = entries_.erase(it);
+    } else {
+      ++pending;
+      ++it;
+    }
+  }
+  return pending;
+}
+
+void Outbox::flush(const Deadline& deadline) {
+  poll_until([this] { return retire() == 0; }, deadline,
+             entries_.empty() ? std::string("send") : "delivery of " + entries_.front().req.what());
+}
+
+void stop_upstream(const Communicator& comm, int upstream, const Deadline& deadline) {
+  Request stop = comm.isend_empty(upstream, Tag::Shutdown);
+  bool acked = false;
+  poll_until(
+      [&] {
+        while (auto a = comm.probe(upstream, std::nullopt)) {
+          comm.discard(*a);
+          if (a->tag == Tag::ShutdownAck) acked = true;
+        }
+        return acked && stop.test();
+      },
+      deadline, "ShutdownAck from rank " + std::to_string(upstream));
+}
+
+void acknowledge_stop(Outbox& outbox, int downstream, const Deadline& deadline) {
+  outbox.flush(deadline);
+  outbox.send_empty(downstream, Tag::ShutdownAck);
+  outbox.flush(deadline);
+}
+
+}  // namespace fedavg::comm

@@ -1,0 +1,48 @@
+// Sends in flight together with the buffers they read from. A buffer is released once its send completes.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "comm/communicator.hpp"
+
+namespace fedavg::comm {
+
+class Outbox {
+ public:
+  explicit Outbox(const Communicator& comm) : comm_(comm) {}
+
+  // Sends `data` (moved in, kept alive until delivered) to `dest` with `tag`.
+  void send(std::vector<std::int32_t>&& data, int dest, Tag tag);
+  void send(std::vector<std::int64_t>&& data, int dest, Tag tag);
+  // Sends a small encoded message (Credit, WindowRequest); its bytes are copied.
+  template <typename T, std::size_t N> void send(const std::array<T, N>& wire, int dest, Tag tag) {
+    send(std::vector<T>(wire.begin(), wire.end()), dest, tag);
+  }
+  void send_empty(int dest, Tag tag);
+
+  // Releases completed sends; returns how many are still in flight. Never blocks.
+  std::size_t retire();
+  // Polls with backoff until every send has completed; throws comm::Timeout at the deadline.
+  void flush(const Deadline& deadline);
+
+ private:
+  struct Entry {
+    Request req;
+    std::vector<std::int32_t> i32;
+    std::vector<std::int64_t> i64;
+  };
+  const Communicator& comm_;
+  std::deque<Entry> entries_;
+};
+
+// The end-of-stream handshake between two pipeline stages (see docs/protocol.md).
+// Downstream side: tell `upstream` to stop, then receive and drop whatever it still sends until its
+// ShutdownAck arrives, so none of its sends is left pending.
+void stop_upstream(const Communicator& comm, int upstream, const Deadline& deadline);
+// Upstream side, after a Shutdown from `downstream`: complete every send, then send ShutdownAck.
+void acknowledge_stop(Outbox& outbox, int downstream, const Deadline& deadline);
+
+}  // namespace fedavg::comm

@@ -1,0 +1,42 @@
+#include "comm/request.hpp"
+
+#include <exception>
+#include <iostream>
+
+#include "comm/error.hpp"
+
+namespace fedavg::comm {
+
+Request& Request::operator=(Request&& o) noexcept {
+  if (this != &o) {
+    release_pending();
+    r_ = std::exchange(o.r_, MPI_REQUEST_NULL);
+    what_ = std::move(o.what_);
+  }
+  return *this;
+}
+
+Request::~Request() { release_pending(); }
+
+void Request::release_pending() noexcept {
+  if (r_ == MPI_REQUEST_NULL) return;
+  if (std::uncaught_exceptions() > 0) {
+    // The real error is already on its way out; do not mask it.
+    MPI_Cancel(&r_);
+    MPI_Request_free(&r_);
+    return;
+  }
+  std::cerr << "[fedavg] FATAL: leaked request (" << what_ << ") destroyed while pending" << std::endl;
+  MPI_Abort(MPI_COMM_WORLD, 3);
+}
+
+bool Request::test() {
+  if (r_ == MPI_REQUEST_NULL) return true;
+  int flag = 0;
+  check_mpi(MPI_Test(&r_, &flag, MPI_STATUS_IGNORE), "MPI_Test " + what_);
+  return flag != 0;
+}
+
+void Request::wait_until(const Deadline& deadline) { poll_until([this] { return test(); }, deadline, what_); }
+
+}  // namespace fedavg::comm

@@ -1,0 +1,18 @@
+// Every message tag in the program. docs/protocol.md mirrors this file; change both together.
+#pragma once
+
+namespace fedavg::comm {
+
+enum class Tag : int {
+  Tokens = 10,    // Tokenizer -> Filter: int32 token ids of whole lines, with BREAK/OOV/EOF markers
+  Windows = 11,   // Filter -> Batcher: int32 [n, 2w+1] windows
+  Credit = 12,    // Filter -> Tokenizer, Batcher -> Filter: int32 number of blocks the receiver may send
+  Request = 13,   // Learner -> Batcher: int64 number of windows wanted
+  Batch = 14,     // Batcher -> Learner: int32 [n, 2w+1] windows answering one Request
+  Shutdown = 98,  // downstream -> upstream: stop producing (empty)
+  ShutdownAck = 99,  // upstream -> downstream: nothing more will follow (empty)
+};
+
+constexpr int tag_value(Tag t) { return static_cast<int>(t); }
+
+}  // namespace fedavg::comm

@@ -1,0 +1,71 @@
+// Run configuration: the command line (paths, corpora) and cfg.json (training settings), validated up front.
+// Loading throws InputError with "file:line: what is wrong" so the user can fix the input in one go.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fedavg::core {
+
+// Settings read from cfg.json. Required: data_name, bpe, bs, target. Everything else has a default.
+struct Settings {
+  std::string data_name;        // run name, used in output file names
+  int bpe = 0;                  // batches per learner per round
+  int bs = 0;                   // windows per batch
+  double target = 0.0;          // stop once the test loss is at or below this
+  int window = 2;               // half-width: a window is 2*window context words around one target
+  int dim = 32;                 // embedding dimension
+  double lr = 0.01;             // learner learning rate
+  std::uint64_t seed = 1;       // same seed -> same initial weights on every rank
+  int max_rounds = 1000;        // stop after this many rounds
+  double max_seconds = 3600.0;  // stop after this much wall time
+  std::string model = "softmax";  // model variant, interpreted by python/library.py
+  bool cross_lines = false;     // may a window span a line end?
+  bool cross_oov = false;       // may a window span a word that is not in the vocabulary?
+  double liveness_seconds = 120.0;  // longest wait for any peer before it is declared dead
+  int torch_threads = 1;        // intra-op threads per learner
+  int text_block_bytes = 1 << 18;   // text per Tokenizer read (whole lines)
+  int window_block = 4096;      // windows per Filter -> Batcher message
+  int credits = 4;              // blocks a stage may have in flight to the next one
+  int prefetch_rounds = 2;      // rounds of windows a Batcher keeps ready per learner
+  int checkpoint_every = 1;     // rounds between HDF5 checkpoints
+  std::int64_t max_line_bytes = std::int64_t{64} << 20;  // a longer corpus line is an error
+  nlohmann::json model_args = nlohmann::json::object();  // passed to library.py untouched
+
+  int window_width() const { return 2 * window + 1; }
+  std::int64_t windows_per_round() const { return static_cast<std::int64_t>(bpe) * bs; }
+  // The dict handed to python/library.py (plus vocab_size, added by the bridge).
+  nlohmann::json to_json() const;
+};
+
+// Parses cfg.json text. `path` only labels messages. Throws InputError.
+Settings parse_settings(const std::string& text, const std::string& path);
+// Reads and parses a cfg.json file. Throws InputError.
+Settings load_settings(const std::filesystem::path& path);
+
+// Everything a rank needs to know about the run.
+struct Config {
+  std::filesystem::path config_dir;  // holds vocab.txt, test.txt, cfg.json
+  std::filesystem::path out_dir;     // outputs go here
+  std::filesystem::path python_dir;  // holds library.py and textpipe.py
+  std::vector<std::string> corpora;  // one pipeline per file
+  bool show_help = false;
+  Settings settings;
+
+  std::filesystem::path vocab_path() const { return config_dir / "vocab.txt"; }
+  std::filesystem::path test_path() const { return config_dir / "test.txt"; }
+  std::filesystem::path cfg_path() const { return config_dir / "cfg.json"; }
+  int pipelines() const { return static_cast<int>(corpora.size()); }
+};
+
+// Usage text for --help.
+std::string usage();
+
+// Parses the command line and, unless --help was given, reads cfg.json. Throws InputError.
+Config load_config(int argc, char** argv);
+
+}  // namespace fedavg::core

@@ -1,0 +1,16 @@
+// Human-facing messages. Every line names the rank and role, so output from many ranks stays readable.
+#pragma once
+
+#include <string_view>
+
+#include "core/role.hpp"
+
+namespace fedavg::core {
+
+// "[fedavg] rank 3 (Learner): <msg>" on stderr, flushed.
+void log_line(const RankInfo& me, std::string_view msg);
+
+// "[fedavg] rank 3 (Learner) WARNING: <msg>" on stderr, flushed.
+void warn(const RankInfo& me, std::string_view msg);
+
+}  // namespace fedavg::core

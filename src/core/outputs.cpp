@@ -1,0 +1,82 @@
+#include "core/outputs.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace fedavg::core {
+namespace {
+
+void append_row(std::string& s, const float* row, std::size_t cols) {
+  char buf[32];
+  for (std::size_t j = 0; j < cols; ++j) {
+    const int n = std::snprintf(buf, sizeof buf, j == 0 ? "%.7g" : " %.7g", static_cast<double>(row[j]));
+    s.append(buf, static_cast<std::size_t>(n));
+  }
+  s.push_back('\n');
+}
+
+}  // namespace
+
+void write_file_atomic(const std::filesystem::path& path, const std::string& content) {
+  const auto tmp = std::filesystem::path(path.string() + ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error(tmp.string() + ": cannot write: " + std::strerror(errno));
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    out.flush();
+    if (!out) throw Error(tmp.string() + ": write failed: " + std::strerror(errno));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw Error(path.string() + ": cannot replace: " + ec.message());
+}
+
+void ensure_writable_dir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error("output folder " + dir.string() + ": cannot create: " + ec.message());
+  if (!std::filesystem::is_directory(dir)) throw Error("output folder " + dir.string() + ": not a directory");
+  const auto probe = dir / ".fedavg_write_test";
+  std::ofstream out(probe);
+  if (!out) throw Error("output folder " + dir.string() + ": not writable: " + std::strerror(errno));
+  out.close();
+  std::filesystem::remove(probe, ec);
+}
+
+void write_embeddings_text(const std::filesystem::path& path, const Matrix& m) {
+  std::string s;
+  s.reserve(m.rows * m.cols * 12);
+  for (std::size_t i = 0; i < m.rows; ++i) append_row(s, m.data.data() + i * m.cols, m.cols);
+  write_file_atomic(path, s);
+}
+
+void write_word2vec(const std::filesystem::path& path, const std::vector<std::string>& words, const Matrix& m) {
+  if (words.size() != m.rows)
+    throw Error("embeddings have " + std::to_string(m.rows) + " rows for " + std::to_string(words.size()) + " words");
+  std::string s = std::to_string(m.rows) + " " + std::to_string(m.cols) + "\n";
+  s.reserve(m.rows * (m.cols * 12 + 12));
+  for (std::size_t i = 0; i < m.rows; ++i) {
+    s += words[i];
+    s.push_back(' ');
+    append_row(s, m.data.data() + i * m.cols, m.cols);
+  }
+  write_file_atomic(path, s);
+}
+
+MetricsLog::MetricsLog(const std::filesystem::path& path) : path_(path), out_(path, std::ios::trunc) {
+  if (!out_) throw Error(path.string() + ": cannot write: " + std::strerror(errno));
+  out_ << "round,windows_per_learner,seconds,test_loss,train_loss\n" << std::flush;
+}
+
+void MetricsLog::row(long round, double windows_per_learner, double seconds, double test_loss, double train_loss) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%ld,%.0f,%.3f,%.6f,%.6f\n", round, windows_per_learner, seconds, test_loss, train_loss);
+  out_ << buf << std::flush;
+  if (!out_) throw Error(path_.string() + ": write failed");
+}
+
+}  // namespace fedavg::core

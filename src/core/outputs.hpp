@@ -1,0 +1,37 @@
+// The run's files in the output folder: embeddings (report text and word2vec text), the per-round metrics CSV
+// and the final statistics. Every file except the metrics log is written to a temporary name and renamed, so
+// a crash never leaves a torn file.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/matrix.hpp"
+
+namespace fedavg::core {
+
+// Writes `content` to path.tmp, flushes, and renames it over `path`. Throws core::Error naming the file.
+void write_file_atomic(const std::filesystem::path& path, const std::string& content);
+
+// Creates the folder and proves it writable; throws core::Error("output folder X: ...") if not.
+void ensure_writable_dir(const std::filesystem::path& dir);
+
+// One row per vocabulary word, values separated by spaces (the report's format).
+void write_embeddings_text(const std::filesystem::path& path, const Matrix& m);
+// word2vec text format: "V dim" header, then "word v1 ... vdim" per row.
+void write_word2vec(const std::filesystem::path& path, const std::vector<std::string>& words, const Matrix& m);
+
+// round,windows_per_learner,seconds,test_loss,train_loss — one flushed row per round.
+class MetricsLog {
+ public:
+  explicit MetricsLog(const std::filesystem::path& path);
+  void row(long round, double windows_per_learner, double seconds, double test_loss, double train_loss);
+
+ private:
+  std::filesystem::path path_;
+  std::ofstream out_;
+};
+
+}  // namespace fedavg::core

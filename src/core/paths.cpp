@@ -1,0 +1,10 @@
+#include "core/paths.hpp"
+
+#include "build_info.hpp"
+
+namespace fedavg::core {
+
+std::filesystem::path default_python_dir() { return std::filesystem::path(FEDAVG_SOURCE_DIR) / "python"; }
+std::filesystem::path default_config_dir() { return std::filesystem::path(FEDAVG_SOURCE_DIR) / "config"; }
+
+}  // namespace fedavg::core

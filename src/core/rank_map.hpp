@@ -1,0 +1,41 @@
+// The rank -> role formula. Rank 0 is the Dispatcher; pipeline p owns ranks 1+3p (Tokenizer), 2+3p (Filter),
+// 3+3p (Batcher); every later rank is a Learner, and learner l reads from pipeline l mod P.
+#pragma once
+
+#include <vector>
+
+#include "core/role.hpp"
+
+namespace fedavg::core {
+
+class RankMap {
+ public:
+  // Throws InputError naming the smallest world size that works when `world_size` is too small.
+  RankMap(int world_size, int pipelines);
+
+  static int min_world_size(int pipelines) { return 4 * pipelines + 1; }
+
+  int world_size() const { return world_; }
+  int pipelines() const { return pipelines_; }
+  int learners() const { return world_ - 1 - 3 * pipelines_; }
+
+  Role role_of(int rank) const;
+  static constexpr int dispatcher() { return 0; }
+  int tokenizer(int pipeline) const { return 1 + 3 * pipeline; }
+  int filter(int pipeline) const { return 2 + 3 * pipeline; }
+  int batcher(int pipeline) const { return 3 + 3 * pipeline; }
+  // Pipeline index of a Tokenizer, Filter or Batcher rank.
+  int pipeline_of_stage(int rank) const { return (rank - 1) / 3; }
+
+  int learner_rank(int learner) const { return 1 + 3 * pipelines_ + learner; }
+  int learner_index(int rank) const { return rank - 1 - 3 * pipelines_; }
+  int pipeline_of_learner(int learner) const { return learner % pipelines_; }
+  // World ranks of the learners that read from `pipeline`, in learner order.
+  std::vector<int> learners_of(int pipeline) const;
+
+ private:
+  int world_;
+  int pipelines_;
+};
+
+}  // namespace fedavg::core

@@ -1,0 +1,41 @@
+// fedavg_mpi: startup, role dispatch, teardown. Every failure on any rank ends the whole job with one line
+// naming the rank, its role and the reason.
+#include <iostream>
+
+#include "bridge/interpreter.hpp"
+#include "comm/abort.hpp"
+#include "comm/communicator.hpp"
+#include "comm/environment.hpp"
+#include "core/config.hpp"
+#include "core/error.hpp"
+#include "core/rank_map.hpp"
+#include "roles/role.hpp"
+
+using namespace fedavg;
+
+int main(int argc, char** argv) {
+  comm::Environment mpi(argc, argv);
+  core::RankInfo me{mpi.world_rank(), core::Role::Unassigned};
+  try {
+    const core::Config cfg = core::load_config(argc, argv);
+    if (cfg.show_help) {
+      if (me.rank == 0) std::cout << core::usage();
+      return 0;
+    }
+    const core::RankMap map(mpi.world_size(), cfg.pipelines());
+    me.role = map.role_of(me.rank);
+    const auto world = comm::Communicator::world();
+    const auto learners = world.split(me.role == core::Role::Dispatcher || me.role == core::Role::Learner, me.rank);
+    {
+      bridge::Interpreter py(cfg.python_dir);
+      roles::make({cfg, me, map, world, learners, py})->run();
+    }
+    // Arrive at MPI_Finalize together, sleeping rather than spinning while slower ranks finish.
+    world.ibarrier().wait_until(comm::Deadline::after(cfg.settings.liveness_seconds));
+  } catch (const core::InputError& e) {
+    comm::abort_job_collective(me, e.what());
+  } catch (const std::exception& e) {
+    comm::abort_job(me, e.what());
+  }
+  return 0;
+}

@@ -1,0 +1,94 @@
+#include "roles/filter.hpp"
+
+#include "comm/messages.hpp"
+#include "comm/outbox.hpp"
+#include "core/error.hpp"
+#include "core/windower.hpp"
+
+namespace fedavg::roles {
+
+void Filter::run() {
+  const auto& s = ctx_.cfg.settings;
+  const auto& world = ctx_.world;
+  const int pipeline = ctx_.map.pipeline_of_stage(ctx_.me.rank);
+  const int tokenizer = ctx_.map.tokenizer(pipeline);
+  const int batcher = ctx_.map.batcher(pipeline);
+  const std::string& corpus = ctx_.cfg.corpora.at(static_cast<std::size_t>(pipeline));
+
+  core::Windower windower(s.window, s.cross_lines, s.cross_oov);
+  const auto block_windows = static_cast<std::size_t>(s.window_block);
+  comm::Outbox outbox(world);
+  comm::IdleWatch watch(s.liveness_seconds);
+
+  outbox.send(comm::Credit{s.credits}.encode(), tokenizer, comm::Tag::Credit);
+  std::vector<std::int32_t> tokens;
+  std::size_t pos = 0;
+  bool have_tokens = false;
+  std::vector<std::int32_t> out;
+  out.reserve(block_windows * static_cast<std::size_t>(windower.width()));
+  std::int64_t credits = 0;
+  bool stop = false;
+
+  while (!stop) {
+    outbox.retire();
+    bool progress = false;
+    while (auto a = world.probe(batcher, std::nullopt)) {
+      progress = true;
+      if (a->tag == comm::Tag::Credit) {
+        comm::Credit::Wire w{};
+        world.receive_into(*a, w.data(), w.size());
+        credits += comm::Credit::decode(w).blocks;
+      } else if (a->tag == comm::Tag::Shutdown) {
+        world.discard(*a);
+        stop = true;
+      } else {
+        throw core::Error("unexpected message tag " + std::to_string(comm::tag_value(a->tag)) + " from Batcher rank " +
+                          std::to_string(batcher));
+      }
+    }
+    if (stop) break;
+    if (!have_tokens) {
+      if (auto a = world.probe(tokenizer, comm::Tag::Tokens)) {
+        world.receive(*a, tokens);
+        pos = 0;
+        have_tokens = true;
+        progress = true;
+      }
+    }
+    const bool out_full = out.size() >= block_windows * static_cast<std::size_t>(windower.width());
+    if (have_tokens && !out_full) {
+      pos = windower.feed(tokens.data(), tokens.size(), pos, out, block_windows);
+      if (windower.empty_epoch_seen())
+        throw core::Error("corpus " + corpus + ": no window of " + std::to_string(windower.width()) +
+                          " consecutive vocabulary words in the whole file" +
+                          (s.cross_lines ? "" : " within one line") + (s.cross_oov ? "" : " without unknown words") +
+                          " (see cross_lines / cross_oov in cfg.json)");
+      if (pos == tokens.size()) {
+        have_tokens = false;
+        outbox.send(comm::Credit{1}.encode(), tokenizer, comm::Tag::Credit);
+      }
+      progress = true;
+    }
+    if (out.size() >= block_windows * static_cast<std::size_t>(windower.width()) && credits > 0) {
+      std::vector<std::int32_t> full;
+      full.swap(out);
+      out.reserve(full.size());
+      outbox.send(std::move(full), batcher, comm::Tag::Windows);
+      --credits;
+      progress = true;
+    }
+    if (progress) {
+      watch.progress();
+    } else {
+      watch.idle([&] {
+        return have_tokens ? "a credit from Batcher rank " + std::to_string(batcher)
+                           : "tokens from Tokenizer rank " + std::to_string(tokenizer);
+      });
+    }
+  }
+  const auto deadline = comm::Deadline::after(s.liveness_seconds);
+  comm::acknowledge_stop(outbox, batcher, deadline);
+  comm::stop_upstream(world, tokenizer, deadline);
+}
+
+}  // namespace fedavg::roles

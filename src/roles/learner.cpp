@@ -1,0 +1,62 @@
+#include "roles/learner.hpp"
+
+#include "bridge/library.hpp"
+#include "comm/messages.hpp"
+#include "comm/outbox.hpp"
+#include "core/error.hpp"
+#include "roles/model_setup.hpp"
+#include "roles/round_sync.hpp"
+
+namespace fedavg::roles {
+
+void Learner::run() {
+  const auto& s = ctx_.cfg.settings;
+  const auto& world = ctx_.world;
+  const int learner = ctx_.map.learner_index(ctx_.me.rank);
+  const int batcher = ctx_.map.batcher(ctx_.map.pipeline_of_learner(learner));
+  const int width = s.window_width();
+  const std::int64_t per_round = s.windows_per_round();
+
+  std::vector<float> weights;  // declared before the model that views it, so it outlives the model
+  bridge::Text text(ctx_.py);
+  bridge::Library lib(ctx_.py);
+  setup_model(ctx_, text, lib, weights);
+
+  RoundSync sync(ctx_.learners, s.liveness_seconds);
+  comm::Outbox outbox(world);
+  std::vector<std::int32_t> batch(static_cast<std::size_t>(per_round * width));
+  outbox.send(comm::WindowRequest{per_round}.encode(), batcher, comm::Tag::Request);
+
+  for (;;) {
+    const comm::Control c = sync.control();
+    if (c.command == comm::Control::Command::Stop) break;
+    sync.weights(weights);
+
+    // This round's windows (requested a round ahead), then ask for the next round's at once.
+    comm::poll_until(
+        [&] {
+          auto a = world.probe(batcher, comm::Tag::Batch);
+          if (a) world.receive_into(*a, batch.data(), batch.size());
+          return a.has_value();
+        },
+        comm::Deadline::after(s.liveness_seconds), "a batch from Batcher rank " + std::to_string(batcher));
+    outbox.retire();
+    outbox.send(comm::WindowRequest{per_round}.encode(), batcher, comm::Tag::Request);
+
+    double loss_sum = 0.0;
+    for (int b = 0; b < s.bpe; ++b) {
+      const auto* data = batch.data() + static_cast<std::size_t>(b) * static_cast<std::size_t>(s.bs * width);
+      loss_sum += lib.train_step(data, static_cast<std::size_t>(s.bs), width);
+    }
+    const double trained = static_cast<double>(per_round);
+    const RoundTotals total = sync.totals({trained, loss_sum * s.bs});
+    const auto share = static_cast<float>(trained / total[0]);
+    for (auto& x : weights) x *= share;
+    sync.average_into_root(weights);
+  }
+  const auto deadline = comm::Deadline::after(s.liveness_seconds);
+  outbox.flush(deadline);
+  comm::stop_upstream(world, batcher, deadline);
+}
+
+}  // namespace fedavg::roles

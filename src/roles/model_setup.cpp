@@ -1,0 +1,22 @@
+#include "roles/model_setup.hpp"
+
+#include "core/error.hpp"
+
+namespace fedavg::roles {
+
+ModelSetup setup_model(const Context& ctx, bridge::Text& text, bridge::Library& lib, std::vector<float>& weights) {
+  ModelSetup m;
+  m.vocab = text.load_vocab(ctx.cfg.vocab_path());
+  m.cfg = ctx.cfg.settings.to_json();
+  m.cfg["vocab_size"] = m.vocab.size();
+  m.cfg["counts"] = m.vocab.counts.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.vocab.counts);
+  m.shapes = lib.param_shapes(m.cfg);
+  std::size_t total = 0;
+  for (const auto& p : m.shapes) total += p.size();
+  if (total == 0) throw core::Error("library.param_shapes describes a model with no parameters");
+  weights.assign(total, 0.0f);
+  lib.create(m.cfg, weights.data(), weights.size(), true);
+  return m;
+}
+
+}  // namespace fedavg::roles

@@ -1,0 +1,71 @@
+#include "roles/tokenizer.hpp"
+
+#include "bridge/text.hpp"
+#include "comm/messages.hpp"
+#include "comm/outbox.hpp"
+#include "core/error.hpp"
+#include "core/line_reader.hpp"
+
+namespace fedavg::roles {
+
+void Tokenizer::run() {
+  const auto& s = ctx_.cfg.settings;
+  const int pipeline = ctx_.map.pipeline_of_stage(ctx_.me.rank);
+  const int filter = ctx_.map.filter(pipeline);
+  const std::string& corpus = ctx_.cfg.corpora.at(static_cast<std::size_t>(pipeline));
+
+  bridge::Text text(ctx_.py);
+  text.load_vocab(ctx_.cfg.vocab_path());
+  core::LineReader reader(corpus, static_cast<std::size_t>(s.text_block_bytes), s.max_line_bytes);
+
+  comm::Outbox outbox(ctx_.world);
+  comm::IdleWatch watch(s.liveness_seconds);
+  std::int64_t credits = 0;
+  std::int64_t known_words_this_epoch = 0;
+  std::string block;
+  bool stop = false;
+
+  while (!stop) {
+    outbox.retire();
+    bool progress = false;
+    while (auto a = ctx_.world.probe(filter, std::nullopt)) {
+      progress = true;
+      if (a->tag == comm::Tag::Credit) {
+        comm::Credit::Wire w{};
+        ctx_.world.receive_into(*a, w.data(), w.size());
+        credits += comm::Credit::decode(w).blocks;
+      } else if (a->tag == comm::Tag::Shutdown) {
+        ctx_.world.discard(*a);
+        stop = true;
+      } else {
+        throw core::Error("unexpected message tag " + std::to_string(comm::tag_value(a->tag)) + " from Filter rank " +
+                          std::to_string(filter));
+      }
+    }
+    if (!stop && credits > 0) {
+      const bool end_of_file = reader.next_block(block);
+      std::vector<std::int32_t> ids;
+      ids.reserve(block.size() / 4 + 2);
+      text.tokenize(block.data(), block.size(), ids);
+      for (auto id : ids) known_words_this_epoch += id >= 0;
+      if (end_of_file) {
+        if (known_words_this_epoch == 0)
+          throw core::Error("corpus " + corpus + ": not one word of the file is in the vocabulary " +
+                            ctx_.cfg.vocab_path().string());
+        known_words_this_epoch = 0;
+        ids.push_back(comm::kEof);
+      }
+      outbox.send(std::move(ids), filter, comm::Tag::Tokens);
+      --credits;
+      progress = true;
+    }
+    if (progress) {
+      watch.progress();
+    } else {
+      watch.idle([&] { return "a credit from Filter rank " + std::to_string(filter); });
+    }
+  }
+  comm::acknowledge_stop(outbox, filter, comm::Deadline::after(s.liveness_seconds));
+}
+
+}  // namespace fedavg::roles

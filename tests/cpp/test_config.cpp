@@ -1,0 +1,102 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/config.hpp"
+#include "core/error.hpp"
+
+using fedavg::core::InputError;
+using fedavg::core::parse_settings;
+
+namespace {
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_settings(text, "cfg.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Config, ReportKeysAndDefaults) {
+  const auto s = parse_settings(R"({"data_name": "Moby", "bpe": 10, "bs": 32, "target": 5.5})", "cfg.json");
+  EXPECT_EQ(s.data_name, "Moby");
+  EXPECT_EQ(s.bpe, 10);
+  EXPECT_EQ(s.bs, 32);
+  EXPECT_DOUBLE_EQ(s.target, 5.5);
+  EXPECT_EQ(s.window, 2);
+  EXPECT_EQ(s.dim, 32);
+  EXPECT_EQ(s.window_width(), 5);
+  EXPECT_FALSE(s.cross_lines);
+  EXPECT_EQ(s.windows_per_round(), 320);
+}
+
+TEST(Config, OptionalKeys) {
+  const auto s = parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 2, "target": 1,
+    "window": 3, "dim": 16, "lr": 0.5, "seed": 9, "max_rounds": 7, "max_seconds": 2.5,
+    "cross_lines": true, "liveness_seconds": 3, "model_args": {"a": 1}})",
+                                "cfg.json");
+  EXPECT_EQ(s.window, 3);
+  EXPECT_EQ(s.dim, 16);
+  EXPECT_DOUBLE_EQ(s.lr, 0.5);
+  EXPECT_EQ(s.seed, 9u);
+  EXPECT_EQ(s.max_rounds, 7);
+  EXPECT_DOUBLE_EQ(s.max_seconds, 2.5);
+  EXPECT_TRUE(s.cross_lines);
+  EXPECT_EQ(s.model_args["a"], 1);
+  EXPECT_EQ(s.to_json()["window"], 3);
+}
+
+TEST(Config, MissingKeyIsNamed) {
+  const auto e = error_of(R"({"data_name": "x", "bpe": 1, "target": 1})");
+  EXPECT_NE(e.find("cfg.json:1: missing required key \"bs\""), std::string::npos) << e;
+}
+
+TEST(Config, UnknownKeyNamesItsLine) {
+  const auto e = error_of("{\n  \"data_name\": \"x\",\n  \"bpe\": 1,\n  \"bs\": 1,\n  \"target\": 1,\n  \"windw\": 3\n}");
+  EXPECT_NE(e.find("cfg.json:6: unknown key \"windw\""), std::string::npos) << e;
+}
+
+TEST(Config, WrongTypeNamesItsLine) {
+  const auto e = error_of("{\n  \"data_name\": \"x\",\n  \"bpe\": \"ten\",\n  \"bs\": 1,\n  \"target\": 1\n}");
+  EXPECT_NE(e.find("cfg.json:3: \"bpe\" must be an integer"), std::string::npos) << e;
+}
+
+TEST(Config, OutOfRange) {
+  const auto e = error_of(R"({"data_name": "x", "bpe": 0, "bs": 1, "target": 1})");
+  EXPECT_NE(e.find("\"bpe\" must be between 1 and"), std::string::npos) << e;
+  EXPECT_NE(error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "max_seconds": -1})"), "");
+}
+
+TEST(Config, InvalidJsonNamesItsLine) {
+  const auto e = error_of("{\n  \"data_name\": \"x\",\n  \"bpe\": 1,,\n}");
+  EXPECT_NE(e.find("cfg.json:3: not valid JSON"), std::string::npos) << e;
+  EXPECT_NE(error_of("[1, 2]").find("must hold a JSON object"), std::string::npos);
+}
+
+TEST(Config, DataNameMustBeSafeForFileNames) {
+  EXPECT_NE(error_of(R"({"data_name": "../x", "bpe": 1, "bs": 1, "target": 1})").find("data_name"), std::string::npos);
+}
+
+TEST(Config, CommandLine) {
+  const auto dir = std::filesystem::temp_directory_path() / "fedavg_test_config";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "cfg.json") << R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})";
+  std::string cfg_flag = "--config=" + dir.string();
+  const char* argv[] = {"fedavg_mpi", cfg_flag.c_str(), "--out", "/tmp/o", "a.txt", "b.txt", nullptr};
+  const auto c = fedavg::core::load_config(6, const_cast<char**>(argv));
+  EXPECT_EQ(c.pipelines(), 2);
+  EXPECT_EQ(c.out_dir, "/tmp/o");
+  EXPECT_EQ(c.config_dir, dir);
+  EXPECT_EQ(c.settings.data_name, "x");
+
+  const char* bad[] = {"fedavg_mpi", "--bogus", "a.txt", nullptr};
+  EXPECT_THROW(fedavg::core::load_config(3, const_cast<char**>(bad)), InputError);
+  const char* none[] = {"fedavg_mpi", cfg_flag.c_str(), nullptr};
+  EXPECT_THROW(fedavg::core::load_config(2, const_cast<char**>(none)), InputError);
+  std::filesystem::remove_all(dir);
+}

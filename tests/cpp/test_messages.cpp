@@ -1,0 +1,55 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "comm/error.hpp"
+#include "comm/messages.hpp"
+#include "comm/tags.hpp"
+
+using namespace fedavg::comm;
+
+TEST(Messages, ControlRoundTrip) {
+  for (auto cmd : {Control::Command::Train, Control::Command::Stop}) {
+    const Control c{cmd, 1234567890123};
+    const Control d = Control::decode(c.encode());
+    EXPECT_EQ(d.command, cmd);
+    EXPECT_EQ(d.round, 1234567890123);
+  }
+}
+
+TEST(Messages, ControlRejectsGarbage) {
+  EXPECT_THROW(Control::decode({7, 1}), Error);
+  EXPECT_THROW(Control::decode({1, -1}), Error);
+}
+
+TEST(Messages, RequestAndCreditRoundTrip) {
+  EXPECT_EQ(WindowRequest::decode(WindowRequest{25600}.encode()).windows, 25600);
+  EXPECT_EQ(Credit::decode(Credit{4}.encode()).blocks, 4);
+  EXPECT_THROW(WindowRequest::decode({0}), Error);
+  EXPECT_THROW(Credit::decode({-2}), Error);
+}
+
+TEST(Messages, WindowsPayloadChecks) {
+  const std::vector<std::int32_t> ok{0, 1, 2, 3, 4, 4, 3, 2, 1, 0};
+  EXPECT_EQ(check_windows(ok.data(), ok.size(), 5, 5), 2u);
+  EXPECT_THROW(check_windows(ok.data(), 9, 5, 5), Error);           // not whole windows
+  EXPECT_THROW(check_windows(ok.data(), ok.size(), 5, 4), Error);   // id 4 outside a vocabulary of 4
+  const std::vector<std::int32_t> marker{0, 1, -1, 3, 4};
+  EXPECT_THROW(check_windows(marker.data(), marker.size(), 5, 5), Error);
+}
+
+TEST(Tags, AreUnique) {
+  const std::set<int> tags{tag_value(Tag::Tokens), tag_value(Tag::Windows), tag_value(Tag::Credit),
+                           tag_value(Tag::Request), tag_value(Tag::Batch), tag_value(Tag::Shutdown),
+                           tag_value(Tag::ShutdownAck)};
+  EXPECT_EQ(tags.size(), 7u);
+}
+
+TEST(Markers, AreNegativeAndDistinct) {
+  EXPECT_LT(kBreak, 0);
+  EXPECT_LT(kOov, 0);
+  EXPECT_LT(kEof, 0);
+  EXPECT_NE(kBreak, kOov);
+  EXPECT_NE(kOov, kEof);
+  EXPECT_NE(kBreak, kEof);
+}

@@ -1,0 +1,73 @@
+#include <gtest/gtest.h>
+
+#include "core/windower.hpp"
+
+using fedavg::core::Windower;
+using V = std::vector<std::int32_t>;
+
+namespace {
+
+constexpr auto B = Windower::kBreak;
+constexpr auto O = Windower::kOov;
+constexpr auto E = Windower::kEof;
+
+V all_windows(Windower& w, const V& tokens) {
+  V out;
+  w.feed(tokens.data(), tokens.size(), 0, out, 1000);
+  return out;
+}
+
+}  // namespace
+
+TEST(Windower, SlidesOneWordAtATime) {
+  Windower w(1, false, false);
+  EXPECT_EQ(all_windows(w, {1, 2, 3, 4}), (V{1, 2, 3, 2, 3, 4}));
+}
+
+TEST(Windower, LineEndsBreakWindowsByDefault) {
+  Windower w(1, false, false);
+  EXPECT_EQ(all_windows(w, {1, 2, B, 3, 4, 5, B}), (V{3, 4, 5}));
+  Windower cross(1, true, false);
+  EXPECT_EQ(all_windows(cross, {1, 2, B, 3, 4, B}), (V{1, 2, 3, 2, 3, 4}));
+}
+
+TEST(Windower, UnknownWordsBreakWindowsUnlessAllowed) {
+  Windower w(1, false, false);
+  EXPECT_EQ(all_windows(w, {1, 2, O, 3, 4, 5}), (V{3, 4, 5}));
+  Windower cross(1, false, true);
+  EXPECT_EQ(all_windows(cross, {1, 2, O, 3}), (V{1, 2, 3}));
+}
+
+TEST(Windower, NeverWrapsAroundTheEndOfTheFile) {
+  Windower w(1, true, true);
+  EXPECT_EQ(all_windows(w, {1, 2, E, 3, 4}), V{});
+  EXPECT_EQ(all_windows(w, {5}), (V{3, 4, 5}));
+}
+
+TEST(Windower, ContinuesAcrossBlocks) {
+  Windower w(2, false, false);
+  EXPECT_EQ(all_windows(w, {1, 2, 3}), V{});
+  EXPECT_EQ(all_windows(w, {4, 5, 6}), (V{1, 2, 3, 4, 5, 2, 3, 4, 5, 6}));
+}
+
+TEST(Windower, StopsAtMaxWindowsAndResumes) {
+  Windower w(1, false, false);
+  const V t{1, 2, 3, 4, 5};
+  V out;
+  auto pos = w.feed(t.data(), t.size(), 0, out, 2);
+  EXPECT_EQ(out, (V{1, 2, 3, 2, 3, 4}));
+  EXPECT_EQ(pos, 4u);
+  out.clear();
+  pos = w.feed(t.data(), t.size(), pos, out, 2);
+  EXPECT_EQ(out, (V{3, 4, 5}));
+  EXPECT_EQ(pos, 5u);
+}
+
+TEST(Windower, ReportsAnEpochWithoutWindows) {
+  Windower w(2, false, false);
+  all_windows(w, {1, 2, B, 3, O, 4, E});
+  EXPECT_TRUE(w.empty_epoch_seen());
+  Windower ok(1, false, false);
+  all_windows(ok, {1, 2, 3, E, 1});
+  EXPECT_FALSE(ok.empty_epoch_seen());
+}
