@@ -1,0 +1,188 @@
+"""Config-folder builder (python/prepare.py)."""
+
+import collections
+import json
+import random
+import subprocess
+import sys
+
+import pytest
+
+import prepare
+import textpipe
+from conftest import PYTHON_DIR
+
+# 60 letter-only words; the Zipf draw makes the tail rare.
+WORDS = [a + b for a in "bcdfghjklm" for b in "aeioux"]
+
+
+def make_corpus(path, lines=400, seed=0):
+    """Unique lines of 8-20 words, Zipf-distributed, with mixed case,
+    punctuation, digits and stop words, one line without a final newline."""
+    rng = random.Random(seed)
+    weights = [1.0 / (i + 1) for i in range(len(WORDS))]
+    out = []
+    for i in range(lines):
+        words = rng.choices(WORDS, weights, k=rng.randint(8, 20))
+        words[rng.randrange(len(words))] = rng.choice(["the", "and", "of"])
+        words[0] = words[0].capitalize()
+        out.append(" ".join(words) + f", {i}.")
+    path.write_text("\n".join(out))  # no newline at the very end
+    return path
+
+
+def run(tmp_path, corpora, *extra, out="cfg"):
+    argv = [str(c) for c in corpora] + ["--out", str(tmp_path / out)]
+    assert prepare.main(argv + [str(a) for a in extra]) == 0
+    return tmp_path / out
+
+
+def corpus_counts(*paths):
+    counts = collections.Counter()
+    for p in paths:
+        counts.update(textpipe.tokenize_words(p.read_text()))
+    return counts
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    return make_corpus(tmp_path / "toy.txt")
+
+
+def test_writes_loadable_config(tmp_path, corpus):
+    out = run(tmp_path, [corpus], "--test-windows", 50, "--bs", 64)
+    words, counts = textpipe.load_vocab(out / "vocab.txt")
+    windows = textpipe.load_test(out / "test.txt", words, 2)
+    assert windows.shape == (50, 5)
+    cfg = json.loads((out / "cfg.json").read_text())
+    assert cfg == {"data_name": "toy", "bpe": 50, "bs": 64, "target": 6.0,
+                   "window": 2, "dim": 32, "lr": 0.01, "seed": 1,
+                   "max_rounds": 200, "max_seconds": 600}
+    # Counts are the true corpus counts, most frequent first, ties by word.
+    true = corpus_counts(corpus)
+    assert counts == [true[w] for w in words]
+    assert sorted(zip(counts, words), key=lambda cw: (-cw[0], cw[1])) == \
+        list(zip(counts, words))
+
+
+def test_vocab_size_and_min_count(tmp_path, corpus):
+    true = corpus_counts(corpus)
+    out = run(tmp_path, [corpus], "--vocab-size", 12, "--min-count", 1)
+    words, counts = textpipe.load_vocab(out / "vocab.txt")
+    assert len(words) == 12
+    assert min(counts) >= max(c for w, c in true.items() if w not in words)
+
+    min_count = 40
+    out = run(tmp_path, [corpus], "--min-count", min_count, out="mc")
+    words, counts = textpipe.load_vocab(out / "vocab.txt")
+    assert set(words) == {w for w, c in true.items() if c >= min_count}
+    assert 0 < len(words) < len(true)
+
+
+def test_stopwords(tmp_path, corpus):
+    plain, _ = textpipe.load_vocab(run(tmp_path, [corpus]) / "vocab.txt")
+    assert {"the", "and", "of"} <= set(plain)
+    out = run(tmp_path, [corpus], "--stopwords", out="stop")
+    words, _ = textpipe.load_vocab(out / "vocab.txt")
+    assert not set(words) & prepare.STOPWORDS
+    assert set(words) == set(plain) - prepare.STOPWORDS
+
+
+def test_test_windows_are_held_out_of_train_output(tmp_path):
+    # Uniform words: a 5-word window is then (all but) unique to its line.
+    rng = random.Random(3)
+    lines = [" ".join(rng.choices(WORDS, k=rng.randint(6, 15)))
+             for _ in range(300)]
+    corpus = tmp_path / "uniform.txt"
+    corpus.write_text("\n".join(lines) + "\n")
+    train = tmp_path / "train.txt"
+    out = run(tmp_path, [corpus], "--test-windows", 80, "--train-out", train)
+    windows = [tuple(line.split()) for line in
+               (out / "test.txt").read_text().splitlines()]
+    assert len(windows) == 80 and all(len(w) == 5 for w in windows)
+
+    kept = train.read_text().splitlines()
+    assert set(kept) < set(lines) and len(kept) < len(lines)
+    assert [line for line in lines if line in set(kept)] == kept  # in order
+    removed = [line for line in lines if line not in set(kept)]
+
+    def five_grams(text_lines):
+        grams = set()
+        for line in text_lines:
+            w = line.split()
+            grams.update(zip(w, w[1:], w[2:], w[3:], w[4:]))
+        return grams
+
+    assert set(windows) <= five_grams(removed)
+    assert not set(windows) & five_grams(kept)
+
+
+def test_windows_skip_oov_and_stay_in_line(tmp_path):
+    path = tmp_path / "c.txt"
+    path.write_text("aa bb cc dd zz ee aa bb\n" * 5 + "cc dd\nee aa\n" * 5)
+    out = run(tmp_path, [path], "--min-count", 6, "--test-windows", 100,
+              "--window", 1)
+    windows = {line for line in (out / "test.txt").read_text().splitlines()}
+    assert windows == {"aa bb cc", "bb cc dd", "ee aa bb"}
+
+
+def test_same_seed_same_output_other_seed_differs(tmp_path, corpus):
+    outs = [run(tmp_path, [corpus], "--seed", seed, "--test-windows", 30,
+                out=f"s{i}") for i, seed in enumerate([5, 5, 6])]
+    files = [{n: (o / n).read_bytes() for n in ("vocab.txt", "test.txt")}
+             for o in outs]
+    assert files[0] == files[1]
+    assert files[0]["vocab.txt"] == files[2]["vocab.txt"]
+    assert files[0]["test.txt"] != files[2]["test.txt"]
+
+
+def test_several_corpora_are_concatenated(tmp_path):
+    a = make_corpus(tmp_path / "a.txt", lines=50, seed=1)
+    b = make_corpus(tmp_path / "b.txt", lines=50, seed=2)
+    train = tmp_path / "train.txt"
+    out = run(tmp_path, [a, b], "--min-count", 1, "--test-windows", 5,
+              "--train-out", train, "--data-name", "ab")
+    words, counts = textpipe.load_vocab(out / "vocab.txt")
+    both = corpus_counts(a, b)
+    assert dict(zip(words, counts)) == {w: both[w] for w in words}
+    assert json.loads((out / "cfg.json").read_text())["data_name"] == "ab"
+    lines = train.read_text().splitlines()
+    originals = a.read_text().splitlines() + b.read_text().splitlines()
+    assert len(lines) < 100 and set(lines) <= set(originals)
+    assert len(lines) == len(set(lines))  # a.txt's last line did not merge
+
+
+@pytest.mark.parametrize("content, extra, fragment", [
+    (None, [], "no such file"),
+    ("123 456 ...\n", [], "no words"),
+    ("aa bb cc dd ee\n", ["--min-count", "2"], "no vocabulary words"),
+    ("the and of\nthe and of\n", ["--stopwords", "--min-count", "1"],
+     "no vocabulary words"),
+    ("aa bb\ncc dd\n", ["--min-count", "1"], "cannot build test windows"),
+])
+def test_errors_exit_2_with_one_line(tmp_path, capsys, content, extra,
+                                     fragment):
+    path = tmp_path / "corpus.txt"
+    if content is not None:
+        path.write_text(content)
+    code = prepare.main([str(path), "--out", str(tmp_path / "o")] + extra)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith(f"prepare: {path}: ") and fragment in err
+    assert err.count("\n") == 1
+
+
+def test_cli_runs_as_a_script(tmp_path, corpus):
+    script = PYTHON_DIR / "prepare.py"
+    ok = subprocess.run([sys.executable, str(script), str(corpus), "--out",
+                         str(tmp_path / "cli"), "--test-windows", "10"],
+                        capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0, ok.stderr
+    assert "10 test windows" in ok.stdout
+    assert (tmp_path / "cli" / "cfg.json").is_file()
+    bad = subprocess.run([sys.executable, str(script),
+                          str(tmp_path / "missing.txt"), "--out",
+                          str(tmp_path / "x")],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2
+    assert bad.stderr == f"prepare: {tmp_path / 'missing.txt'}: no such file\n"
