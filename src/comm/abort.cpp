@@ -14,9 +14,11 @@ namespace fedavg::comm {
 void abort_job(const core::RankInfo& me, std::string_view reason) {
   std::fflush(stdout);
   std::cout.flush();
-  core::log_line(me, reason);
   std::cerr.flush();
   std::fflush(stderr);
+  core::log_line(me, reason);
+  // Give mpiexec's output forwarding a moment to pass the line on before the abort tears the job down.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::abort();  // MPI_Abort does not return; this only satisfies [[noreturn]].
 }

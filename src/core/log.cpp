@@ -1,15 +1,32 @@
 #include "core/log.hpp"
 
-#include <iostream>
+#include <unistd.h>
+
+#include <string>
 
 namespace fedavg::core {
+namespace {
 
-void log_line(const RankInfo& me, std::string_view msg) {
-  std::cerr << "[fedavg] rank " << me.rank << " (" << role_name(me.role) << "): " << msg << std::endl;
+// One write(2) per message, so lines from many ranks never interleave and an abort right after cannot cut
+// a message in half.
+void emit(const RankInfo& me, std::string_view sep, std::string_view msg) {
+  std::string line = "[fedavg] rank " + std::to_string(me.rank) + " (" + std::string(role_name(me.role)) + ")";
+  line.append(sep).append(msg);
+  if (line.empty() || line.back() != '\n') line.push_back('\n');
+  const char* p = line.data();
+  std::size_t left = line.size();
+  while (left > 0) {
+    const ssize_t n = ::write(STDERR_FILENO, p, left);
+    if (n <= 0) break;
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
 }
 
-void warn(const RankInfo& me, std::string_view msg) {
-  std::cerr << "[fedavg] rank " << me.rank << " (" << role_name(me.role) << ") WARNING: " << msg << std::endl;
-}
+}  // namespace
+
+void log_line(const RankInfo& me, std::string_view msg) { emit(me, ": ", msg); }
+
+void warn(const RankInfo& me, std::string_view msg) { emit(me, " WARNING: ", msg); }
 
 }  // namespace fedavg::core

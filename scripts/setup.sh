@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the Debian packages fedavg_mpi needs (only those missing) and builds it with Meson into
+# ${BUILD_DIR:-build}. Safe to run again: it installs and rebuilds only what is missing or out of date.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  g++ pkg-config meson ninja-build
+  mpich libmpich-dev
+  python3 python3-dev pybind11-dev
+  python3-numpy python3-torch python3-h5py python3-pytest python3-gensim python3-matplotlib
+  libopenblas0-pthread
+  libhdf5-dev nlohmann-json3-dev libgtest-dev
+  bible-kjv
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "setup: run as root (or install sudo) to install: ${missing[*]}" >&2; exit 1; }
+    sudo=(sudo)
+  fi
+  "${sudo[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+build=${BUILD_DIR:-build}
+werror=false
+[ "${CI:-}" = "true" ] && werror=true
+if [ ! -f "$build/build.ninja" ]; then
+  meson setup "$build" --buildtype=release -Dwerror="$werror"
+else
+  meson configure "$build" -Dwerror="$werror" >/dev/null
+fi
+ninja -C "$build"

@@ -1,0 +1,132 @@
+"""Helpers for end-to-end tests: a generated toy corpus, its config, and a time-limited mpiexec launcher."""
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("FEDAVG_BUILD_DIR", ROOT / "build"))
+if not BUILD.is_absolute():
+    BUILD = ROOT / BUILD
+APP = BUILD / "src" / "fedavg_mpi"
+PYTHON = "/usr/bin/python3"
+
+# Every job gets this wall-clock limit; mpiexec itself kills the job a little earlier.
+JOB_TIMEOUT = 90
+
+ADJ = "big small red old young dark bright quiet".split()
+NOUN = "dog cat bird horse fish king queen child".split()
+VERB = "sees finds likes follows hears calls".split()
+
+
+def toy_lines(n_lines, seed):
+    """Sentences from a tiny grammar: the next word is predictable, so the loss must fall."""
+    rng = random.Random(seed)
+    lines = []
+    for _ in range(n_lines):
+        words = ["the", rng.choice(ADJ), rng.choice(NOUN), rng.choice(VERB), "the", rng.choice(ADJ),
+                 rng.choice(NOUN), "and", "then", "it", "sleeps"]
+        lines.append(" ".join(words).capitalize() + ".")
+    return lines
+
+
+def write_corpus(path, n_lines=3000, seed=0):
+    path.write_text("\n".join(toy_lines(n_lines, seed)) + "\n")
+    return path
+
+
+class Job:
+    def __init__(self, proc, out_dir, name):
+        self.proc = proc
+        self.out = out_dir
+        self.name = name
+
+    @property
+    def rc(self):
+        return self.proc.returncode
+
+    @property
+    def stdout(self):
+        return self.proc.stdout
+
+    @property
+    def stderr(self):
+        return self.proc.stderr
+
+    def metrics(self):
+        rows = (self.out / f"{self.name}_metrics.csv").read_text().strip().splitlines()
+        header = rows[0].split(",")
+        return [dict(zip(header, map(float, r.split(",")))) for r in rows[1:]]
+
+    def stats(self):
+        line = (self.out / f"{self.name}_stats.txt").read_text().strip()
+        assert line.startswith("final: "), line
+        return dict(kv.split("=", 1) for kv in line[len("final: "):].split())
+
+
+@pytest.fixture(scope="session")
+def app():
+    assert APP.exists(), f"{APP} is not built: run scripts/setup.sh"
+    return APP
+
+
+@pytest.fixture(scope="session")
+def toy_config(tmp_path_factory):
+    """A corpus and the config python/prepare.py writes for it (shared, read-only)."""
+    d = tmp_path_factory.mktemp("toy")
+    corpus = write_corpus(d / "toy.txt")
+    subprocess.run([PYTHON, str(ROOT / "python" / "prepare.py"), str(corpus), "--out", str(d / "config"),
+                    "--train-out", str(d / "train.txt"), "--data-name", "toy", "--min-count", "1",
+                    "--test-windows", "200", "--seed", "3"], check=True, capture_output=True, text=True,
+                   timeout=60)
+    return d
+
+
+@pytest.fixture
+def run_job(app, toy_config, tmp_path):
+    """run_job(n, corpora=None, cfg=None, python_dir=None, extra=()) -> Job, with a hard time limit."""
+
+    def run(n, corpora=None, cfg=None, python_dir=None, extra=(), config_dir=None, timeout=JOB_TIMEOUT):
+        if config_dir is None:
+            config_dir = tmp_path / "config"
+            if not config_dir.exists():
+                shutil.copytree(toy_config / "config", config_dir)
+            settings = json.loads((config_dir / "cfg.json").read_text())
+            settings.update({"bpe": 10, "bs": 64, "target": 0.0, "max_rounds": 4, "lr": 0.02,
+                             "liveness_seconds": 20})
+            settings.update(cfg or {})
+            (config_dir / "cfg.json").write_text(json.dumps(settings, indent=2))
+        if corpora is None:
+            corpora = [toy_config / "train.txt"]
+        out = tmp_path / "out"
+        cmd = ["mpiexec", "-n", str(n), str(app), "--config", str(config_dir), "--out", str(out)]
+        if python_dir:
+            cmd += ["--python", str(python_dir)]
+        cmd += list(extra) + [str(c) for c in corpora]
+        env = {**os.environ, "MPIEXEC_TIMEOUT": str(timeout - 5)}
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp_path, env=env)
+        name = json.loads((config_dir / "cfg.json").read_text()).get("data_name", "toy")
+        return Job(proc, out, name)
+
+    return run
+
+
+@pytest.fixture
+def broken_python(tmp_path):
+    """broken_python(code) -> a copy of python/ with `code` appended to library.py (to inject faults)."""
+
+    def make(code, module="library.py"):
+        d = tmp_path / "python_broken"
+        if not d.exists():
+            shutil.copytree(ROOT / "python", d, ignore=shutil.ignore_patterns("__pycache__"))
+        with open(d / module, "a") as f:
+            f.write("\n" + code + "\n")
+        return d
+
+    return make

@@ -1,0 +1,111 @@
+"""End to end under mpiexec: every failure ends the whole job quickly, naming the rank, its role and why."""
+
+import json
+import time
+
+import pytest
+
+LIMIT = 60  # seconds a failing job may take, start-up included
+
+
+def timed(run_job, *args, **kwargs):
+    t0 = time.monotonic()
+    job = run_job(*args, timeout=LIMIT + 30, **kwargs)
+    return job, time.monotonic() - t0
+
+
+def test_too_few_ranks_names_the_smallest_count(run_job, toy_config, tmp_path):
+    job, took = timed(run_job, 8, corpora=[toy_config / "train.txt", toy_config / "train.txt"])
+    assert job.rc != 0
+    assert "at least -n 9" in job.stderr
+    assert job.stderr.count("at least -n 9") == 1
+    assert took < LIMIT
+
+
+@pytest.mark.parametrize("where,code,role", [
+    ("learner", "def train_step(model, windows):\n    raise RuntimeError('injected in train_step')",
+     "Learner"),
+    ("dispatcher", "def test_loss(model, windows):\n    raise RuntimeError('injected in test_loss')",
+     "Dispatcher"),
+])
+def test_python_exception_ends_the_job_with_traceback(run_job, broken_python, where, code, role):
+    job, took = timed(run_job, 6, python_dir=broken_python(code))
+    assert job.rc != 0
+    assert f"({role}): library." in job.stderr
+    assert "RuntimeError: injected in" in job.stderr
+    assert "Traceback (most recent call last)" in job.stderr
+    assert took < LIMIT
+
+
+def test_tokenizer_exception_names_the_tokenizer(run_job, broken_python):
+    code = ("def _boom(self, data):\n    raise UnicodeError('injected in tokenize')\n"
+            "Tokenizer.tokenize = _boom")
+    job, took = timed(run_job, 5, python_dir=broken_python(code, module="textpipe.py"))
+    assert job.rc != 0
+    assert "rank 1 (Tokenizer)" in job.stderr
+    assert "UnicodeError: injected in tokenize" in job.stderr
+    assert took < LIMIT
+
+
+def test_killed_learner_ends_the_job(run_job, broken_python):
+    code = "import os, signal\ndef train_step(model, windows):\n    os.kill(os.getpid(), signal.SIGKILL)"
+    job, took = timed(run_job, 6, python_dir=broken_python(code))
+    assert job.rc != 0
+    assert took < LIMIT
+
+
+def test_missing_corpus_names_the_file(run_job, tmp_path):
+    job, took = timed(run_job, 5, corpora=[tmp_path / "nope.txt"])
+    assert job.rc != 0
+    assert "rank 1 (Tokenizer): corpus" in job.stderr and "nope.txt: cannot open" in job.stderr
+    assert took < LIMIT
+
+
+def test_corpus_without_vocabulary_words_fails_instead_of_spinning(run_job, tmp_path):
+    corpus = tmp_path / "foreign.txt"
+    corpus.write_text("lorem ipsum dolor sit amet\n" * 100)
+    job, took = timed(run_job, 5, corpora=[corpus])
+    assert job.rc != 0
+    assert "not one word of the file is in the vocabulary" in job.stderr
+    assert took < LIMIT
+
+
+def test_missing_config_key_is_one_clear_line(run_job, toy_config, tmp_path):
+    cfg_dir = tmp_path / "badcfg"
+    cfg_dir.mkdir()
+    for f in ("vocab.txt", "test.txt"):
+        (cfg_dir / f).write_text((toy_config / "config" / f).read_text())
+    (cfg_dir / "cfg.json").write_text(json.dumps({"data_name": "toy", "bpe": 2, "target": 1.0}))
+    job, took = timed(run_job, 5, config_dir=cfg_dir)
+    assert job.rc != 0
+    lines = [l for l in job.stderr.splitlines() if "missing required key" in l]
+    assert len(lines) == 1, job.stderr
+    assert f"{cfg_dir / 'cfg.json'}:1: missing required key \"bs\"" in lines[0]
+    assert "rank 0 (" in lines[0]
+    assert took < LIMIT
+
+
+def test_test_word_outside_vocabulary_names_file_and_line(run_job, toy_config, tmp_path):
+    cfg_dir = tmp_path / "badtest"
+    cfg_dir.mkdir()
+    for f in ("vocab.txt", "cfg.json"):
+        (cfg_dir / f).write_text((toy_config / "config" / f).read_text())
+    lines = (toy_config / "config" / "test.txt").read_text().splitlines()
+    lines[2] = "the big zebra sees the"
+    (cfg_dir / "test.txt").write_text("\n".join(lines) + "\n")
+    job, took = timed(run_job, 5, config_dir=cfg_dir)
+    assert job.rc != 0
+    assert f"{cfg_dir / 'test.txt'}:3:" in job.stderr and "zebra" in job.stderr
+    assert took < LIMIT
+
+
+def test_unwritable_output_folder(app, toy_config, tmp_path):
+    import os
+    import subprocess
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    proc = subprocess.run(["mpiexec", "-n", "5", str(app), "--config", str(toy_config / "config"),
+                           "--out", str(blocker / "out"), str(toy_config / "train.txt")],
+                          capture_output=True, text=True, timeout=LIMIT, env={**os.environ, "MPIEXEC_TIMEOUT": "50"})
+    assert proc.returncode != 0
+    assert "rank 0 (Dispatcher): output folder" in proc.stderr

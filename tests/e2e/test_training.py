@@ -1,0 +1,86 @@
+"""End to end under mpiexec: the happy paths, the stop conditions and the outputs users load."""
+
+import re
+
+import h5py
+import numpy as np
+import pytest
+
+
+def test_one_pipeline_two_learners_trains_and_writes_outputs(run_job):
+    job = run_job(6, cfg={"max_rounds": 6})
+    assert job.rc == 0, job.stderr
+    rows = job.metrics()
+    assert [r["round"] for r in rows] == list(range(7))
+    losses = [r["test_loss"] for r in rows]
+    assert losses[-1] < losses[0] - 0.5, losses
+    assert rows[-1]["windows_per_learner"] == 6 * 10 * 64
+    # One progress line per round, then the final statistics line.
+    assert len(re.findall(r"^round +\d+ ", job.stdout, re.M)) == 7
+    stats = job.stats()
+    assert stats["rounds"] == "6" and stats["stopped"] == "max_rounds"
+    assert float(stats["final_loss"]) == pytest.approx(losses[-1], abs=1e-3)
+    assert float(stats["first_loss"]) == pytest.approx(losses[0], abs=1e-3)
+    assert "final: rounds=6" in job.stdout
+
+    with h5py.File(job.out / "toy.h5", "r") as f:
+        emb = f["embedding"][...]
+        assert f.attrs["round"] == 6
+        assert f.attrs["test_loss"] == pytest.approx(losses[-1], abs=1e-4)
+    assert not list(job.out.glob("*.tmp"))
+    report = np.loadtxt(job.out / "toy_embeddings.txt", dtype=np.float32)
+    assert report.shape == emb.shape
+    np.testing.assert_allclose(report, emb, rtol=1e-5, atol=1e-6)
+
+
+def test_word2vec_output_loads_in_gensim(run_job, toy_config):
+    gensim_models = pytest.importorskip("gensim.models")
+    job = run_job(5, cfg={"max_rounds": 2})
+    assert job.rc == 0, job.stderr
+    kv = gensim_models.KeyedVectors.load_word2vec_format(str(job.out / "toy.w2v.txt"), binary=False)
+    vocab = (toy_config / "config" / "vocab.txt").read_text().split("\n")
+    first_word = vocab[0].split()[0]
+    assert kv.index_to_key[0] == first_word
+    assert kv.vector_size == 32
+
+
+def test_two_pipelines(run_job, toy_config, tmp_path):
+    second = tmp_path / "second.txt"
+    second.write_text((toy_config / "train.txt").read_text())
+    job = run_job(10, corpora=[toy_config / "train.txt", second], cfg={"max_rounds": 3})
+    assert job.rc == 0, job.stderr
+    assert "2 pipeline(s), 3 learner(s)" in job.stdout
+    losses = [r["test_loss"] for r in job.metrics()]
+    assert losses[-1] < losses[0]
+
+
+def test_stops_at_the_target(run_job):
+    job = run_job(5, cfg={"target": 3.2, "max_rounds": 200})
+    assert job.rc == 0, job.stderr
+    stats = job.stats()
+    assert stats["stopped"] == "target"
+    assert float(stats["final_loss"]) <= 3.2
+    assert 0 < int(stats["rounds"]) < 200
+    assert "stopped at the" not in job.stdout
+
+
+def test_stops_at_max_seconds_and_says_so(run_job):
+    job = run_job(5, cfg={"max_rounds": 100000, "max_seconds": 3})
+    assert job.rc == 0, job.stderr
+    assert job.stats()["stopped"] == "max_seconds"
+    assert "stopped at the max_seconds limit" in job.stdout
+
+
+def test_runs_from_any_directory_with_relative_paths(app, toy_config, tmp_path):
+    import os
+    import shutil
+    import subprocess
+    shutil.copytree(toy_config / "config", tmp_path / "cfgdir")
+    shutil.copy(toy_config / "train.txt", tmp_path / "corpus.txt")
+    text = (tmp_path / "cfgdir" / "cfg.json").read_text().replace('"max_rounds": 200', '"max_rounds": 1')
+    (tmp_path / "cfgdir" / "cfg.json").write_text(text)
+    proc = subprocess.run(["mpiexec", "-n", "5", str(app), "--config", "cfgdir", "--out", "results", "corpus.txt"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=90,
+                          env={**os.environ, "MPIEXEC_TIMEOUT": "85"})
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "results" / "toy.w2v.txt").exists()
