@@ -6,12 +6,14 @@
 #include <cstdint>
 #include <cstddef>
 
+#include "core/markers.hpp"
+
 namespace fedavg::comm {
 
-// Marker values inside a Tokens block (token ids are >= 0).
-inline constexpr std::int32_t kBreak = -1;  // end of a line
-inline constexpr std::int32_t kOov = -2;    // a word that is not in the vocabulary
-inline constexpr std::int32_t kEof = -3;    // end of the corpus file; windows never span it
+// Marker values inside a Tokens block: see core/markers.hpp.
+using core::kBreak;
+using core::kEof;
+using core::kOov;
 
 // Broadcast by the Dispatcher to the learners at the start of every round.
 struct Control {

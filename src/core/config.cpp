@@ -152,6 +152,8 @@ Settings parse_settings(const std::string& text, const std::string& path) {
       {"model", [&] { r.string("model", s.model); }},
       {"cross_lines", [&] { r.boolean("cross_lines", s.cross_lines); }},
       {"cross_oov", [&] { r.boolean("cross_oov", s.cross_oov); }},
+      {"sample", [&] { r.number("sample", s.sample, 0.0, 1.0); }},
+      {"train", [&] { r.boolean("train", s.train); }},
       {"liveness_seconds", [&] { r.number("liveness_seconds", s.liveness_seconds, 0.1, 1e7); }},
       {"torch_threads", [&] { r.integer("torch_threads", s.torch_threads, 1, 1024); }},
       {"text_block_bytes", [&] { r.integer("text_block_bytes", s.text_block_bytes, 1024, 1 << 28); }},

@@ -27,6 +27,8 @@ std::size_t Windower::feed(const std::int32_t* tokens, std::size_t n, std::size_
       run_.clear();
       if (epoch_windows_ == 0) empty_epoch_ = true;
       epoch_windows_ = 0;
+    } else if (t == kDropped) {
+      // A subsampled word: removed from the text, so the window closes over it.
     } else if ((t == kBreak && !cross_lines_) || (t == kOov && !cross_oov_) || (t != kBreak && t != kOov)) {
       run_.clear();
     }

@@ -1,18 +1,21 @@
 // Turns a stream of token ids (with line-end, out-of-vocabulary and end-of-file markers) into sliding context
 // windows of 2w+1 ids in text order, the target in the middle. Which markers break a window is configurable;
-// the end of the file always does, so windows never wrap around to the start.
+// the end of the file always does, so windows never wrap around to the start. Subsampled words are skipped.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "core/markers.hpp"
+
 namespace fedavg::core {
 
 class Windower {
  public:
-  static constexpr std::int32_t kBreak = -1;
-  static constexpr std::int32_t kOov = -2;
-  static constexpr std::int32_t kEof = -3;
+  static constexpr std::int32_t kBreak = core::kBreak;
+  static constexpr std::int32_t kOov = core::kOov;
+  static constexpr std::int32_t kEof = core::kEof;
+  static constexpr std::int32_t kDropped = core::kDropped;
 
   Windower(int window, bool cross_lines, bool cross_oov);
 

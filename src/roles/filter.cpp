@@ -1,8 +1,11 @@
 #include "roles/filter.hpp"
 
+#include "bridge/text.hpp"
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/subsampler.hpp"
 #include "core/windower.hpp"
 
 namespace fedavg::roles {
@@ -15,6 +18,11 @@ void Filter::run() {
   const int batcher = ctx_.map.batcher(pipeline);
   const std::string& corpus = ctx_.cfg.corpora.at(static_cast<std::size_t>(pipeline));
 
+  bridge::Text text(ctx_.py);
+  const core::Vocabulary vocab = text.load_vocab(ctx_.cfg.vocab_path());
+  if (s.sample > 0 && vocab.counts.empty())
+    core::warn(ctx_.me, "vocab.txt has no word counts, so subsampling (sample in cfg.json) is off");
+  core::Subsampler subsampler(vocab.counts, s.sample, s.seed * 1000003u + static_cast<std::uint64_t>(pipeline));
   core::Windower windower(s.window, s.cross_lines, s.cross_oov);
   const auto block_windows = static_cast<std::size_t>(s.window_block);
   comm::Outbox outbox(world);
@@ -50,6 +58,7 @@ void Filter::run() {
     if (!have_tokens) {
       if (auto a = world.probe(tokenizer, comm::Tag::Tokens)) {
         world.receive(*a, tokens);
+        subsampler.apply(tokens.data(), tokens.size());
         pos = 0;
         have_tokens = true;
         progress = true;

@@ -44,7 +44,7 @@ void Learner::run() {
     outbox.send(comm::WindowRequest{per_round}.encode(), batcher, comm::Tag::Request);
 
     double loss_sum = 0.0;
-    for (int b = 0; b < s.bpe; ++b) {
+    for (int b = 0; s.train && b < s.bpe; ++b) {
       const auto* data = batch.data() + static_cast<std::size_t>(b) * static_cast<std::size_t>(s.bs * width);
       loss_sum += lib.train_step(data, static_cast<std::size_t>(s.bs), width);
     }

@@ -1,0 +1,120 @@
+"""Shared helpers for the benchmarks: build paths, a prepared Bible config, and an mpiexec launcher that
+samples every rank's CPU time and memory from /proc while the job runs (ranks are told apart by PMI_RANK)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = Path(os.environ.get("FEDAVG_BUILD_DIR", ROOT / "build"))
+APP = (BUILD if BUILD.is_absolute() else ROOT / BUILD) / "src" / "fedavg_mpi"
+PYTHON = "/usr/bin/python3"
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def role_of(rank, pipelines):
+    if rank == 0:
+        return "Dispatcher"
+    if rank <= 3 * pipelines:
+        return ("Tokenizer", "Filter", "Batcher")[(rank - 1) % 3]
+    return "Learner"
+
+
+def bible_corpus():
+    """data/kjv.txt, made with scripts/kjv_corpus.sh if missing."""
+    path = ROOT / "data" / "kjv.txt"
+    subprocess.run(["bash", str(ROOT / "scripts" / "kjv_corpus.sh"), str(path)], check=True)
+    return path
+
+
+def bible_config(workdir, **settings):
+    """A copy of the shipped Bible config in workdir/config, with cfg.json keys overridden."""
+    cfg_dir = Path(workdir) / "config"
+    shutil.copytree(ROOT / "config", cfg_dir, dirs_exist_ok=True)
+    cfg = json.loads((cfg_dir / "cfg.json").read_text())
+    cfg.update(settings)
+    (cfg_dir / "cfg.json").write_text(json.dumps(cfg, indent=2))
+    return cfg_dir
+
+
+def _sample(pid):
+    """(cpu seconds, rss MiB, peak rss MiB) of one process."""
+    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    cpu = (int(stat[11]) + int(stat[12])) / TICKS
+    rss = hwm = 0.0
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            rss = int(line.split()[1]) / 1024
+        elif line.startswith("VmHWM:"):
+            hwm = int(line.split()[1]) / 1024
+    return cpu, rss, hwm
+
+
+def run(n, corpora, cfg_dir, out_dir, window=None, timeout=600, sample_every=0.5):
+    """Runs the job; returns (metrics rows, {rank: list of (t, cpu, rss, hwm)}, stdout).
+
+    `window` = (start, end) in seconds after the first round line: CPU use is measured between those times.
+    """
+    tag = str(os.getpid()) + str(time.monotonic_ns())
+    env = {**os.environ, "FEDAVG_BENCH_TAG": tag, "MPIEXEC_TIMEOUT": str(timeout)}
+    cmd = ["mpiexec", "-n", str(n), str(APP), "--config", str(cfg_dir), "--out", str(out_dir)]
+    cmd += [str(c) for c in corpora]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    samples = {}
+    pids = {}
+    t0 = time.monotonic()
+    while proc.poll() is None and time.monotonic() - t0 < timeout:
+        if len(pids) < n:
+            pids = _find_tagged(tag)
+        now = time.monotonic() - t0
+        for rank, pid in pids.items():
+            try:
+                samples.setdefault(rank, []).append((now, *_sample(pid)))
+            except (OSError, IndexError):
+                pass
+        time.sleep(sample_every)
+    out, err = proc.communicate(timeout=60)
+    if proc.returncode != 0:
+        raise RuntimeError(f"job failed ({proc.returncode}):\n{err[-3000:]}")
+    name = json.loads((Path(cfg_dir) / "cfg.json").read_text())["data_name"]
+    rows = (Path(out_dir) / f"{name}_metrics.csv").read_text().strip().splitlines()
+    header = rows[0].split(",")
+    metrics = [dict(zip(header, map(float, r.split(",")))) for r in rows[1:]]
+    return metrics, samples, out
+
+
+def _find_tagged(tag):
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            env = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if ("FEDAVG_BENCH_TAG=" + tag).encode() not in env:
+            continue
+        for e in env:
+            if e.startswith(b"PMI_RANK="):
+                found[int(e.split(b"=")[1])] = int(entry.name)
+    return found
+
+
+def cpu_share(series, start, end):
+    """Fraction of one core a process used between times start and end (seconds since launch)."""
+    pts = [s for s in series if start <= s[0] <= end]
+    if len(pts) < 2:
+        return float("nan")
+    return (pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
+
+
+def table(rows, header):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines)

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Pipeline and system figures on the King James Bible, measured with the real binary under mpiexec:
+
+- pipeline throughput: windows/s one pipeline delivers with training switched off (cfg "train": false);
+- what the learners consume at the default settings, and the ratio of the two;
+- CPU share of every role while training (waiting ranks should sleep, not spin);
+- peak RSS of every role;
+- the share of a round spent outside training (broadcast + averaging + test loss + checkpoint).
+
+Usage: /usr/bin/python3 bench/pipeline.py [--seconds 20] [--json]
+"""
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import jobs  # noqa: E402
+
+
+def rate(metrics, learners):
+    """Windows per second, all learners together, from round 1 to the last round."""
+    first, last = metrics[1], metrics[-1]
+    return (last["windows_per_learner"] - first["windows_per_learner"]) * learners / (last["seconds"] - first["seconds"])
+
+
+def round_seconds(metrics):
+    return statistics.median(b["seconds"] - a["seconds"] for a, b in zip(metrics[1:], metrics[2:]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=float, default=20, help="training time of the default-settings run")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    corpus = jobs.bible_corpus()
+    figures = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        # 1. The pipeline alone: one learner that asks for windows and does not train.
+        cfg = jobs.bible_config(tmp / "p", train=False, bpe=100, bs=1024, target=0, max_rounds=40, max_seconds=60)
+        m, samples, _ = jobs.run(5, [corpus], cfg, tmp / "p" / "out")
+        figures["pipeline_windows_per_s"] = rate(m, 1)
+
+        # 2. Default settings, 2 learners: consumption, CPU per role, RSS per role, round time.
+        cfg = jobs.bible_config(tmp / "d", target=0, max_rounds=100000, max_seconds=args.seconds)
+        m, samples, _ = jobs.run(6, [corpus], cfg, tmp / "d" / "out")
+        figures["learners_windows_per_s"] = rate(m, 2)
+        figures["pipeline_over_learners"] = figures["pipeline_windows_per_s"] / figures["learners_windows_per_s"]
+        start = max(s[0] for s in samples[0][:1]) + 5.0  # skip start-up (imports)
+        end = max(s[0] for s in samples[0]) - 1.0
+        roles = {}
+        for rank, series in sorted(samples.items()):
+            role = jobs.role_of(rank, 1)
+            roles.setdefault(role, []).append({
+                "rank": rank,
+                "cpu_share": jobs.cpu_share(series, start, end),
+                "peak_rss_mib": max(s[3] for s in series),
+            })
+        figures["roles"] = roles
+        figures["default_round_seconds"] = round_seconds(m)
+
+        # 3. Overhead of a round without training: broadcast + average + test loss + checkpoint.
+        cfg = jobs.bible_config(tmp / "o", train=False, bpe=1, bs=1, target=0, max_rounds=60, max_seconds=60)
+        m, _, _ = jobs.run(6, [corpus], cfg, tmp / "o" / "out")
+        figures["overhead_round_seconds"] = round_seconds(m)
+        figures["overhead_share"] = figures["overhead_round_seconds"] / figures["default_round_seconds"]
+
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return
+    print("## Pipeline and system (King James Bible, default config, 2 cores)\n")
+    print(jobs.table([
+        ["pipeline alone (training off, 1 pipeline)", f"{figures['pipeline_windows_per_s']:,.0f} windows/s"],
+        ["2 learners consume (default settings)", f"{figures['learners_windows_per_s']:,.0f} windows/s"],
+        ["pipeline / learners", f"{figures['pipeline_over_learners']:.1f}x"],
+        ["round at default settings", f"{figures['default_round_seconds']:.3f} s"],
+        ["round with no training (broadcast + average + test loss + checkpoint)",
+         f"{figures['overhead_round_seconds']:.3f} s ({100 * figures['overhead_share']:.1f} % of a round)"],
+    ], ["figure", "value"]))
+    print()
+    rows = []
+    for role, ranks in figures["roles"].items():
+        for r in ranks:
+            rows.append([r["rank"], role, f"{100 * r['cpu_share']:.1f} %", f"{r['peak_rss_mib']:.0f} MiB"])
+    print(jobs.table(rows, ["rank", "role", "CPU while training", "peak RSS"]))
+
+
+if __name__ == "__main__":
+    main()
