@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
     }
     const core::RankMap map(mpi.world_size(), cfg.pipelines());
     me.role = map.role_of(me.rank);
+    core::check_faults(cfg.faults, mpi.world_size());
     const auto world = comm::Communicator::world();
     const auto learners = world.split(me.role == core::Role::Dispatcher || me.role == core::Role::Learner, me.rank);
     {
@@ -31,7 +32,7 @@ int main(int argc, char** argv) {
       roles::make({cfg, me, map, world, learners, py})->run();
     }
     // Arrive at MPI_Finalize together, sleeping rather than spinning while slower ranks finish.
-    world.ibarrier().wait_until(comm::Deadline::after(cfg.settings.liveness_seconds));
+    world.ibarrier().wait_until(comm::Deadline::after(cfg.settings.liveness_seconds * comm::kIndirect));
   } catch (const core::InputError& e) {
     comm::abort_job_collective(me, e.what());
   } catch (const std::exception& e) {

@@ -24,6 +24,12 @@ class Backoff {
   std::chrono::microseconds delay_ = kFirst;
 };
 
+// Liveness tiers. A rank that waits directly on a failed peer must be the one that reports it, so waits that
+// only follow from a stall further away (back-pressure, demand, the final barrier) get a longer limit.
+inline constexpr double kDirect = 1.0;
+inline constexpr double kSlowPeer = 1.5;  // the Dispatcher waiting for a learner that may itself be starved
+inline constexpr double kIndirect = 2.0;
+
 // A liveness deadline for a peer; `describe` says who and what is awaited, for the Timeout message.
 struct Deadline {
   Clock::time_point at;
@@ -39,16 +45,18 @@ struct Deadline {
 // was awaited once nothing has happened for the liveness limit.
 class IdleWatch {
  public:
-  explicit IdleWatch(double liveness_seconds) : deadline_(Deadline::after(liveness_seconds)) {}
+  explicit IdleWatch(double liveness_seconds) : liveness_(liveness_seconds), last_(Clock::now()) {}
   void progress() {
     backoff_.reset();
-    deadline_.extend();
+    last_ = Clock::now();
   }
-  void idle(const std::function<std::string()>& awaited);
+  // `factor` scales the liveness limit for this wait (kIndirect for waits caused by a fault elsewhere).
+  void idle(const std::function<std::string()>& awaited, double factor = 1.0);
 
  private:
   Backoff backoff_;
-  Deadline deadline_;
+  double liveness_;
+  Clock::time_point last_;
 };
 
 // Polls `done` until it returns true, sleeping with Backoff in between. Throws comm::Timeout(what) once the

@@ -13,6 +13,11 @@ namespace fedavg::comm {
 class Outbox {
  public:
   explicit Outbox(const Communicator& comm) : comm_(comm) {}
+  // While an exception unwinds, the buffers of sends still in flight are leaked on purpose: a receiver may
+  // still be copying from them, and freeing them would hand it garbage before the job aborts.
+  ~Outbox();
+  Outbox(const Outbox&) = delete;
+  Outbox& operator=(const Outbox&) = delete;
 
   // Sends `data` (moved in, kept alive until delivered) to `dest` with `tag`.
   void send(std::vector<std::int32_t>&& data, int dest, Tag tag);
@@ -41,7 +46,8 @@ class Outbox {
 // The end-of-stream handshake between two pipeline stages (see docs/protocol.md).
 // Downstream side: tell `upstream` to stop, then receive and drop whatever it still sends until its
 // ShutdownAck arrives, so none of its sends is left pending.
-void stop_upstream(const Communicator& comm, int upstream, const Deadline& deadline);
+// `who` names the upstream peer in a timeout ("Filter rank 2").
+void stop_upstream(const Communicator& comm, int upstream, const std::string& who, const Deadline& deadline);
 // Upstream side, after a Shutdown from `downstream`: complete every send, then send ShutdownAck.
 void acknowledge_stop(Outbox& outbox, int downstream, const Deadline& deadline);
 

@@ -21,9 +21,10 @@ Request::~Request() { release_pending(); }
 void Request::release_pending() noexcept {
   if (r_ == MPI_REQUEST_NULL) return;
   if (std::uncaught_exceptions() > 0) {
-    // The real error is already on its way out; do not mask it.
-    MPI_Cancel(&r_);
-    MPI_Request_free(&r_);
+    // The real error is on its way out and the job is about to be aborted. Abandon the request rather than
+    // cancel it: cancelling a send in flight is unreliable (deprecated in MPI-4), and the peer may still be
+    // reading from its buffer (Outbox keeps such buffers alive for the same reason).
+    r_ = MPI_REQUEST_NULL;
     return;
   }
   std::cerr << "[fedavg] FATAL: leaked request (" << what_ << ") destroyed while pending" << std::endl;

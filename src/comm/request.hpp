@@ -1,5 +1,6 @@
 // Owns one nonblocking MPI request. Move-only. Destroying a pending request is a bug (the job aborts with
-// "leaked request") unless an exception is unwinding, in which case the request is cancelled quietly.
+// "leaked request") unless an exception is unwinding, in which case the request is abandoned quietly: the
+// job is about to abort, and the real error must be the one printed.
 #pragma once
 
 #include <mpi.h>

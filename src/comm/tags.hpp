@@ -9,6 +9,8 @@ enum class Tag : int {
   Credit = 12,    // Filter -> Tokenizer, Batcher -> Filter: int32 number of blocks the receiver may send
   Request = 13,   // Learner -> Batcher: int64 number of windows wanted
   Batch = 14,     // Batcher -> Learner: int32 [n, 2w+1] windows answering one Request
+  RoundDone = 15,  // Learner -> Dispatcher: int64 round the learner finished training
+  Ready = 16,      // Learner -> Dispatcher: int64 round whose Control the learner received
   Shutdown = 98,  // downstream -> upstream: stop producing (empty)
   ShutdownAck = 99,  // upstream -> downstream: nothing more will follow (empty)
 };

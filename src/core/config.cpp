@@ -204,6 +204,9 @@ std::string usage() {
          "  --python DIR  folder with library.py and textpipe.py (default: " +
          default_python_dir().string() +
          ")\n"
+         "  --resume      continue the run whose checkpoint is in the --out folder\n"
+         "  --inject-fault RANK:ROUND:KIND  make RANK fail at ROUND (KIND: exception, kill, hang,\n"
+         "                kill_in_checkpoint); pipeline ranks count blocks instead of rounds. For tests.\n"
          "Each corpus file gets a Tokenizer, Filter and Batcher; N must be at least 4 * files + 1.\n";
 }
 
@@ -229,6 +232,10 @@ Config load_config(int argc, char** argv) {
       c.out_dir = value("--out");
     } else if (is("--python")) {
       c.python_dir = value("--python");
+    } else if (a == "--resume") {
+      c.resume = true;
+    } else if (is("--inject-fault")) {
+      c.faults.push_back(parse_fault(value("--inject-fault")));
     } else if (a.size() > 1 && a[0] == '-') {
       throw InputError("command line: unknown option " + a + "\n" + usage());
     } else {

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/fault.hpp"
+
 namespace fedavg::core {
 
 // Settings read from cfg.json. Required: data_name, bpe, bs, target. Everything else has a default.
@@ -56,6 +58,8 @@ struct Config {
   std::filesystem::path python_dir;  // holds library.py and textpipe.py
   std::vector<std::string> corpora;  // one pipeline per file
   bool show_help = false;
+  bool resume = false;               // continue from the checkpoint in out_dir
+  std::vector<Fault> faults;         // --inject-fault, for tests
   Settings settings;
 
   std::filesystem::path vocab_path() const { return config_dir / "vocab.txt"; }

@@ -8,6 +8,7 @@
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
 #include "core/error.hpp"
+#include "core/fault.hpp"
 
 namespace fedavg::roles {
 namespace {
@@ -49,6 +50,7 @@ void Batcher::run() {
   std::int64_t ready = 0;      // windows buffered and not yet taken
   std::deque<Pending> pending;
   std::set<int> active(learners.begin(), learners.end());
+  long served = 0;
 
   while (!active.empty()) {
     outbox.retire();
@@ -86,6 +88,7 @@ void Batcher::run() {
     while (!pending.empty() && pending.front().windows <= ready) {
       const Pending p = pending.front();
       pending.pop_front();
+      core::inject_faults(ctx_.cfg.faults, ctx_.me, ++served);
       std::vector<std::int32_t> batch;
       batch.reserve(static_cast<std::size_t>(p.windows * width));
       std::int64_t need = p.windows;
@@ -110,15 +113,17 @@ void Batcher::run() {
     if (progress) {
       watch.progress();
     } else {
-      watch.idle([&] {
-        return pending.empty() ? "a request from learner rank(s) " + rank_list(active)
-                               : "windows from Filter rank " + std::to_string(filter);
-      });
+      watch.idle(
+          [&] {
+            return pending.empty() ? "a request from learner rank(s) " + rank_list(active)
+                                   : "windows from Filter rank " + std::to_string(filter);
+          },
+          pending.empty() ? comm::kIndirect : comm::kDirect);
     }
   }
   const auto deadline = comm::Deadline::after(s.liveness_seconds);
   outbox.flush(deadline);
-  comm::stop_upstream(world, filter, deadline);
+  comm::stop_upstream(world, filter, "Filter rank " + std::to_string(filter), deadline);
 }
 
 }  // namespace fedavg::roles

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include "core/fault.hpp"
 
 #include "core/checkpoint.hpp"
 #include "core/outputs.hpp"
@@ -60,7 +61,9 @@ void Dispatcher::run() {
   std::printf("round %5ld  windows/learner %12.0f  test loss %.4f  %8.1f s\n", round, 0.0, loss, elapsed());
   std::fflush(stdout);
 
-  RoundSync sync(ctx_.learners, s.liveness_seconds);
+  std::vector<int> learner_ranks;
+  for (int l = 0; l < learners; ++l) learner_ranks.push_back(ctx_.map.learner_rank(l));
+  RoundSync sync(ctx_.learners, ctx_.world, s.liveness_seconds, learner_ranks);
   std::string stopped;
   long last_checkpoint = -1;
   for (;;) {
@@ -70,9 +73,12 @@ void Dispatcher::run() {
     if (!stopped.empty()) break;
 
     ++round;
+    core::inject_faults(cfg.faults, ctx_.me, round);
     sync.control({comm::Control::Command::Train, round});
+    sync.await_reports(comm::Tag::Ready, round, comm::kDirect);
     sync.weights(weights);
     std::fill(weights.begin(), weights.end(), 0.0f);
+    sync.await_reports(comm::Tag::RoundDone, round, comm::kSlowPeer);
     const RoundTotals total = sync.totals({0.0, 0.0});
     sync.average_into_root(weights);
 

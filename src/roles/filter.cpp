@@ -4,6 +4,7 @@
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
 #include "core/error.hpp"
+#include "core/fault.hpp"
 #include "core/log.hpp"
 #include "core/subsampler.hpp"
 #include "core/windower.hpp"
@@ -35,6 +36,7 @@ void Filter::run() {
   std::vector<std::int32_t> out;
   out.reserve(block_windows * static_cast<std::size_t>(windower.width()));
   std::int64_t credits = 0;
+  long blocks = 0;
   bool stop = false;
 
   while (!stop) {
@@ -58,6 +60,7 @@ void Filter::run() {
     if (!have_tokens) {
       if (auto a = world.probe(tokenizer, comm::Tag::Tokens)) {
         world.receive(*a, tokens);
+        core::inject_faults(ctx_.cfg.faults, ctx_.me, ++blocks);
         subsampler.apply(tokens.data(), tokens.size());
         pos = 0;
         have_tokens = true;
@@ -89,15 +92,17 @@ void Filter::run() {
     if (progress) {
       watch.progress();
     } else {
-      watch.idle([&] {
-        return have_tokens ? "a credit from Batcher rank " + std::to_string(batcher)
-                           : "tokens from Tokenizer rank " + std::to_string(tokenizer);
-      });
+      watch.idle(
+          [&] {
+            return have_tokens ? "a credit from Batcher rank " + std::to_string(batcher)
+                               : "tokens from Tokenizer rank " + std::to_string(tokenizer);
+          },
+          have_tokens ? comm::kIndirect : comm::kDirect);
     }
   }
   const auto deadline = comm::Deadline::after(s.liveness_seconds);
   comm::acknowledge_stop(outbox, batcher, deadline);
-  comm::stop_upstream(world, tokenizer, deadline);
+  comm::stop_upstream(world, tokenizer, "Tokenizer rank " + std::to_string(tokenizer), deadline);
 }
 
 }  // namespace fedavg::roles

@@ -4,6 +4,7 @@
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
 #include "core/error.hpp"
+#include "core/fault.hpp"
 #include "roles/model_setup.hpp"
 #include "roles/round_sync.hpp"
 
@@ -22,7 +23,7 @@ void Learner::run() {
   bridge::Library lib(ctx_.py);
   setup_model(ctx_, text, lib, weights);
 
-  RoundSync sync(ctx_.learners, s.liveness_seconds);
+  RoundSync sync(ctx_.learners, world, s.liveness_seconds, {});
   comm::Outbox outbox(world);
   std::vector<std::int32_t> batch(static_cast<std::size_t>(per_round * width));
   outbox.send(comm::WindowRequest{per_round}.encode(), batcher, comm::Tag::Request);
@@ -30,6 +31,8 @@ void Learner::run() {
   for (;;) {
     const comm::Control c = sync.control();
     if (c.command == comm::Control::Command::Stop) break;
+    core::inject_faults(ctx_.cfg.faults, ctx_.me, c.round);
+    sync.report(comm::Tag::Ready, c.round);
     sync.weights(weights);
 
     // This round's windows (requested a round ahead), then ask for the next round's at once.
@@ -48,6 +51,7 @@ void Learner::run() {
       const auto* data = batch.data() + static_cast<std::size_t>(b) * static_cast<std::size_t>(s.bs * width);
       loss_sum += lib.train_step(data, static_cast<std::size_t>(s.bs), width);
     }
+    sync.report(comm::Tag::RoundDone, c.round);
     const double trained = static_cast<double>(per_round);
     const RoundTotals total = sync.totals({trained, loss_sum * s.bs});
     const auto share = static_cast<float>(trained / total[0]);
@@ -56,7 +60,7 @@ void Learner::run() {
   }
   const auto deadline = comm::Deadline::after(s.liveness_seconds);
   outbox.flush(deadline);
-  comm::stop_upstream(world, batcher, deadline);
+  comm::stop_upstream(world, batcher, "Batcher rank " + std::to_string(batcher), deadline);
 }
 
 }  // namespace fedavg::roles

@@ -1,11 +1,67 @@
 #include "roles/round_sync.hpp"
 
+#include <set>
+
+#include "core/error.hpp"
+
 namespace fedavg::roles {
+
+comm::Deadline RoundSync::deadline() const {
+  // Learners wait in collectives only because some member is late: that member is named elsewhere first.
+  return comm::Deadline::after(liveness_ * (comm_.rank() == 0 ? comm::kDirect : comm::kIndirect));
+}
 
 comm::Control RoundSync::control(const comm::Control& c) {
   auto wire = c.encode();
-  comm_.ibcast(wire.data(), wire.size(), 0).wait_until(deadline());
+  // A learner waiting for the next Control waits on the Dispatcher directly.
+  comm_.ibcast(wire.data(), wire.size(), 0).wait_until(comm::Deadline::after(liveness_));
   return comm::Control::decode(wire);
+}
+
+void RoundSync::report(comm::Tag tag, long round) {
+  for (std::size_t i = 0; i < pending_.size();) {
+    if (pending_[i].test()) {
+      pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
+      sent_.erase(sent_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+  sent_.push_back({round});
+  pending_.push_back(world_.isend(sent_.back().data(), 1, 0, tag));
+}
+
+void RoundSync::await_reports(comm::Tag tag, long round, double factor) {
+  std::set<int> missing(learner_ranks_.begin(), learner_ranks_.end());
+  comm::IdleWatch watch(liveness_);
+  while (!missing.empty()) {
+    bool progress = false;
+    for (auto it = missing.begin(); it != missing.end();) {
+      if (auto a = world_.probe(*it, tag)) {
+        std::int64_t got = -1;
+        world_.receive_into(*a, &got, 1);
+        if (got != round)
+          throw core::Error("learner rank " + std::to_string(*it) + " reported round " + std::to_string(got) +
+                            " during round " + std::to_string(round));
+        it = missing.erase(it);
+        progress = true;
+      } else {
+        ++it;
+      }
+    }
+    if (progress) {
+      watch.progress();
+    } else {
+      watch.idle(
+          [&] {
+            std::string who;
+            for (int m : missing) who += (who.empty() ? "" : ", ") + std::to_string(m);
+            return std::string(tag == comm::Tag::Ready ? "the start" : "the end") + " of round " +
+                   std::to_string(round) + " on learner rank(s) " + who;
+          },
+          factor);
+    }
+  }
 }
 
 void RoundSync::weights(std::vector<float>& w) { comm_.ibcast(w.data(), w.size(), 0).wait_until(deadline()); }
@@ -18,6 +74,9 @@ RoundTotals RoundSync::totals(const RoundTotals& mine) {
 
 void RoundSync::average_into_root(std::vector<float>& w) {
   comm_.ireduce_sum_to(w.data(), w.size(), 0).wait_until(deadline());
+  for (auto& r : pending_) r.wait_until(comm::Deadline::after(liveness_));
+  pending_.clear();
+  sent_.clear();
 }
 
 }  // namespace fedavg::roles

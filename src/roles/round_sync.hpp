@@ -1,8 +1,11 @@
 // The collectives of one Federated Averaging round on the learner communicator (Dispatcher = rank 0), shared
-// by the Dispatcher and the Learners so both sides issue them in the same order.
+// by the Dispatcher and the Learners so both sides issue them in the same order. Learners report Ready and
+// RoundDone point to point first, so the Dispatcher can name a learner that stalls; the collectives only
+// start once every member is known to be in them.
 #pragma once
 
 #include <array>
+#include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"
@@ -15,10 +18,16 @@ using RoundTotals = std::array<double, 2>;
 
 class RoundSync {
  public:
-  RoundSync(const comm::Communicator& comm, double liveness_seconds) : comm_(comm), liveness_(liveness_seconds) {}
+  RoundSync(const comm::Communicator& comm, const comm::Communicator& world, double liveness_seconds,
+            std::vector<int> learner_ranks)
+      : comm_(comm), world_(world), liveness_(liveness_seconds), learner_ranks_(std::move(learner_ranks)) {}
 
   // Dispatcher: sends `c`. Learner: receives it.
   comm::Control control(const comm::Control& c = {});
+  // Learner: tells the Dispatcher (world rank 0) that it reached `tag` (Ready or RoundDone) of `round`.
+  void report(comm::Tag tag, long round);
+  // Dispatcher: waits until every learner reported `tag` for `round`; a Timeout names the missing ranks.
+  void await_reports(comm::Tag tag, long round, double factor);
   // Dispatcher: sends the global weights. Learner: overwrites its weights with them.
   void weights(std::vector<float>& w);
   // Everyone: sums `mine` over all members (the Dispatcher contributes zeros).
@@ -28,9 +37,13 @@ class RoundSync {
   void average_into_root(std::vector<float>& w);
 
  private:
-  comm::Deadline deadline() const { return comm::Deadline::after(liveness_); }
+  comm::Deadline deadline() const;
   const comm::Communicator& comm_;
+  const comm::Communicator& world_;
   double liveness_;
+  std::vector<int> learner_ranks_;
+  std::vector<std::vector<std::int64_t>> sent_;  // report payloads until their sends complete
+  std::vector<comm::Request> pending_;
 };
 
 }  // namespace fedavg::roles

@@ -4,6 +4,7 @@
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
 #include "core/error.hpp"
+#include "core/fault.hpp"
 #include "core/line_reader.hpp"
 
 namespace fedavg::roles {
@@ -23,6 +24,7 @@ void Tokenizer::run() {
   std::int64_t credits = 0;
   std::int64_t known_words_this_epoch = 0;
   std::string block;
+  long blocks = 0;
   bool stop = false;
 
   while (!stop) {
@@ -43,6 +45,7 @@ void Tokenizer::run() {
       }
     }
     if (!stop && credits > 0) {
+      core::inject_faults(ctx_.cfg.faults, ctx_.me, ++blocks);
       const bool end_of_file = reader.next_block(block);
       std::vector<std::int32_t> ids;
       ids.reserve(block.size() / 4 + 2);
@@ -62,7 +65,7 @@ void Tokenizer::run() {
     if (progress) {
       watch.progress();
     } else {
-      watch.idle([&] { return "a credit from Filter rank " + std::to_string(filter); });
+      watch.idle([&] { return "a credit from Filter rank " + std::to_string(filter); }, comm::kIndirect);
     }
   }
   comm::acknowledge_stop(outbox, filter, comm::Deadline::after(s.liveness_seconds));

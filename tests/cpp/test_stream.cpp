@@ -62,7 +62,7 @@ TEST(Stream, ShutdownWhileLargeBlocksAreInFlight) {
         },
         deadline, "two blocks");
     // The upstream still has up to two blocks in flight: stop must drain them.
-    stop_upstream(world, kUp, deadline);
+    stop_upstream(world, kUp, "upstream", deadline);
     out.flush(deadline);
     EXPECT_FALSE(world.probe(kUp, std::nullopt).has_value());
   }

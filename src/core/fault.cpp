@@ -1,0 +1,76 @@
+#include "core/fault.hpp"
+
+#include <csignal>
+#include <chrono>
+#include <thread>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+
+namespace fedavg::core {
+
+Fault parse_fault(const std::string& spec) {
+  const auto bad = [&](const std::string& why) {
+    return InputError("command line: --inject-fault " + spec + ": " + why +
+                      " (expected RANK:ROUND:KIND, KIND one of exception, kill, hang, kill_in_checkpoint)");
+  };
+  const auto a = spec.find(':');
+  const auto b = a == std::string::npos ? a : spec.find(':', a + 1);
+  if (b == std::string::npos) throw bad("needs three fields");
+  Fault f;
+  try {
+    std::size_t used = 0;
+    f.rank = std::stoi(spec.substr(0, a), &used);
+    if (used != a) throw bad("RANK is not a number");
+    f.round = std::stol(spec.substr(a + 1, b - a - 1), &used);
+    if (used != b - a - 1) throw bad("ROUND is not a number");
+  } catch (const std::logic_error&) {
+    throw bad("RANK and ROUND must be numbers");
+  }
+  if (f.rank < 0 || f.round < 0) throw bad("RANK and ROUND must not be negative");
+  const std::string kind = spec.substr(b + 1);
+  if (kind == "exception") f.kind = Fault::Kind::Exception;
+  else if (kind == "kill") f.kind = Fault::Kind::Kill;
+  else if (kind == "hang") f.kind = Fault::Kind::Hang;
+  else if (kind == "kill_in_checkpoint") f.kind = Fault::Kind::KillInCheckpoint;
+  else throw bad("unknown KIND \"" + kind + "\"");
+  return f;
+}
+
+void check_faults(const std::vector<Fault>& faults, int world_size) {
+  for (const auto& f : faults)
+    if (f.rank >= world_size)
+      throw InputError("command line: --inject-fault names rank " + std::to_string(f.rank) + " but the job has " +
+                       std::to_string(world_size) + " ranks");
+}
+
+void die_now() {
+  std::raise(SIGKILL);
+  std::abort();
+}
+
+void inject_faults(const std::vector<Fault>& faults, const RankInfo& me, long round) {
+  for (const auto& f : faults) {
+    if (f.rank != me.rank || f.round != round) continue;
+    switch (f.kind) {
+      case Fault::Kind::Exception:
+        throw Error("injected fault: exception at round " + std::to_string(round) + " (--inject-fault)");
+      case Fault::Kind::Kill:
+        warn(me, "injected fault: killing this rank at round " + std::to_string(round));
+        die_now();
+      case Fault::Kind::Hang:
+        warn(me, "injected fault: hanging at round " + std::to_string(round));
+        for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+      case Fault::Kind::KillInCheckpoint:
+        break;
+    }
+  }
+}
+
+bool kill_in_checkpoint_planned(const std::vector<Fault>& faults, const RankInfo& me, long round) {
+  for (const auto& f : faults)
+    if (f.rank == me.rank && f.round == round && f.kind == Fault::Kind::KillInCheckpoint) return true;
+  return false;
+}
+
+}  // namespace fedavg::core
