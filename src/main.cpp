@@ -9,12 +9,14 @@
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/rank_map.hpp"
+#include "core/stop_signal.hpp"
 #include "roles/role.hpp"
 
 using namespace fedavg;
 
 int main(int argc, char** argv) {
   comm::Environment mpi(argc, argv);
+  const core::StopSignal signals;
   core::RankInfo me{mpi.world_rank(), core::Role::Unassigned};
   try {
     const core::Config cfg = core::load_config(argc, argv);
@@ -29,10 +31,12 @@ int main(int argc, char** argv) {
     const auto learners = world.split(me.role == core::Role::Dispatcher || me.role == core::Role::Learner, me.rank);
     {
       bridge::Interpreter py(cfg.python_dir);
-      roles::make({cfg, me, map, world, learners, py})->run();
+      roles::make({cfg, me, map, world, learners, py, signals})->run();
     }
     // Arrive at MPI_Finalize together, sleeping rather than spinning while slower ranks finish.
     world.ibarrier().wait_until(comm::Deadline::after(cfg.settings.liveness_seconds * comm::kIndirect));
+    // Stopped by SIGINT/SIGTERM: the run ended cleanly, but did not finish; say so in the exit status.
+    if (signals.received()) return 128 + signals.received();
   } catch (const core::InputError& e) {
     comm::abort_job_collective(me, e.what());
   } catch (const std::exception& e) {

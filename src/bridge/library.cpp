@@ -81,6 +81,22 @@ double Library::test_loss(const std::int32_t* windows, std::size_t n, int width)
   });
 }
 
+std::vector<std::uint8_t> Library::get_state() {
+  return detail::guarded("library.get_state", [&] {
+    if (!py::hasattr(impl_->mod, "get_state")) return std::vector<std::uint8_t>{};
+    py::bytes b = impl_->mod.attr("get_state")(impl_->model);
+    std::string s = b;
+    return std::vector<std::uint8_t>(s.begin(), s.end());
+  });
+}
+
+void Library::set_state(const std::vector<std::uint8_t>& state) {
+  detail::guarded("library.set_state", [&] {
+    if (state.empty() || !py::hasattr(impl_->mod, "set_state")) return;
+    impl_->mod.attr("set_state")(impl_->model, py::bytes(reinterpret_cast<const char*>(state.data()), state.size()));
+  });
+}
+
 core::Matrix Library::embeddings() {
   return detail::guarded("library.embeddings", [&] {
     py::array_t<float, py::array::c_style | py::array::forcecast> a = impl_->mod.attr("embeddings")(impl_->model);

@@ -36,6 +36,11 @@ class Library {
   double train_step(const std::int32_t* windows, std::size_t n, int width);
   // Mean test loss over `n` windows of `width` ids.
   double test_loss(const std::int32_t* windows, std::size_t n, int width);
+  // The model's state besides the weights (optimizer moments, step counters, RNG), as opaque bytes; empty
+  // when library.py defines no get_state.
+  std::vector<std::uint8_t> get_state();
+  // Restores a state from get_state (ignored when library.py defines no set_state, or `state` is empty).
+  void set_state(const std::vector<std::uint8_t>& state);
   // The embedding matrix [vocab, dim].
   core::Matrix embeddings();
 

@@ -21,6 +21,7 @@ template <> inline MPI_Datatype datatype<std::int32_t>() { return MPI_INT32_T; }
 template <> inline MPI_Datatype datatype<std::int64_t>() { return MPI_INT64_T; }
 template <> inline MPI_Datatype datatype<float>() { return MPI_FLOAT; }
 template <> inline MPI_Datatype datatype<double>() { return MPI_DOUBLE; }
+template <> inline MPI_Datatype datatype<std::uint8_t>() { return MPI_UINT8_T; }
 
 // A message that has arrived and can be received at once.
 struct Arrival {

@@ -22,6 +22,7 @@ class Outbox {
   // Sends `data` (moved in, kept alive until delivered) to `dest` with `tag`.
   void send(std::vector<std::int32_t>&& data, int dest, Tag tag);
   void send(std::vector<std::int64_t>&& data, int dest, Tag tag);
+  void send(std::vector<std::uint8_t>&& data, int dest, Tag tag);
   // Sends a small encoded message (Credit, WindowRequest); its bytes are copied.
   template <typename T, std::size_t N> void send(const std::array<T, N>& wire, int dest, Tag tag) {
     send(std::vector<T>(wire.begin(), wire.end()), dest, tag);
@@ -38,6 +39,7 @@ class Outbox {
     Request req;
     std::vector<std::int32_t> i32;
     std::vector<std::int64_t> i64;
+    std::vector<std::uint8_t> u8;
   };
   const Communicator& comm_;
   std::deque<Entry> entries_;

@@ -11,6 +11,9 @@ enum class Tag : int {
   Batch = 14,     // Batcher -> Learner: int32 [n, 2w+1] windows answering one Request
   RoundDone = 15,  // Learner -> Dispatcher: int64 round the learner finished training
   Ready = 16,      // Learner -> Dispatcher: int64 round whose Control the learner received
+  Position = 17,      // Tokenizer -> Dispatcher: int64 [byte offset, passes] of its next block
+  ResumeFrom = 18,    // Dispatcher -> Tokenizer (with --resume): int64 [byte offset, passes] to start from
+  LearnerState = 19,  // Learner <-> Dispatcher: uint8 opaque model state (optimizer, RNG) for checkpoints
   Shutdown = 98,  // downstream -> upstream: stop producing (empty)
   ShutdownAck = 99,  // upstream -> downstream: nothing more will follow (empty)
 };

@@ -2,9 +2,8 @@
 
 #include <hdf5.h>
 
-#include <utility>
-
 #include "core/error.hpp"
+#include "core/fault.hpp"
 
 namespace fedavg::core {
 namespace {
@@ -32,14 +31,22 @@ void check(herr_t rc, const std::string& what) {
 }
 
 template <typename T>
-void attribute(hid_t target, const char* name, hid_t type, const T& value, const std::string& file) {
+void put_attr(hid_t target, const char* name, hid_t type, const T& value, const std::string& file) {
   Handle space(H5Screate(H5S_SCALAR), H5Sclose, file + ": HDF5 dataspace");
   Handle attr(H5Acreate2(target, name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
               file + ": cannot create attribute " + name);
   check(H5Awrite(attr.get(), type, &value), file + ": cannot write attribute " + name);
 }
 
-void string_attribute(hid_t target, const char* name, const std::string& value, const std::string& file) {
+template <typename T>
+T get_attr(hid_t target, const char* name, hid_t type, const std::string& file) {
+  Handle attr(H5Aopen(target, name, H5P_DEFAULT), H5Aclose, file + ": attribute " + name + " is missing");
+  T value{};
+  check(H5Aread(attr.get(), type, &value), file + ": cannot read attribute " + name);
+  return value;
+}
+
+void put_string_attr(hid_t target, const char* name, const std::string& value, const std::string& file) {
   Handle type(H5Tcopy(H5T_C_S1), H5Tclose, file + ": HDF5 string type");
   check(H5Tset_size(type.get(), value.empty() ? 1 : value.size()), file + ": HDF5 string size");
   Handle space(H5Screate(H5S_SCALAR), H5Sclose, file + ": HDF5 dataspace");
@@ -48,10 +55,43 @@ void string_attribute(hid_t target, const char* name, const std::string& value, 
   check(H5Awrite(attr.get(), type.get(), value.empty() ? "" : value.c_str()), file + ": cannot write attribute " + name);
 }
 
+std::string get_string_attr(hid_t target, const char* name, const std::string& file) {
+  Handle attr(H5Aopen(target, name, H5P_DEFAULT), H5Aclose, file + ": attribute " + name + " is missing");
+  Handle type(H5Aget_type(attr.get()), H5Tclose, file + ": attribute type");
+  std::string value(H5Tget_size(type.get()), '\0');
+  Handle mem(H5Tcopy(H5T_C_S1), H5Tclose, file + ": HDF5 string type");
+  check(H5Tset_size(mem.get(), value.size()), file + ": HDF5 string size");
+  check(H5Aread(attr.get(), mem.get(), value.data()), file + ": cannot read attribute " + name);
+  while (!value.empty() && value.back() == '\0') value.pop_back();
+  return value;
+}
+
+void put_dataset(hid_t where, const std::string& name, hid_t file_type, hid_t mem_type, std::vector<hsize_t> dims,
+                 const void* data, const std::string& file) {
+  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose,
+               file + ": HDF5 dataspace for " + name);
+  Handle set(H5Dcreate2(where, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
+             file + ": cannot create dataset " + name);
+  if (H5Sget_simple_extent_npoints(space.get()) > 0)
+    check(H5Dwrite(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), file + ": cannot write dataset " + name);
+}
+
+template <typename T>
+std::vector<T> get_dataset(hid_t where, const std::string& name, hid_t mem_type, const std::string& file) {
+  Handle set(H5Dopen2(where, name.c_str(), H5P_DEFAULT), H5Dclose, file + ": dataset " + name + " is missing");
+  Handle space(H5Dget_space(set.get()), H5Sclose, file + ": dataspace of " + name);
+  const auto n = H5Sget_simple_extent_npoints(space.get());
+  if (n < 0) throw Error(file + ": cannot size dataset " + name);
+  std::vector<T> out(static_cast<std::size_t>(n));
+  if (n > 0) check(H5Dread(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), file + ": cannot read " + name);
+  return out;
+}
+
 }  // namespace
 
 void write_checkpoint(const std::filesystem::path& path, const std::vector<NamedArray>& arrays,
-                      const CheckpointInfo& info) {
+                      const CheckpointInfo& info, const std::vector<std::vector<std::uint8_t>>& learner_states,
+                      const std::vector<ReadPosition>& positions, bool die_before_rename) {
   const std::string tmp = path.string() + ".tmp";
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as codes and are reported here
   {
@@ -59,25 +99,65 @@ void write_checkpoint(const std::filesystem::path& path, const std::vector<Named
                 tmp + ": cannot create HDF5 file");
     for (const auto& a : arrays) {
       std::vector<hsize_t> dims(a.shape.begin(), a.shape.end());
-      Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose,
-                   tmp + ": HDF5 dataspace for " + a.name);
-      Handle set(H5Dcreate2(file.get(), a.name.c_str(), H5T_IEEE_F32LE, space.get(), H5P_DEFAULT, H5P_DEFAULT,
-                            H5P_DEFAULT),
-                 H5Dclose, tmp + ": cannot create dataset " + a.name);
-      check(H5Dwrite(set.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, a.data),
-            tmp + ": cannot write dataset " + a.name);
+      put_dataset(file.get(), a.name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, dims, a.data, tmp);
     }
+    Handle group(H5Gcreate2(file.get(), "learner_state", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
+                 tmp + ": cannot create group learner_state");
+    for (std::size_t i = 0; i < learner_states.size(); ++i)
+      put_dataset(group.get(), std::to_string(i), H5T_STD_U8LE, H5T_NATIVE_UINT8, {learner_states[i].size()},
+                  learner_states[i].data(), tmp);
+    put_dataset(file.get(), "read_positions", H5T_STD_I64LE, H5T_NATIVE_INT64, {positions.size(), 2},
+                positions.data(), tmp);
     const hid_t root = file.get();
-    attribute(root, "round", H5T_NATIVE_INT64, info.round, tmp);
-    attribute(root, "test_loss", H5T_NATIVE_DOUBLE, info.test_loss, tmp);
-    attribute(root, "windows_per_learner", H5T_NATIVE_DOUBLE, info.windows_per_learner, tmp);
-    attribute(root, "seed", H5T_NATIVE_UINT64, info.seed, tmp);
-    string_attribute(root, "data_name", info.data_name, tmp);
+    put_attr(root, "round", H5T_NATIVE_INT64, info.round, tmp);
+    put_attr(root, "test_loss", H5T_NATIVE_DOUBLE, info.test_loss, tmp);
+    put_attr(root, "train_loss", H5T_NATIVE_DOUBLE, info.train_loss, tmp);
+    put_attr(root, "first_loss", H5T_NATIVE_DOUBLE, info.first_loss, tmp);
+    put_attr(root, "windows_per_learner", H5T_NATIVE_DOUBLE, info.windows_per_learner, tmp);
+    put_attr(root, "seconds", H5T_NATIVE_DOUBLE, info.seconds, tmp);
+    put_attr(root, "seed", H5T_NATIVE_UINT64, info.seed, tmp);
+    put_string_attr(root, "data_name", info.data_name, tmp);
     check(H5Fflush(root, H5F_SCOPE_GLOBAL), tmp + ": flush failed");
   }
+  if (die_before_rename) die_now();
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) throw Error(path.string() + ": cannot replace checkpoint: " + ec.message());
+}
+
+Checkpoint read_checkpoint(const std::filesystem::path& path,
+                           const std::vector<std::pair<std::string, std::size_t>>& expected) {
+  const std::string file = path.string();
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  if (!std::filesystem::exists(path)) throw Error(file + ": no checkpoint to resume from");
+  Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, file + ": not a readable HDF5 checkpoint");
+  Checkpoint c;
+  const hid_t root = f.get();
+  c.info.round = get_attr<std::int64_t>(root, "round", H5T_NATIVE_INT64, file);
+  c.info.test_loss = get_attr<double>(root, "test_loss", H5T_NATIVE_DOUBLE, file);
+  c.info.train_loss = get_attr<double>(root, "train_loss", H5T_NATIVE_DOUBLE, file);
+  c.info.first_loss = get_attr<double>(root, "first_loss", H5T_NATIVE_DOUBLE, file);
+  c.info.windows_per_learner = get_attr<double>(root, "windows_per_learner", H5T_NATIVE_DOUBLE, file);
+  c.info.seconds = get_attr<double>(root, "seconds", H5T_NATIVE_DOUBLE, file);
+  c.info.seed = get_attr<std::uint64_t>(root, "seed", H5T_NATIVE_UINT64, file);
+  c.info.data_name = get_string_attr(root, "data_name", file);
+  for (const auto& [name, size] : expected) {
+    auto values = get_dataset<float>(root, name, H5T_NATIVE_FLOAT, file);
+    if (values.size() != size)
+      throw Error(file + ": parameter " + name + " holds " + std::to_string(values.size()) + " values, the model has " +
+                  std::to_string(size) + " (was the checkpoint written with another vocabulary or model?)");
+    c.names.push_back(name);
+    c.arrays.push_back(std::move(values));
+  }
+  Handle group(H5Gopen2(root, "learner_state", H5P_DEFAULT), H5Gclose, file + ": group learner_state is missing");
+  H5G_info_t group_info{};
+  check(H5Gget_info(group.get(), &group_info), file + ": cannot list learner_state");
+  const hsize_t count = group_info.nlinks;
+  for (hsize_t i = 0; i < count; ++i)
+    c.learner_states.push_back(get_dataset<std::uint8_t>(group.get(), std::to_string(i), H5T_NATIVE_UINT8, file));
+  const auto flat = get_dataset<std::int64_t>(root, "read_positions", H5T_NATIVE_INT64, file);
+  for (std::size_t i = 0; i + 1 < flat.size(); i += 2) c.positions.push_back({flat[i], flat[i + 1]});
+  return c;
 }
 
 }  // namespace fedavg::core

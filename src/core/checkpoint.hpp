@@ -1,7 +1,9 @@
-// The model weights as HDF5: one dataset per named parameter plus run attributes, written to a temporary file
-// and renamed, so a crash during the write leaves the previous checkpoint intact.
+// The run's checkpoint as HDF5: one dataset per named parameter, each learner's opaque state (optimizer, RNG)
+// under /learner_state/<i>, each pipeline's read position, and the run counters as attributes. Written to a
+// temporary file and renamed, so a crash during the write leaves the previous checkpoint intact.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -18,13 +20,34 @@ struct NamedArray {
 struct CheckpointInfo {
   std::int64_t round = 0;
   double test_loss = 0.0;
+  double train_loss = 0.0;
+  double first_loss = 0.0;
   double windows_per_learner = 0.0;
+  double seconds = 0.0;  // training time so far
   std::uint64_t seed = 0;
   std::string data_name;
 };
 
-// Throws core::Error naming the file on any HDF5 failure.
+// A pipeline's position in its corpus: byte offset of the next block and completed passes over the file.
+using ReadPosition = std::array<std::int64_t, 2>;
+
+struct Checkpoint {
+  CheckpointInfo info;
+  std::vector<std::string> names;                       // parameter datasets, in file order
+  std::vector<std::vector<float>> arrays;               // their values
+  std::vector<std::vector<std::uint8_t>> learner_states;  // one per learner (may be empty)
+  std::vector<ReadPosition> positions;                  // one per pipeline
+};
+
+// Writes path.tmp and renames it over path. If `die_before_rename` (fault injection), the process is killed
+// after the temporary file is written, as a crash would. Throws core::Error naming the file.
 void write_checkpoint(const std::filesystem::path& path, const std::vector<NamedArray>& arrays,
-                      const CheckpointInfo& info);
+                      const CheckpointInfo& info, const std::vector<std::vector<std::uint8_t>>& learner_states,
+                      const std::vector<ReadPosition>& positions, bool die_before_rename = false);
+
+// Reads a checkpoint; `expected` lists the parameter names and sizes it must hold. Throws core::Error naming
+// the file and what does not match.
+Checkpoint read_checkpoint(const std::filesystem::path& path,
+                           const std::vector<std::pair<std::string, std::size_t>>& expected);
 
 }  // namespace fedavg::core

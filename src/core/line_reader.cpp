@@ -16,7 +16,8 @@ LineReader::LineReader(std::string path, std::size_t block_bytes, std::int64_t m
   in_.open(path_, std::ios::binary);
   if (!in_) throw Error("corpus " + path_ + ": cannot open: " + std::strerror(errno));
   in_.seekg(0, std::ios::end);
-  if (in_.tellg() <= 0) throw Error("corpus " + path_ + ": the file is empty");
+  size_ = static_cast<std::int64_t>(in_.tellg());
+  if (size_ <= 0) throw Error("corpus " + path_ + ": the file is empty");
   in_.seekg(0);
 }
 
@@ -27,6 +28,25 @@ void LineReader::rewind() {
   offset_ = 0;
   next_line_ = 1;
   ++epochs_;
+}
+
+void LineReader::seek(std::int64_t offset, std::int64_t epochs) {
+  if (offset < 0 || offset >= size_)
+    throw Error("corpus " + path_ + ": the checkpoint's read position " + std::to_string(offset) +
+                " lies outside the file (" + std::to_string(size_) + " bytes); was the corpus changed?");
+  in_.clear();
+  if (offset > 0) {
+    in_.seekg(offset - 1);
+    if (in_.get() != '\n')
+      throw Error("corpus " + path_ + ": the checkpoint's read position " + std::to_string(offset) +
+                  " is not at a line start; was the corpus changed?");
+  } else {
+    in_.seekg(0);
+  }
+  carry_.clear();
+  offset_ = offset;
+  next_line_ = 0;  // unknown without a pass over the file; line numbers in messages count from here
+  epochs_ = epochs;
 }
 
 bool LineReader::next_block(std::string& out) {

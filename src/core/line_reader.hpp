@@ -22,11 +22,15 @@ class LineReader {
   std::int64_t epochs_completed() const { return epochs_; }
   // Line number (1-based) of the first line of the block last returned.
   std::int64_t block_first_line() const { return block_line_; }
-  // Byte offset of the next block in the file (the read position a checkpoint would record).
+  // Byte offset of the next block in the file (the read position a checkpoint records).
   std::int64_t position() const { return offset_; }
+  // Continues from a recorded position: `offset` must be 0 or just after a line end; `epochs` passes done.
+  // Throws core::Error if the offset lies outside the file or not at a line start.
+  void seek(std::int64_t offset, std::int64_t epochs);
 
  private:
   void rewind();
+  std::int64_t size_ = 0;
   std::string path_;
   std::size_t block_bytes_;
   std::int64_t max_line_bytes_;

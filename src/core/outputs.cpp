@@ -67,9 +67,23 @@ void write_word2vec(const std::filesystem::path& path, const std::vector<std::st
   write_file_atomic(path, s);
 }
 
-MetricsLog::MetricsLog(const std::filesystem::path& path) : path_(path), out_(path, std::ios::trunc) {
+MetricsLog::MetricsLog(const std::filesystem::path& path, long keep_through) : path_(path) {
+  const std::string header = "round,windows_per_learner,seconds,test_loss,train_loss\n";
+  std::string kept = header;
+  if (keep_through >= 0) {
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      const long round = std::strtol(line.c_str(), nullptr, 10);
+      if (line.empty() || round > keep_through) break;
+      kept += line + "\n";
+      last_round_ = round;
+    }
+  }
+  write_file_atomic(path, kept);
+  out_.open(path, std::ios::app);
   if (!out_) throw Error(path.string() + ": cannot write: " + std::strerror(errno));
-  out_ << "round,windows_per_learner,seconds,test_loss,train_loss\n" << std::flush;
 }
 
 void MetricsLog::row(long round, double windows_per_learner, double seconds, double test_loss, double train_loss) {

@@ -26,12 +26,16 @@ void write_word2vec(const std::filesystem::path& path, const std::vector<std::st
 // round,windows_per_learner,seconds,test_loss,train_loss — one flushed row per round.
 class MetricsLog {
  public:
-  explicit MetricsLog(const std::filesystem::path& path);
+  // Starts a new log, or (resume) keeps the rows up to and including `keep_through` and appends after them.
+  explicit MetricsLog(const std::filesystem::path& path, long keep_through = -1);
+  // The round of the last row kept when resuming (-1 if none).
+  long last_round() const { return last_round_; }
   void row(long round, double windows_per_learner, double seconds, double test_loss, double train_loss);
 
  private:
   std::filesystem::path path_;
   std::ofstream out_;
+  long last_round_ = -1;
 };
 
 }  // namespace fedavg::core

@@ -27,10 +27,25 @@ void Learner::run() {
   comm::Outbox outbox(world);
   std::vector<std::int32_t> batch(static_cast<std::size_t>(per_round * width));
   outbox.send(comm::WindowRequest{per_round}.encode(), batcher, comm::Tag::Request);
+  const int dispatcher = ctx_.map.dispatcher();
+  if (ctx_.cfg.resume) {
+    std::vector<std::uint8_t> state;
+    comm::poll_until(
+        [&] {
+          auto a = world.probe(dispatcher, comm::Tag::LearnerState);
+          if (a) world.receive(*a, state);
+          return a.has_value();
+        },
+        comm::Deadline::after(s.liveness_seconds * comm::kIndirect), "the checkpointed state from the Dispatcher");
+    lib.set_state(state);
+  }
 
   for (;;) {
     const comm::Control c = sync.control();
-    if (c.command == comm::Control::Command::Stop) break;
+    if (c.command == comm::Control::Command::Stop) {
+      outbox.send(lib.get_state(), dispatcher, comm::Tag::LearnerState);
+      break;
+    }
     core::inject_faults(ctx_.cfg.faults, ctx_.me, c.round);
     sync.report(comm::Tag::Ready, c.round);
     sync.weights(weights);
@@ -57,6 +72,7 @@ void Learner::run() {
     const auto share = static_cast<float>(trained / total[0]);
     for (auto& x : weights) x *= share;
     sync.average_into_root(weights);
+    if (c.round % s.checkpoint_every == 0) outbox.send(lib.get_state(), dispatcher, comm::Tag::LearnerState);
   }
   const auto deadline = comm::Deadline::after(s.liveness_seconds);
   outbox.flush(deadline);

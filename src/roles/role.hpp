@@ -6,6 +6,7 @@
 #include "core/config.hpp"
 #include "core/rank_map.hpp"
 #include "core/role.hpp"
+#include "core/stop_signal.hpp"
 
 namespace fedavg::comm { class Communicator; }
 namespace fedavg::bridge { class Interpreter; }
@@ -20,6 +21,7 @@ struct Context {
   const comm::Communicator& world;     // duplicate of MPI_COMM_WORLD
   const comm::Communicator& learners;  // Dispatcher (rank 0 here) + Learners; invalid on pipeline ranks
   bridge::Interpreter& py;
+  const core::StopSignal& signals;     // SIGINT/SIGTERM seen by this rank
 };
 
 class Role {

@@ -1,5 +1,7 @@
 #include "roles/tokenizer.hpp"
 
+#include <array>
+
 #include "bridge/text.hpp"
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
@@ -18,6 +20,18 @@ void Tokenizer::run() {
   bridge::Text text(ctx_.py);
   text.load_vocab(ctx_.cfg.vocab_path());
   core::LineReader reader(corpus, static_cast<std::size_t>(s.text_block_bytes), s.max_line_bytes);
+  const int dispatcher = ctx_.map.dispatcher();
+  if (ctx_.cfg.resume) {
+    std::array<std::int64_t, 2> from{};
+    comm::poll_until(
+        [&] {
+          auto a = ctx_.world.probe(dispatcher, comm::Tag::ResumeFrom);
+          if (a) ctx_.world.receive_into(*a, from.data(), from.size());
+          return a.has_value();
+        },
+        comm::Deadline::after(s.liveness_seconds * comm::kIndirect), "the read position from the Dispatcher");
+    reader.seek(from[0], from[1]);
+  }
 
   comm::Outbox outbox(ctx_.world);
   comm::IdleWatch watch(s.liveness_seconds);
@@ -59,6 +73,8 @@ void Tokenizer::run() {
         ids.push_back(comm::kEof);
       }
       outbox.send(std::move(ids), filter, comm::Tag::Tokens);
+      outbox.send(std::vector<std::int64_t>{reader.position(), reader.epochs_completed()}, dispatcher,
+                  comm::Tag::Position);
       --credits;
       progress = true;
     }
@@ -69,6 +85,8 @@ void Tokenizer::run() {
     }
   }
   comm::acknowledge_stop(outbox, filter, comm::Deadline::after(s.liveness_seconds));
+  outbox.send(std::vector<std::int64_t>{reader.position(), -1}, dispatcher, comm::Tag::Position);  // final report
+  outbox.flush(comm::Deadline::after(s.liveness_seconds));
 }
 
 }  // namespace fedavg::roles
