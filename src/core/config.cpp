@@ -154,6 +154,7 @@ Settings parse_settings(const std::string& text, const std::string& path) {
       {"cross_oov", [&] { r.boolean("cross_oov", s.cross_oov); }},
       {"sample", [&] { r.number("sample", s.sample, 0.0, 1.0); }},
       {"train", [&] { r.boolean("train", s.train); }},
+      {"fixed_batch_order", [&] { r.boolean("fixed_batch_order", s.fixed_batch_order); }},
       {"liveness_seconds", [&] { r.number("liveness_seconds", s.liveness_seconds, 0.1, 1e7); }},
       {"torch_threads", [&] { r.integer("torch_threads", s.torch_threads, 1, 1024); }},
       {"text_block_bytes", [&] { r.integer("text_block_bytes", s.text_block_bytes, 1024, 1 << 28); }},

@@ -51,6 +51,16 @@ void Batcher::run() {
   std::deque<Pending> pending;
   std::set<int> active(learners.begin(), learners.end());
   long served = 0;
+  // With fixed_batch_order, learners are served in rotation (learner order), whatever order requests arrive in.
+  std::size_t turn = 0;
+  auto next_request = [&]() -> std::deque<Pending>::iterator {
+    if (!s.fixed_batch_order) return pending.begin();
+    // Skip learners that have left; only the first active learner in the rotation may be served.
+    for (std::size_t k = 0; k < learners.size() && !active.count(learners[turn]); ++k) turn = (turn + 1) % learners.size();
+    const int who = learners[turn];
+    return std::find_if(pending.begin(), pending.end(), [&](const Pending& p) { return p.learner == who; });
+  };
+
 
   while (!active.empty()) {
     outbox.retire();
@@ -85,9 +95,10 @@ void Batcher::run() {
                           std::to_string(a->source));
       }
     }
-    while (!pending.empty() && pending.front().windows <= ready) {
-      const Pending p = pending.front();
-      pending.pop_front();
+    for (auto it = next_request(); it != pending.end() && it->windows <= ready; it = next_request()) {
+      const Pending p = *it;
+      pending.erase(it);
+      turn = (turn + 1) % learners.size();
       core::inject_faults(ctx_.cfg.faults, ctx_.me, ++served);
       std::vector<std::int32_t> batch;
       batch.reserve(static_cast<std::size_t>(p.windows * width));

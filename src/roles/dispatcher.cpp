@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "bridge/text.hpp"
 #include "comm/communicator.hpp"
 #include "comm/outbox.hpp"
 #include "core/checkpoint.hpp"
@@ -68,10 +69,12 @@ void Dispatcher::run() {
   const auto base = cfg.out_dir / s.data_name;
   const auto checkpoint_path = base.string() + ".h5";
   std::vector<float> weights;  // declared before the model that views it, so it outlives the model
+  // Validate the inputs before importing torch (seconds), so bad input fails fast.
   bridge::Text text(ctx_.py);
-  bridge::Library lib(ctx_.py);
-  const ModelSetup model = setup_model(ctx_, text, lib, weights);
+  const core::Vocabulary vocab = text.load_vocab(cfg.vocab_path());
   const std::vector<std::int32_t> test = text.load_test(cfg.test_path(), s.window);
+  bridge::Library lib(ctx_.py);
+  const ModelSetup model = setup_model(ctx_, vocab, lib, weights);
   const int width = s.window_width();
   const std::size_t test_windows = test.size() / static_cast<std::size_t>(width);
   const int learners = ctx_.map.learners();
@@ -79,7 +82,7 @@ void Dispatcher::run() {
   for (int l = 0; l < learners; ++l) learner_ranks.push_back(ctx_.map.learner_rank(l));
 
   std::printf("fedavg_mpi: %s: %d pipeline(s), %d learner(s), vocabulary %d, %zu test windows, %zu parameters\n",
-              s.data_name.c_str(), ctx_.map.pipelines(), learners, model.vocab.size(), test_windows, weights.size());
+              s.data_name.c_str(), ctx_.map.pipelines(), learners, vocab.size(), test_windows, weights.size());
   std::fflush(stdout);
 
   Positions positions(ctx_);
@@ -203,7 +206,7 @@ void Dispatcher::run() {
   if (last_checkpoint != round) checkpoint();
   const core::Matrix emb = lib.embeddings();
   core::write_embeddings_text(cfg.out_dir / (s.data_name + "_embeddings.txt"), emb);
-  core::write_word2vec(cfg.out_dir / (s.data_name + ".w2v.txt"), model.vocab.words, emb);
+  core::write_word2vec(cfg.out_dir / (s.data_name + ".w2v.txt"), vocab.words, emb);
 
   const std::string stats = "final: rounds=" + std::to_string(round) + " seconds=" + fmt("%.2f", elapsed()) +
                             " windows_per_learner=" + fmt("%.0f", windows_per_learner) +

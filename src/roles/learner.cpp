@@ -1,6 +1,7 @@
 #include "roles/learner.hpp"
 
 #include "bridge/library.hpp"
+#include "bridge/text.hpp"
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
 #include "core/error.hpp"
@@ -19,9 +20,9 @@ void Learner::run() {
   const std::int64_t per_round = s.windows_per_round();
 
   std::vector<float> weights;  // declared before the model that views it, so it outlives the model
-  bridge::Text text(ctx_.py);
+  const core::Vocabulary vocab = bridge::Text(ctx_.py).load_vocab(ctx_.cfg.vocab_path());  // before torch loads
   bridge::Library lib(ctx_.py);
-  setup_model(ctx_, text, lib, weights);
+  setup_model(ctx_, vocab, lib, weights);
 
   RoundSync sync(ctx_.learners, world, s.liveness_seconds, {});
   comm::Outbox outbox(world);

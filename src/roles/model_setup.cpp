@@ -4,12 +4,12 @@
 
 namespace fedavg::roles {
 
-ModelSetup setup_model(const Context& ctx, bridge::Text& text, bridge::Library& lib, std::vector<float>& weights) {
+ModelSetup setup_model(const Context& ctx, const core::Vocabulary& vocab, bridge::Library& lib,
+                       std::vector<float>& weights) {
   ModelSetup m;
-  m.vocab = text.load_vocab(ctx.cfg.vocab_path());
   m.cfg = ctx.cfg.settings.to_json();
-  m.cfg["vocab_size"] = m.vocab.size();
-  m.cfg["counts"] = m.vocab.counts.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.vocab.counts);
+  m.cfg["vocab_size"] = vocab.size();
+  m.cfg["counts"] = vocab.counts.empty() ? nlohmann::json(nullptr) : nlohmann::json(vocab.counts);
   m.shapes = lib.param_shapes(m.cfg);
   std::size_t total = 0;
   for (const auto& p : m.shapes) total += p.size();
