@@ -1,5 +1,6 @@
 #include "roles/tokenizer.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include "bridge/text.hpp"
@@ -8,6 +9,8 @@
 #include "core/error.hpp"
 #include "core/fault.hpp"
 #include "core/line_reader.hpp"
+#include "core/log.hpp"
+#include "core/utf8.hpp"
 
 namespace fedavg::roles {
 
@@ -39,6 +42,7 @@ void Tokenizer::run() {
   std::int64_t known_words_this_epoch = 0;
   std::string block;
   long blocks = 0;
+  bool warned_utf8 = false;
   bool stop = false;
 
   while (!stop) {
@@ -61,6 +65,16 @@ void Tokenizer::run() {
     if (!stop && credits > 0) {
       core::inject_faults(ctx_.cfg.faults, ctx_.me, ++blocks);
       const bool end_of_file = reader.next_block(block);
+      if (!warned_utf8) {
+        const auto bad = core::first_invalid_utf8(block);
+        if (bad != std::string::npos) {
+          const auto line = reader.block_first_line() + std::count(block.begin(), block.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
+          core::warn(ctx_.me, corpus + ":" + std::to_string(line) +
+                                  ": invalid UTF-8; such bytes are read as U+FFFD (not a letter), so they only split "
+                                  "words (warned once per file)");
+          warned_utf8 = true;
+        }
+      }
       std::vector<std::int32_t> ids;
       ids.reserve(block.size() / 4 + 2);
       text.tokenize(block.data(), block.size(), ids);

@@ -1,0 +1,113 @@
+"""Bad input of every kind: a non-zero exit within seconds and one clear line naming the file, the line and
+the problem (issue: reliability). Each case builds a config folder or corpus with one defect."""
+
+import json
+import shutil
+import time
+
+import pytest
+
+LIMIT = 10  # seconds from launch to a non-zero exit
+
+
+def make_config(toy_config, tmp_path, cfg_text=None, vocab=None, test=None):
+    d = tmp_path / "cfg"
+    shutil.copytree(toy_config / "config", d)
+    cfg = json.loads((d / "cfg.json").read_text())
+    cfg.update({"bpe": 2, "bs": 16, "max_rounds": 2, "liveness_seconds": 20})
+    (d / "cfg.json").write_text(cfg_text if cfg_text is not None else json.dumps(cfg, indent=2))
+    if vocab is not None:
+        (d / "vocab.txt").write_text(vocab)
+    if test is not None:
+        (d / "test.txt").write_text(test)
+    return d
+
+
+GOOD_CFG = '{\n  "data_name": "toy",\n  "bpe": 2,\n  "bs": 16,\n  "target": 1.0\n}\n'
+
+CONFIG_CASES = {
+    "cfg not json": (dict(cfg_text='{\n  "data_name": "toy",\n  "bpe": 2\n  "bs": 16\n}\n'),
+                     ["cfg.json:4:", "not valid JSON"]),
+    "cfg missing key": (dict(cfg_text='{"data_name": "toy", "bpe": 2, "bs": 16}'),
+                        ["cfg.json:1:", 'missing required key "target"']),
+    "cfg unknown key": (dict(cfg_text=GOOD_CFG.replace('"target": 1.0', '"target": 1.0,\n  "learning_rate": 3')),
+                        ["cfg.json:6:", 'unknown key "learning_rate"']),
+    "cfg wrong type": (dict(cfg_text=GOOD_CFG.replace('"bs": 16', '"bs": "16"')),
+                       ["cfg.json:4:", '"bs" must be an integer']),
+    "cfg out of range": (dict(cfg_text=GOOD_CFG.replace('"bpe": 2', '"bpe": -3')),
+                         ["cfg.json:3:", '"bpe" must be between']),
+    "vocab duplicate": (dict(vocab="the 10\ndog 5\ncat 4\ndog 3\n"), ["vocab.txt:4:", "dog"]),
+    "vocab bad word": (dict(vocab="the\ndog\nCat\n"), ["vocab.txt:3:", "Cat"]),
+    "vocab empty": (dict(vocab="\n\n"), ["vocab.txt", "empty"]),
+    "test wrong width": (dict(test="the big dog sees the\nthe big dog\n"), ["test.txt:2:", "expected 5 words"]),
+    "test unknown word": (dict(test="the big zebra sees the\n"), ["test.txt:1:", "zebra"]),
+    "test empty": (dict(test=""), ["test.txt", "no"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONFIG_CASES))
+def test_bad_config_folder(case, app, toy_config, tmp_path, run_job):
+    kwargs, expected = CONFIG_CASES[case]
+    cfg_dir = make_config(toy_config, tmp_path, **kwargs)
+    t0 = time.monotonic()
+    job = run_job(5, config_dir=cfg_dir, timeout=60)
+    took = time.monotonic() - t0
+    assert job.rc != 0
+    lines = [l for l in job.stderr.splitlines() if expected[0] in l]
+    assert len(lines) == 1, job.stderr  # reported once, on one line
+    for part in expected:
+        assert part in lines[0], lines[0]
+    assert lines[0].startswith("[fedavg] rank 0 ("), lines[0]
+    assert took < LIMIT, f"took {took:.1f} s"
+
+
+def corpus_case(tmp_path, name):
+    p = tmp_path / f"{name}.txt"
+    if name == "missing":
+        return p, [f"{p}: cannot open"]
+    if name == "directory":
+        p.mkdir()
+        return p, [f"{p}: is a directory"]
+    if name == "empty":
+        p.write_text("")
+        return p, [f"{p}: the file is empty"]
+    if name == "no_vocabulary_word":
+        p.write_text("lorem ipsum dolor\n" * 50)
+        return p, ["not one word of the file is in the vocabulary"]
+    if name == "binary":
+        p.write_bytes(b"the big dog sees the cat\n\x00\x01\x02binary\n")
+        return p, [f"{p}:2: binary content"]
+    if name == "enormous_line":
+        p.write_text("the dog\n" + "the big dog " * 200 + "\n")
+        return p, [f"{p}:2: line longer than 1024 bytes"]
+    raise AssertionError(name)
+
+
+@pytest.mark.parametrize("name", ["missing", "directory", "empty", "no_vocabulary_word", "binary", "enormous_line"])
+def test_bad_corpus(name, toy_config, tmp_path, run_job):
+    corpus, expected = corpus_case(tmp_path, name)
+    t0 = time.monotonic()
+    job = run_job(5, corpora=[corpus], cfg={"max_line_bytes": 1024, "text_block_bytes": 1024}, timeout=60)
+    took = time.monotonic() - t0
+    assert job.rc != 0
+    assert "rank 1 (Tokenizer)" in job.stderr, job.stderr
+    for part in expected:
+        assert part in job.stderr, job.stderr
+    assert took < LIMIT, f"took {took:.1f} s"
+
+
+def test_invalid_utf8_is_read_with_a_warning(toy_config, tmp_path, run_job):
+    corpus = tmp_path / "latin1.txt"
+    text = (toy_config / "train.txt").read_bytes()
+    corpus.write_bytes(text[:2000] + b"caf\xe9 the big dog\n" + text[2000:])
+    job = run_job(5, corpora=[corpus], cfg={"max_rounds": 2})
+    assert job.rc == 0, job.stderr
+    assert "WARNING" in job.stderr and "invalid UTF-8" in job.stderr
+    assert f"{corpus}:" in job.stderr
+
+
+def test_unknown_option_and_bad_fault_spec(run_job):
+    job = run_job(5, extra=["--bogus"])
+    assert job.rc != 0 and "unknown option --bogus" in job.stderr
+    job = run_job(5, extra=["--inject-fault", "1:x:boom"])
+    assert job.rc != 0 and "--inject-fault 1:x:boom" in job.stderr

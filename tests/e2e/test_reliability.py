@@ -1,0 +1,125 @@
+"""Faults at run time: every role's exception, kill and hang end the job quickly and name the rank; a killed
+run resumes from its checkpoint; a kill during a checkpoint write leaves the previous one; SIGTERM stops
+cleanly; the same seed gives bit-identical embeddings."""
+
+import os
+import signal
+import subprocess
+import time
+
+import h5py
+import pytest
+
+from conftest import JOB_TIMEOUT
+
+ROLES = {0: "Dispatcher", 1: "Tokenizer", 2: "Filter", 3: "Batcher", 4: "Learner"}
+
+
+@pytest.mark.parametrize("rank", sorted(ROLES))
+def test_injected_exception_names_rank_and_role(rank, run_job):
+    t0 = time.monotonic()
+    job = run_job(6, cfg={"max_rounds": 20}, extra=["--inject-fault", f"{rank}:2:exception"])
+    assert job.rc != 0
+    assert f"rank {rank} ({ROLES[rank]}): injected fault: exception" in job.stderr, job.stderr
+    assert time.monotonic() - t0 < 30
+
+
+@pytest.mark.parametrize("rank", sorted(ROLES))
+def test_killed_rank_ends_the_job(rank, run_job):
+    t0 = time.monotonic()
+    job = run_job(6, cfg={"max_rounds": 20}, extra=["--inject-fault", f"{rank}:2:kill"])
+    assert job.rc != 0
+    assert time.monotonic() - t0 < 30
+
+
+# The first rank to report must name the hung peer (which neighbour notices first depends on buffering).
+@pytest.mark.parametrize("rank,blamed", [
+    (5, "rank 0 (Dispatcher): liveness limit: the start of round 2 on learner rank(s) 5"),
+    (3, "Batcher rank 3"),
+    (2, "Filter rank 2"),
+    (0, "(Learner): liveness limit: broadcast from rank 0"),
+])
+def test_hung_rank_is_named_by_its_peer(rank, blamed, run_job):
+    t0 = time.monotonic()
+    job = run_job(6, cfg={"max_rounds": 50, "liveness_seconds": 3}, extra=["--inject-fault", f"{rank}:2:hang"])
+    assert job.rc != 0
+    first = [l for l in job.stderr.splitlines() if "liveness limit" in l][0]
+    assert blamed in first, job.stderr
+    assert time.monotonic() - t0 < 40
+
+
+def test_kill_then_resume_continues_and_the_loss_keeps_falling(run_job):
+    job = run_job(6, cfg={"max_rounds": 8}, extra=["--inject-fault", "4:5:kill"])
+    assert job.rc != 0
+    with h5py.File(job.out / "toy.h5", "r") as f:
+        saved = int(f.attrs["round"])
+        assert saved == 4  # the kill came during round 5: at most one round lost
+    before = job.metrics()
+    job = run_job(6, cfg={"max_rounds": 8}, extra=["--resume"])
+    assert job.rc == 0, job.stderr
+    assert "resuming from round 4" in job.stdout
+    rows = job.metrics()
+    assert [r["round"] for r in rows] == list(range(9))
+    assert rows[:5] == before[:5]
+    losses = [r["test_loss"] for r in rows]
+    assert losses[8] < losses[4] < losses[0]
+    assert job.stats()["rounds"] == "8"
+
+
+def test_kill_during_checkpoint_write_keeps_the_previous_checkpoint(run_job):
+    job = run_job(6, cfg={"max_rounds": 8}, extra=["--inject-fault", "0:3:kill_in_checkpoint"])
+    assert job.rc != 0
+    with h5py.File(job.out / "toy.h5", "r") as f:  # readable, and the one from round 2
+        assert int(f.attrs["round"]) == 2
+        assert f["embedding"].shape[1] == 32
+    job = run_job(6, cfg={"max_rounds": 4}, extra=["--resume"])
+    assert job.rc == 0, job.stderr
+    assert "resuming from round 2" in job.stdout
+
+
+def test_sigterm_stops_at_a_round_boundary_with_outputs(app, toy_config, tmp_path, run_job):
+    import json
+    import shutil
+    cfg_dir = tmp_path / "config"
+    shutil.copytree(toy_config / "config", cfg_dir)
+    cfg = json.loads((cfg_dir / "cfg.json").read_text())
+    cfg.update({"bpe": 10, "bs": 64, "target": 0.0, "max_rounds": 100000, "max_seconds": 60})
+    (cfg_dir / "cfg.json").write_text(json.dumps(cfg))
+    out = tmp_path / "out"
+    proc = subprocess.Popen(["mpiexec", "-n", "5", str(app), "--config", str(cfg_dir), "--out", str(out),
+                             str(toy_config / "train.txt")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "MPIEXEC_TIMEOUT": "80"})
+    try:
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline and not (out / "toy.h5").exists():
+            time.sleep(0.2)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        t0 = time.monotonic()
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert time.monotonic() - t0 < 15
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    assert "stopped by SIGTERM" in stdout
+    stats = (out / "toy_stats.txt").read_text()
+    assert "stopped=SIGTERM" in stats
+    rounds = int(stats.split("rounds=")[1].split()[0])
+    with h5py.File(out / "toy.h5", "r") as f:
+        assert int(f.attrs["round"]) == rounds
+    assert (out / "toy.w2v.txt").exists()
+
+
+@pytest.mark.parametrize("layout", ["pipeline per learner", "shared pipeline, fixed order"])
+def test_same_seed_gives_bit_identical_embeddings(layout, run_job, toy_config, tmp_path):
+    if layout == "pipeline per learner":
+        kwargs = dict(n=9, corpora=[toy_config / "train.txt"] * 2, cfg={"max_rounds": 4})
+    else:
+        kwargs = dict(n=6, cfg={"max_rounds": 4, "fixed_batch_order": True})
+    first = run_job(**kwargs)
+    assert first.rc == 0, first.stderr
+    a = (first.out / "toy.w2v.txt").read_bytes()
+    second = run_job(**kwargs)
+    assert second.rc == 0, second.stderr
+    assert (second.out / "toy.w2v.txt").read_bytes() == a
