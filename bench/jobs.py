@@ -65,7 +65,11 @@ def run(n, corpora, cfg_dir, out_dir, window=None, timeout=600, sample_every=0.5
     env = {**os.environ, "FEDAVG_BENCH_TAG": tag, "MPIEXEC_TIMEOUT": str(timeout)}
     cmd = ["mpiexec", "-n", str(n), str(APP), "--config", str(cfg_dir), "--out", str(out_dir)]
     cmd += [str(c) for c in corpora]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    # Output goes to files: a pipe nobody reads fills up and blocks the job's writes.
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    out_path, err_path = Path(out_dir) / "job.stdout", Path(out_dir) / "job.stderr"
+    with open(out_path, "w") as out_f, open(err_path, "w") as err_f:
+        proc = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, text=True, env=env)
     samples = {}
     pids = {}
     t0 = time.monotonic()
@@ -79,7 +83,10 @@ def run(n, corpora, cfg_dir, out_dir, window=None, timeout=600, sample_every=0.5
             except (OSError, IndexError):
                 pass
         time.sleep(sample_every)
-    out, err = proc.communicate(timeout=60)
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait(timeout=60)
+    out, err = out_path.read_text(), err_path.read_text()
     if proc.returncode != 0:
         raise RuntimeError(f"job failed ({proc.returncode}):\n{err[-3000:]}")
     name = json.loads((Path(cfg_dir) / "cfg.json").read_text())["data_name"]
