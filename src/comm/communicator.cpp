@@ -104,9 +104,9 @@ Request Communicator::ibcast_raw(void* data, std::size_t n, MPI_Datatype type, i
   return Request(r, what);
 }
 
-Request Communicator::iallreduce_raw(const void* in, void* out, std::size_t n, MPI_Datatype type) const {
+Request Communicator::iallreduce_raw(const void* in, void* out, std::size_t n, MPI_Datatype type, MPI_Op op) const {
   MPI_Request r = MPI_REQUEST_NULL;
-  check_mpi(MPI_Iallreduce(in, out, to_int_count(n, "allreduce"), type, MPI_SUM, comm_, &r), "MPI_Iallreduce");
+  check_mpi(MPI_Iallreduce(in, out, to_int_count(n, "allreduce"), type, op, comm_, &r), "MPI_Iallreduce");
   return Request(r, "allreduce");
 }
 

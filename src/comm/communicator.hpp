@@ -81,7 +81,14 @@ class Communicator {
     return ibcast_raw(data, n, datatype<T>(), root);
   }
   template <typename T> Request iallreduce_sum(const T* in, T* out, std::size_t n) const {
-    return iallreduce_raw(in, out, n, datatype<T>());
+    return iallreduce_raw(in, out, n, datatype<T>(), MPI_SUM);
+  }
+  template <typename T> Request iallreduce_max(const T* in, T* out, std::size_t n) const {
+    return iallreduce_raw(in, out, n, datatype<T>(), MPI_MAX);
+  }
+  // In place on every member.
+  template <typename T> Request iallreduce_sum_in_place(T* data, std::size_t n) const {
+    return iallreduce_raw(MPI_IN_PLACE, data, n, datatype<T>(), MPI_SUM);
   }
   // At the root, `data` is both input and result (MPI_IN_PLACE); elsewhere it is the input only.
   template <typename T> Request ireduce_sum_to(T* data, std::size_t n, int root) const {
@@ -93,7 +100,7 @@ class Communicator {
   Request isend_raw(const void* data, std::size_t n, MPI_Datatype type, int dest, Tag tag) const;
   void recv_raw(void* data, std::size_t n, MPI_Datatype type, const Arrival& a) const;
   Request ibcast_raw(void* data, std::size_t n, MPI_Datatype type, int root) const;
-  Request iallreduce_raw(const void* in, void* out, std::size_t n, MPI_Datatype type) const;
+  Request iallreduce_raw(const void* in, void* out, std::size_t n, MPI_Datatype type, MPI_Op op) const;
   Request ireduce_raw(void* data, std::size_t n, MPI_Datatype type, int root) const;
   [[noreturn]] void size_mismatch(const Arrival& a, std::size_t want, std::size_t got) const;
 

@@ -91,7 +91,8 @@ std::vector<T> get_dataset(hid_t where, const std::string& name, hid_t mem_type,
 
 void write_checkpoint(const std::filesystem::path& path, const std::vector<NamedArray>& arrays,
                       const CheckpointInfo& info, const std::vector<std::vector<std::uint8_t>>& learner_states,
-                      const std::vector<ReadPosition>& positions, bool die_before_rename) {
+                      const std::vector<ReadPosition>& positions, const std::vector<float>& strategy_state,
+                      bool die_before_rename) {
   const std::string tmp = path.string() + ".tmp";
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as codes and are reported here
   {
@@ -108,6 +109,8 @@ void write_checkpoint(const std::filesystem::path& path, const std::vector<Named
                   learner_states[i].data(), tmp);
     put_dataset(file.get(), "read_positions", H5T_STD_I64LE, H5T_NATIVE_INT64, {positions.size(), 2},
                 positions.data(), tmp);
+    put_dataset(file.get(), "strategy_state", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {strategy_state.size()},
+                strategy_state.data(), tmp);
     const hid_t root = file.get();
     put_attr(root, "round", H5T_NATIVE_INT64, info.round, tmp);
     put_attr(root, "test_loss", H5T_NATIVE_DOUBLE, info.test_loss, tmp);
@@ -157,6 +160,7 @@ Checkpoint read_checkpoint(const std::filesystem::path& path,
     c.learner_states.push_back(get_dataset<std::uint8_t>(group.get(), std::to_string(i), H5T_NATIVE_UINT8, file));
   const auto flat = get_dataset<std::int64_t>(root, "read_positions", H5T_NATIVE_INT64, file);
   for (std::size_t i = 0; i + 1 < flat.size(); i += 2) c.positions.push_back({flat[i], flat[i + 1]});
+  c.strategy_state = get_dataset<float>(root, "strategy_state", H5T_NATIVE_FLOAT, file);
   return c;
 }
 

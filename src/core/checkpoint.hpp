@@ -1,5 +1,6 @@
 // The run's checkpoint as HDF5: one dataset per named parameter, each learner's opaque state (optimizer, RNG)
-// under /learner_state/<i>, each pipeline's read position, and the run counters as attributes. Written to a
+// under /learner_state/<i>, each pipeline's read position, the strategy's state, and the run counters as
+// attributes. Written to a
 // temporary file and renamed, so a crash during the write leaves the previous checkpoint intact.
 #pragma once
 
@@ -37,13 +38,15 @@ struct Checkpoint {
   std::vector<std::vector<float>> arrays;               // their values
   std::vector<std::vector<std::uint8_t>> learner_states;  // one per learner (may be empty)
   std::vector<ReadPosition> positions;                  // one per pipeline
+  std::vector<float> strategy_state;                    // e.g. bmuf's block momentum (may be empty)
 };
 
 // Writes path.tmp and renames it over path. If `die_before_rename` (fault injection), the process is killed
 // after the temporary file is written, as a crash would. Throws core::Error naming the file.
 void write_checkpoint(const std::filesystem::path& path, const std::vector<NamedArray>& arrays,
                       const CheckpointInfo& info, const std::vector<std::vector<std::uint8_t>>& learner_states,
-                      const std::vector<ReadPosition>& positions, bool die_before_rename = false);
+                      const std::vector<ReadPosition>& positions, const std::vector<float>& strategy_state,
+                      bool die_before_rename = false);
 
 // Reads a checkpoint; `expected` lists the parameter names and sizes it must hold. Throws core::Error naming
 // the file and what does not match.

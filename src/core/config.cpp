@@ -154,6 +154,15 @@ Settings parse_settings(const std::string& text, const std::string& path) {
       {"cross_oov", [&] { r.boolean("cross_oov", s.cross_oov); }},
       {"sample", [&] { r.number("sample", s.sample, 0.0, 1.0); }},
       {"train", [&] { r.boolean("train", s.train); }},
+      {"strategy",
+       [&] {
+         r.string("strategy", s.strategy);
+         if (s.strategy != "fedavg" && s.strategy != "bsp" && s.strategy != "bmuf")
+           r.fail("strategy", "\"strategy\" must be one of fedavg, bsp, bmuf, got \"" + s.strategy + "\"");
+       }},
+      {"block_lr", [&] { r.number("block_lr", s.block_lr, 0.0, 100.0); }},
+      {"block_momentum", [&] { r.number("block_momentum", s.block_momentum, 0.0, 0.9999); }},
+      {"nesterov", [&] { r.boolean("nesterov", s.nesterov); }},
       {"fixed_batch_order", [&] { r.boolean("fixed_batch_order", s.fixed_batch_order); }},
       {"liveness_seconds", [&] { r.number("liveness_seconds", s.liveness_seconds, 0.1, 1e7); }},
       {"torch_threads", [&] { r.integer("torch_threads", s.torch_threads, 1, 1024); }},

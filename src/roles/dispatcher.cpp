@@ -13,6 +13,7 @@
 #include "core/outputs.hpp"
 #include "roles/model_setup.hpp"
 #include "roles/round_sync.hpp"
+#include "roles/strategy.hpp"
 
 namespace fedavg::roles {
 namespace {
@@ -86,6 +87,7 @@ void Dispatcher::run() {
   std::fflush(stdout);
 
   Positions positions(ctx_);
+  const auto strategy = Strategy::make(s);
   std::vector<std::vector<std::uint8_t>> learner_states(static_cast<std::size_t>(learners));
   comm::Outbox outbox(world);
   long round = 0;
@@ -113,7 +115,7 @@ void Dispatcher::run() {
     positions.drain();
     core::write_checkpoint(checkpoint_path, arrays,
                            {round, loss, train_loss, first_loss, windows_per_learner, elapsed(), s.seed, s.data_name},
-                           learner_states, positions.latest(),
+                           learner_states, positions.latest(), strategy->state(),
                            core::kill_in_checkpoint_planned(cfg.faults, ctx_.me, round));
   };
 
@@ -140,6 +142,7 @@ void Dispatcher::run() {
     windows_per_learner = ck.info.windows_per_learner;
     seconds_before = ck.info.seconds;
     positions.set(ck.positions);
+    strategy->state() = ck.strategy_state;
     for (int p = 0; p < ctx_.map.pipelines(); ++p)
       outbox.send(std::vector<std::int64_t>(ck.positions[static_cast<std::size_t>(p)].begin(),
                                             ck.positions[static_cast<std::size_t>(p)].end()),
@@ -167,6 +170,7 @@ void Dispatcher::run() {
   std::fflush(stdout);
 
   RoundSync sync(ctx_.learners, world, s.liveness_seconds, learner_ranks);
+  bool first = true;
   std::string stopped;
   long last_checkpoint = cfg.resume ? round : -1;
   for (;;) {
@@ -182,11 +186,11 @@ void Dispatcher::run() {
     core::inject_faults(cfg.faults, ctx_.me, round);
     sync.control({comm::Control::Command::Train, round});
     sync.await_reports(comm::Tag::Ready, round, comm::kDirect);
-    sync.weights(weights);
-    std::fill(weights.begin(), weights.end(), 0.0f);
+    strategy->dispatcher_begin(sync, weights, first);
+    first = false;
     sync.await_reports(comm::Tag::RoundDone, round, comm::kSlowPeer);
     const RoundTotals total = sync.totals({0.0, 0.0});
-    sync.average_into_root(weights);
+    strategy->dispatcher_end(sync, weights);
 
     windows_per_learner += total[0] / learners;
     train_loss = total[0] > 0 ? total[1] / total[0] : 0.0;

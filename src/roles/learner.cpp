@@ -8,6 +8,7 @@
 #include "core/fault.hpp"
 #include "roles/model_setup.hpp"
 #include "roles/round_sync.hpp"
+#include "roles/strategy.hpp"
 
 namespace fedavg::roles {
 
@@ -25,6 +26,8 @@ void Learner::run() {
   setup_model(ctx_, vocab, lib, weights);
 
   RoundSync sync(ctx_.learners, world, s.liveness_seconds, {});
+  const auto strategy = Strategy::make(s);
+  bool first = true;
   comm::Outbox outbox(world);
   std::vector<std::int32_t> batch(static_cast<std::size_t>(per_round * width));
   outbox.send(comm::WindowRequest{per_round}.encode(), batcher, comm::Tag::Request);
@@ -49,7 +52,8 @@ void Learner::run() {
     }
     core::inject_faults(ctx_.cfg.faults, ctx_.me, c.round);
     sync.report(comm::Tag::Ready, c.round);
-    sync.weights(weights);
+    strategy->learner_begin(sync, weights, first);
+    first = false;
 
     // This round's windows (requested a round ahead), then ask for the next round's at once.
     comm::poll_until(
@@ -72,7 +76,7 @@ void Learner::run() {
     const RoundTotals total = sync.totals({trained, loss_sum * s.bs});
     const auto share = static_cast<float>(trained / total[0]);
     for (auto& x : weights) x *= share;
-    sync.average_into_root(weights);
+    strategy->learner_end(sync, weights);
     if (c.round % s.checkpoint_every == 0) outbox.send(lib.get_state(), dispatcher, comm::Tag::LearnerState);
   }
   const auto deadline = comm::Deadline::after(s.liveness_seconds);

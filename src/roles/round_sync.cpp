@@ -74,6 +74,21 @@ RoundTotals RoundSync::totals(const RoundTotals& mine) {
 
 void RoundSync::average_into_root(std::vector<float>& w) {
   comm_.ireduce_sum_to(w.data(), w.size(), 0).wait_until(deadline());
+  complete_reports();
+}
+
+void RoundSync::allreduce_in_place(std::vector<float>& w) {
+  comm_.iallreduce_sum_in_place(w.data(), w.size()).wait_until(deadline());
+  complete_reports();
+}
+
+std::array<double, 2> RoundSync::max_of(const std::array<double, 2>& mine) {
+  std::array<double, 2> out{};
+  comm_.iallreduce_max(mine.data(), out.data(), mine.size()).wait_until(deadline());
+  return out;
+}
+
+void RoundSync::complete_reports() {
   for (auto& r : pending_) r.wait_until(comm::Deadline::after(liveness_));
   pending_.clear();
   sent_.clear();

@@ -35,9 +35,14 @@ class RoundSync {
   // Everyone: sums `w` (pre-scaled by each learner's share of the windows) into the Dispatcher's `w`, which
   // the Dispatcher must have zeroed.
   void average_into_root(std::vector<float>& w);
+  // Everyone: sums the pre-scaled `w` of all members in place (bsp).
+  void allreduce_in_place(std::vector<float>& w);
+  // Everyone: elementwise maximum over all members.
+  std::array<double, 2> max_of(const std::array<double, 2>& mine);
 
  private:
   comm::Deadline deadline() const;
+  void complete_reports();
   const comm::Communicator& comm_;
   const comm::Communicator& world_;
   double liveness_;
