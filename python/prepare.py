@@ -135,6 +135,11 @@ def write_train(paths, held, out_path):
             out.write(line if line.endswith(b"\n") else line + b"\n")
 
 
+# Per-model defaults for the options that depend on the model.
+_MODEL_DEFAULTS = {"neg": {"bs": 1024, "target": 2.5},
+                   "softmax": {"bs": 256, "target": 6.0}}
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(
         prog="prepare",
@@ -154,19 +159,27 @@ def parse_args(argv):
     p.add_argument("--data-name", help="run name (default: first corpus stem)")
     p.add_argument("--bpe", type=int, default=50,
                    help="batches per learner per round")
-    p.add_argument("--bs", type=int, default=256, help="windows per batch")
-    p.add_argument("--target", type=float, default=6.0,
-                   help="test loss at which training stops")
+    p.add_argument("--model", choices=sorted(_MODEL_DEFAULTS), default="neg",
+                   help="model in python/library.py (default: neg)")
+    p.add_argument("--bs", type=int, help="windows per batch (default: "
+                   "1024 for neg, 256 for softmax)")
+    p.add_argument("--target", type=float,
+                   help="test loss at which training stops (default: 2.5 "
+                   "for neg, whose loss starts near 4.16; 6.0 for softmax)")
     p.add_argument("--dim", type=int, default=32)
-    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--lr", type=float,
+                   help="learning rate (default: the model's own)")
     p.add_argument("--max-rounds", type=int, default=200)
     p.add_argument("--max-seconds", type=float, default=600)
     args = p.parse_args(argv)
+    for key, value in _MODEL_DEFAULTS[args.model].items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
     for name in ("vocab_size", "min_count", "test_windows", "window", "bpe",
                  "bs", "dim", "max_rounds"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
-    if args.lr <= 0 or args.max_seconds <= 0:
+    if (args.lr is not None and args.lr <= 0) or args.max_seconds <= 0:
         p.error("--lr and --max-seconds must be > 0")
     return args
 
@@ -200,7 +213,8 @@ def prepare(args):
         f.writelines(" ".join(win) + "\n" for win in windows)
     cfg = {"data_name": args.data_name or Path(args.corpus[0]).stem,
            "bpe": args.bpe, "bs": args.bs, "target": args.target,
-           "window": args.window, "dim": args.dim, "lr": args.lr,
+           "window": args.window, "dim": args.dim, "model": args.model,
+           **({"lr": args.lr} if args.lr is not None else {}),
            "seed": args.seed, "max_rounds": args.max_rounds,
            "max_seconds": args.max_seconds}
     with open(out / "cfg.json", "w", encoding="utf-8") as f:

@@ -105,10 +105,12 @@ bool is_safe_name(const std::string& s) {
 }  // namespace
 
 json Settings::to_json() const {
-  return json{{"data_name", data_name}, {"bpe", bpe},         {"bs", bs},
-              {"target", target},       {"window", window},   {"dim", dim},
-              {"lr", lr},               {"seed", seed},       {"model", model},
-              {"torch_threads", torch_threads},               {"model_args", model_args}};
+  json j{{"data_name", data_name}, {"bpe", bpe},       {"bs", bs},
+         {"target", target},       {"window", window}, {"dim", dim},
+         {"seed", seed},           {"model", model},   {"max_rounds", max_rounds},
+         {"torch_threads", torch_threads},             {"model_args", model_args}};
+  if (lr > 0) j["lr"] = lr;
+  return j;
 }
 
 Settings parse_settings(const std::string& text, const std::string& path) {
@@ -140,7 +142,7 @@ Settings parse_settings(const std::string& text, const std::string& path) {
       {"target", [&] { r.number("target", s.target, -1e300, 1e300, true); }},
       {"window", [&] { r.integer("window", s.window, 1, 50); }},
       {"dim", [&] { r.integer("dim", s.dim, 1, 4096); }},
-      {"lr", [&] { r.number("lr", s.lr, 1e-12, 1e3); }},
+      {"lr", [&] { r.number("lr", s.lr, 1e-12, 1e3); }},  // absent: the model's default
       {"seed",
        [&] {
          long long v = 1;

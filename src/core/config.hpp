@@ -21,11 +21,11 @@ struct Settings {
   double target = 0.0;          // stop once the test loss is at or below this
   int window = 2;               // half-width: a window is 2*window context words around one target
   int dim = 32;                 // embedding dimension
-  double lr = 0.01;             // learner learning rate
+  double lr = 0.0;              // learner learning rate; 0: the model's own default (neg 0.1, softmax 0.01)
   std::uint64_t seed = 1;       // same seed -> same initial weights on every rank
   int max_rounds = 1000;        // stop after this many rounds
   double max_seconds = 3600.0;  // stop after this much wall time
-  std::string model = "softmax";  // model variant, interpreted by python/library.py
+  std::string model = "neg";    // model variant, interpreted by python/library.py ("neg" or "softmax")
   bool cross_lines = false;     // may a window span a line end?
   bool cross_oov = false;       // may a window span a word that is not in the vocabulary?
   double sample = 1e-3;         // word2vec subsampling threshold (0: off); needs counts in vocab.txt

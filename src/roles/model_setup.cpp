@@ -10,6 +10,7 @@ ModelSetup setup_model(const Context& ctx, const core::Vocabulary& vocab, bridge
   m.cfg = ctx.cfg.settings.to_json();
   m.cfg["vocab_size"] = vocab.size();
   m.cfg["counts"] = vocab.counts.empty() ? nlohmann::json(nullptr) : nlohmann::json(vocab.counts);
+  m.cfg["rank"] = ctx.me.role == core::Role::Learner ? ctx.map.learner_index(ctx.me.rank) : ctx.map.learners();
   m.shapes = lib.param_shapes(m.cfg);
   std::size_t total = 0;
   for (const auto& p : m.shapes) total += p.size();

@@ -17,7 +17,8 @@ struct ModelSetup {
   nlohmann::json cfg;  // the dict library.py received
 };
 
-// `weights` is resized to the model's size and must outlive `lib`'s model.
+// `weights` is resized to the model's size and must outlive `lib`'s model. `rank` tells the model which
+// learner it is (it seeds that learner's random draws); the Dispatcher passes the number of learners.
 ModelSetup setup_model(const Context& ctx, const core::Vocabulary& vocab, bridge::Library& lib,
                        std::vector<float>& weights);
 

@@ -16,7 +16,7 @@ def make(cfg, init=True):
     return library.create(cfg, weights, init), weights
 
 
-CFG = {"vocab_size": 50, "dim": 8, "window": 2, "lr": 0.05, "seed": 3}
+CFG = {"vocab_size": 50, "dim": 8, "window": 2, "lr": 0.05, "seed": 3, "model": "softmax"}
 
 
 def cyclic_windows(vocab_size, window, n, offset=0):
@@ -27,7 +27,7 @@ def cyclic_windows(vocab_size, window, n, offset=0):
 
 
 def test_param_shapes_match_config():
-    shapes = library.param_shapes({"vocab_size": 100, "dim": 16})
+    shapes = library.param_shapes({"vocab_size": 100, "dim": 16, "model": "softmax"})
     assert [name for name, _ in shapes] == ["embedding", "out_weight",
                                             "out_bias"]
     assert dict(shapes)["embedding"] == (100, 16)
@@ -102,7 +102,7 @@ def test_train_step_updates_buffer_in_place():
 
 
 def test_initial_test_loss_is_about_log_vocab():
-    cfg = {"vocab_size": 1000, "dim": 32, "window": 2, "lr": 0.01, "seed": 1}
+    cfg = {"vocab_size": 1000, "dim": 32, "window": 2, "lr": 0.01, "seed": 1, "model": "softmax"}
     model, _ = make(cfg)
     windows = cyclic_windows(1000, 2, 500)
     loss = library.test_loss(model, windows)
@@ -191,3 +191,32 @@ def test_fused_loss_matches_autograd_reference():
         grads.append([loss.detach()] + [t.grad for t in leaves])
     for ref, fused in zip(*grads):
         assert torch.allclose(ref, fused, rtol=1e-10, atol=1e-12)
+
+
+def test_default_model_is_negative_sampling_with_its_own_lr():
+    cfg = {k: v for k, v in CFG.items() if k not in ("model", "lr")}
+    names = [name for name, _ in library.param_shapes(cfg)]
+    assert names == ["embedding", "out_vectors"]
+    model, _ = make(cfg)
+    assert model.lr == 0.1
+    soft, _ = make({**cfg, "model": "softmax"})
+    assert soft.optimizer.param_groups[0]["lr"] == 0.01
+
+
+@pytest.mark.parametrize("name", ["softmax", "neg"])
+def test_state_round_trip_continues_identically(name):
+    """get_state/set_state carry everything but the weights: a model restored from a checkpoint (weights +
+    state) takes exactly the same next step as the original."""
+    cfg = {**CFG, "model": name, "lr": 0.05 if name == "softmax" else 0.1, "counts": list(range(1, 51))}
+    a, wa = make(cfg)
+    windows = cyclic_windows(cfg["vocab_size"], cfg["window"], 64)
+    for _ in range(3):
+        library.train_step(a, windows)
+    state = library.get_state(a)
+    assert isinstance(state, bytes) and state
+    b, wb = make(cfg, init=False)
+    wb[...] = wa
+    library.set_state(b, state)
+    library.train_step(a, windows)
+    library.train_step(b, windows)
+    np.testing.assert_array_equal(wa, wb)

@@ -1,0 +1,244 @@
+"""The "neg" model of python/library.py (CBOW with negative sampling)."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import library
+
+V, D, W = 50, 8, 2
+CFG = {"vocab_size": V, "dim": D, "window": W, "lr": 0.05, "seed": 3,
+       "model": "neg", "counts": [1000 - 10 * i for i in range(V)]}
+
+
+def make(cfg=CFG, init=True):
+    size = sum(math.prod(s) for _, s in library.param_shapes(cfg))
+    weights = np.zeros(size, dtype=np.float32)
+    return library.create(cfg, weights, init), weights
+
+
+def cyclic_windows(n, window=W, offset=0, vocab=V):
+    starts = (np.arange(n) * 7 + offset) % vocab
+    return ((starts[:, None] + np.arange(2 * window + 1)) % vocab) \
+        .astype(np.int32)
+
+
+def test_param_shapes():
+    assert library.param_shapes(CFG) == [("embedding", (V, D)),
+                                         ("out_vectors", (V, D))]
+
+
+def test_init_like_word2vec_and_seeded():
+    _, a = make()
+    _, b = make()
+    _, c = make({**CFG, "seed": 4})
+    assert a.tobytes() == b.tobytes()
+    assert not np.array_equal(a, c)
+    emb, out = a[:V * D], a[V * D:]
+    assert np.all(np.abs(emb) <= 0.5 / D) and np.any(emb != 0)
+    assert np.all(out == 0)
+
+
+def test_weights_are_views_of_the_buffer():
+    model, weights = make()
+    weights[:D] = 7.0
+    assert np.all(library.embeddings(model)[0] == 7.0)
+    before = weights.copy()
+    library.train_step(model, cyclic_windows(32))
+    assert not np.array_equal(weights, before)
+    assert np.array_equal(library.embeddings(model),
+                          weights[:V * D].reshape(V, D))
+    # C++ overwriting the buffer (a broadcast) is what the model uses next.
+    weights[V * D:] = 0.0
+    k = 5
+    assert library.test_loss(model, cyclic_windows(64)) <= \
+        (k + 1) * math.log(2) + 1e-6
+
+
+def test_initial_test_loss_is_k_plus_one_log_two():
+    # Output vectors start at zero: every score is 0, each term is log 2
+    # (a noise word equal to the target is skipped, hence <=).
+    model, _ = make({**CFG, "counts": None})
+    loss = library.test_loss(model, cyclic_windows(500))
+    assert 5.5 * math.log(2) < loss <= 6 * math.log(2) + 1e-6
+
+
+def test_test_loss_is_deterministic_and_falls_with_training():
+    model, _ = make({**CFG, "lr": 0.2})
+    held_out = cyclic_windows(200, offset=3)
+    start = library.test_loss(model, held_out)
+    assert library.test_loss(model, held_out) == start
+    losses = [library.train_step(model, cyclic_windows(256, offset=i))
+              for i in range(60)]
+    end = library.test_loss(model, held_out)
+    assert library.test_loss(model, held_out) == end
+    assert losses[-1] < 0.5 * losses[0]
+    assert end < 0.5 * start
+
+
+def test_train_step_deterministic_and_rank_changes_noise():
+    runs = []
+    for rank in (0, 0, 1):
+        model, weights = make({**CFG, "rank": rank})
+        for i in range(5):
+            library.train_step(model, cyclic_windows(64, offset=i))
+        runs.append(weights.copy())
+    assert runs[0].tobytes() == runs[1].tobytes()
+    assert runs[0].tobytes() != runs[2].tobytes()
+
+
+def test_noise_follows_counts_to_the_power_075():
+    counts = [0, 100, 1000, 10000, 0, 5]
+    model, _ = make({**CFG, "vocab_size": 6, "counts": counts})
+    draws = model._draw(np.random.default_rng(0), 200_000)
+    freq = np.bincount(draws, minlength=6) / draws.size
+    expect = np.array(counts, float) ** 0.75
+    expect /= expect.sum()
+    assert freq[0] == 0 and freq[4] == 0          # count 0: never drawn
+    assert np.allclose(freq, expect, atol=0.005)
+    # counts None: uniform.
+    model, _ = make({**CFG, "vocab_size": 6, "counts": None})
+    freq = np.bincount(model._draw(np.random.default_rng(0), 60_000),
+                       minlength=6) / 60_000
+    assert np.allclose(freq, 1 / 6, atol=0.01)
+
+
+def test_one_window_step_matches_word2vec():
+    """A batch of one window, fixed noise words: word2vec's update."""
+    cfg = {**CFG, "model_args": {"negatives": 3, "duplicates": "sum",
+                                 "lr_schedule": "constant"}}
+    model, weights = make(cfg)
+    rng = np.random.default_rng(0)
+    weights[:] = rng.normal(0, 0.3, weights.size)
+    E0 = weights[:V * D].reshape(V, D).copy()
+    U0 = weights[V * D:].reshape(V, D).copy()
+    noise = np.array([7, 2, 9])                    # 2 == the target: skipped
+    model._noise = lambda count: noise[:count]
+    window = np.array([[4, 5, 2, 11, 12]], np.int32)
+    loss = library.train_step(model, window)
+
+    sig = lambda x: 1 / (1 + np.exp(-x))          # noqa: E731
+    h = E0[[4, 5, 11, 12]].mean(0)
+    e, u = E0.copy(), U0.copy()
+    neu1e = np.zeros(D)
+    ref_loss = 0.0
+    for word, label in ((2, 1), (7, 0), (2, None), (9, 0)):
+        if label is None:
+            continue
+        f = U0[word] @ h
+        ref_loss -= np.log(sig(f) if label else sig(-f))
+        g = 0.05 * (label - sig(f))
+        neu1e += g * U0[word]
+        u[word] += g * h
+    for c in (4, 5, 11, 12):
+        e[c] += neu1e
+    assert loss == pytest.approx(ref_loss, rel=1e-5)
+    assert np.allclose(weights[:V * D].reshape(V, D), e, atol=1e-6)
+    assert np.allclose(weights[V * D:].reshape(V, D), u, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode,factor", [("sum", 1.0),
+                                         ("sqrt", 1 / math.sqrt(2)),
+                                         ("mean", 0.5)])
+def test_duplicate_rows_scaled(mode, factor):
+    """The same window twice: each row's summed step is scaled by
+    1/sqrt(2) ("sqrt"), 1/2 ("mean") or 1 ("sum")."""
+    steps = {}
+    for batch in (1, 2):
+        cfg = {**CFG, "model_args": {"negatives": 2, "duplicates": mode}}
+        model, weights = make(cfg)
+        weights[:] = np.random.default_rng(0).normal(0, 0.3, weights.size)
+        before = weights.copy()
+        model._noise = lambda count: np.array([7, 9] * (count // 2))
+        library.train_step(model, np.repeat([[4, 5, 2, 11, 12]], batch, 0)
+                           .astype(np.int32))
+        steps[batch] = weights - before
+    assert np.allclose(steps[2], 2 * factor * steps[1], atol=1e-6)
+
+
+def test_lr_schedules():
+    cfg = {**CFG, "lr": 0.1, "bpe": 10, "max_rounds": 5}
+    model, _ = make(cfg)                           # default: constant
+    for i in range(30):
+        library.train_step(model, cyclic_windows(8, offset=i))
+    assert model.step == 30
+    assert model.current_lr() == pytest.approx(0.1)
+    linear = {**cfg, "model_args": {"lr_schedule": "linear"}}
+    model, _ = make(linear)                        # over bpe*max_rounds=50
+    assert model.current_lr() == pytest.approx(0.1)
+    for i in range(25):
+        library.train_step(model, cyclic_windows(8, offset=i))
+    assert model.current_lr() == pytest.approx(0.05)
+    model.step = 1000
+    assert model.current_lr() == pytest.approx(0.1 * 1e-4)
+    model, _ = make({**linear, "start_round": 4})  # resumed at round 4
+    assert model.current_lr() == pytest.approx(0.1 * (1 - 40 / 50))
+    model, _ = make({**cfg, "model_args": {"lr_schedule": "linear",
+                                           "decay_steps": 100,
+                                           "min_lr_ratio": 0.1}})
+    model.step = 50
+    assert model.current_lr() == pytest.approx(0.05)
+    model.step = 99
+    assert model.current_lr() == pytest.approx(0.01)
+    with pytest.raises(ValueError, match="decay_steps or max_rounds"):
+        make({**CFG, "model_args": {"lr_schedule": "linear"}})
+
+
+def test_bad_model_args_and_counts_raise():
+    with pytest.raises(ValueError, match="unknown key 'negative'"):
+        library.param_shapes({**CFG, "model_args": {"negative": 5}})
+    with pytest.raises(ValueError, match="negatives"):
+        library.param_shapes({**CFG, "model_args": {"negatives": 0}})
+    with pytest.raises(ValueError, match="lr_schedule"):
+        library.param_shapes({**CFG, "model_args": {"lr_schedule": "cos"}})
+    with pytest.raises(ValueError, match="duplicates"):
+        library.param_shapes({**CFG, "model_args": {"duplicates": "x"}})
+    with pytest.raises(ValueError, match="model_args must be a dict"):
+        library.param_shapes({**CFG, "model_args": [1]})
+    with pytest.raises(ValueError, match="counts"):
+        make({**CFG, "counts": [1, 2, 3]})
+    with pytest.raises(ValueError, match="all zero"):
+        make({**CFG, "counts": [0] * V})
+
+
+def test_unknown_model_lists_both():
+    with pytest.raises(ValueError, match="valid models: neg, softmax"):
+        library.param_shapes({**CFG, "model": "cbow"})
+
+
+def test_model_args_missing_or_none_and_softmax_ignores_them():
+    for args in (None, {}):
+        model, _ = make({**CFG, "model_args": args})
+        assert model.negatives == 5
+    library.param_shapes({**CFG, "model": "softmax",
+                          "model_args": {"negatives": 5}})
+
+
+def test_windows_checked_and_other_window_size():
+    model, _ = make({**CFG, "window": 1})
+    assert math.isfinite(library.train_step(model, cyclic_windows(16, 1)))
+    with pytest.raises(ValueError, match=r"\[n, 3\]"):
+        library.train_step(model, cyclic_windows(16, 2))
+    bad = cyclic_windows(4, 1)
+    bad[0, 0] = V
+    with pytest.raises(ValueError, match="outside"):
+        library.train_step(model, bad)
+
+
+def test_no_torch_objects_leak_and_int64_accepted():
+    model, _ = make()
+    loss = library.train_step(model, cyclic_windows(8).astype(np.int64))
+    assert type(loss) is float
+    assert type(library.test_loss(model, cyclic_windows(8))) is float
+    emb = library.embeddings(model)
+    assert isinstance(emb, np.ndarray) and not isinstance(emb, torch.Tensor)
+    assert emb.dtype == np.float32 and emb.shape == (V, D)
+
+
+def test_diverged_weights_raise():
+    model, weights = make()
+    weights[:D] = np.inf
+    with pytest.raises(ValueError, match="not finite.*lr"):
+        library.train_step(model, cyclic_windows(8, offset=50 - 2))
