@@ -5,7 +5,10 @@
 - what the learners consume at the default settings, and the ratio of the two;
 - CPU share of every role while training (waiting ranks should sleep, not spin);
 - peak RSS of every role;
-- the share of a round spent outside training (broadcast + averaging + test loss + checkpoint).
+- the averaging share of a round: the weight exchange (broadcast + averaging collectives, timed by the
+  Dispatcher once every learner is in them: the metrics' sync_seconds) against the whole round;
+- the CPU of ranks that only wait (slow softmax learners: pipeline and Dispatcher idle);
+- the cost of a round with no training at all (exchange + test loss + checkpoint + messages).
 
 Usage: /usr/bin/python3 bench/pipeline.py [--seconds 20] [--json]
 """
@@ -62,8 +65,20 @@ def main():
             })
         figures["roles"] = roles
         figures["default_round_seconds"] = round_seconds(m)
+        figures["sync_seconds"] = statistics.median(r["sync_seconds"] for r in m[1:])
+        figures["averaging_share"] = figures["sync_seconds"] / figures["default_round_seconds"]
 
-        # 3. Overhead of a round without training: broadcast + average + test loss + checkpoint.
+        # 3. Waiting ranks: with the slow softmax model the pipeline and the Dispatcher spend almost all their
+        #    time waiting for the learners.
+        cfg = jobs.bible_config(tmp / "w", model="softmax", bs=256, bpe=100, target=0, max_rounds=100000,
+                                max_seconds=args.seconds)
+        m, samples, _ = jobs.run(6, [corpus], cfg, tmp / "w" / "out")
+        start = samples[0][0][0] + 5.0
+        end = max(s[0] for s in samples[0]) - 1.0
+        figures["waiting"] = {jobs.role_of(r, 1): jobs.cpu_share(series, start, end)
+                              for r, series in sorted(samples.items()) if jobs.role_of(r, 1) != "Learner"}
+
+        # 4. Overhead of a round without training: broadcast + average + test loss + checkpoint.
         cfg = jobs.bible_config(tmp / "o", train=False, bpe=1, bs=1, target=0, max_rounds=60, max_seconds=60)
         m, _, _ = jobs.run(6, [corpus], cfg, tmp / "o" / "out")
         figures["overhead_round_seconds"] = round_seconds(m)
@@ -78,6 +93,8 @@ def main():
         ["2 learners consume (default settings)", f"{figures['learners_windows_per_s']:,.0f} windows/s"],
         ["pipeline / learners", f"{figures['pipeline_over_learners']:.1f}x"],
         ["round at default settings", f"{figures['default_round_seconds']:.3f} s"],
+        ["weight exchange per round (broadcast + averaging)",
+         f"{figures['sync_seconds'] * 1000:.1f} ms ({100 * figures['averaging_share']:.1f} % of a round)"],
         ["round with no training (broadcast + average + test loss + checkpoint)",
          f"{figures['overhead_round_seconds']:.3f} s ({100 * figures['overhead_share']:.1f} % of a round)"],
     ], ["figure", "value"]))
@@ -87,6 +104,9 @@ def main():
         for r in ranks:
             rows.append([r["rank"], role, f"{100 * r['cpu_share']:.1f} %", f"{r['peak_rss_mib']:.0f} MiB"])
     print(jobs.table(rows, ["rank", "role", "CPU while training", "peak RSS"]))
+    print("\nWaiting ranks (softmax model: learners are the bottleneck, everyone else waits):\n")
+    print(jobs.table([[role, f"{100 * share:.1f} %"] for role, share in figures["waiting"].items()],
+                     ["role", "CPU"]))
 
 
 if __name__ == "__main__":

@@ -136,8 +136,8 @@ def write_train(paths, held, out_path):
 
 
 # Per-model defaults for the options that depend on the model.
-_MODEL_DEFAULTS = {"neg": {"bs": 1024, "target": 2.5},
-                   "softmax": {"bs": 256, "target": 6.0}}
+_MODEL_DEFAULTS = {"neg": {"bs": 1024, "bpe": 200, "target": 2.5},
+                   "softmax": {"bs": 256, "bpe": 50, "target": 6.0}}
 
 
 def parse_args(argv):
@@ -157,8 +157,8 @@ def parse_args(argv):
     p.add_argument("--train-out", help="write the corpus minus held-out "
                    "test lines here")
     p.add_argument("--data-name", help="run name (default: first corpus stem)")
-    p.add_argument("--bpe", type=int, default=50,
-                   help="batches per learner per round")
+    p.add_argument("--bpe", type=int, help="batches per learner per round "
+                   "(default: 200 for neg, 50 for softmax)")
     p.add_argument("--model", choices=sorted(_MODEL_DEFAULTS), default="neg",
                    help="model in python/library.py (default: neg)")
     p.add_argument("--bs", type=int, help="windows per batch (default: "

@@ -9,7 +9,8 @@ namespace fedavg::comm {
 
 void Backoff::sleep() {
   std::this_thread::sleep_for(delay_);
-  delay_ = std::min(delay_ * 2, kMax);
+  waited_ += delay_;
+  if (waited_ >= fast_) delay_ = std::min(delay_ * 2, kMax);
 }
 
 Deadline Deadline::after(double seconds) {
@@ -29,8 +30,9 @@ void IdleWatch::idle(const std::function<std::string()>& awaited, double factor)
   backoff_.sleep();
 }
 
-void poll_until(const std::function<bool()>& done, const Deadline& deadline, const std::string& what) {
-  Backoff backoff;
+void poll_until(const std::function<bool()>& done, const Deadline& deadline, const std::string& what,
+                std::chrono::microseconds fast) {
+  Backoff backoff(fast);
   while (!done()) {
     if (deadline.passed()) {
       std::ostringstream os;

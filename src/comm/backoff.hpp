@@ -15,14 +15,26 @@ class Backoff {
   static constexpr std::chrono::microseconds kFirst{20};
   static constexpr std::chrono::microseconds kMax{1000};
 
-  // Sleeps for the current delay, then doubles it up to kMax.
+  // `fast` keeps the delay at kFirst for that long before it starts to grow. Collectives need it: MPI advances
+  // a nonblocking collective only inside MPI_Test, so each stage of its algorithm waits for the next poll.
+  explicit Backoff(std::chrono::microseconds fast = std::chrono::microseconds{0}) : fast_(fast) {}
+
+  // Sleeps for the current delay, then doubles it up to kMax (after the fast phase).
   void sleep();
   // Call after useful work: the next sleep is short again.
-  void reset() { delay_ = kFirst; }
+  void reset() {
+    delay_ = kFirst;
+    waited_ = std::chrono::microseconds{0};
+  }
 
  private:
+  std::chrono::microseconds fast_;
   std::chrono::microseconds delay_ = kFirst;
+  std::chrono::microseconds waited_{0};
 };
+
+// The fast phase used for collectives whose members are all known to be in them.
+inline constexpr std::chrono::microseconds kCollectiveFastPhase{5000};
 
 // Liveness tiers. A rank that waits directly on a failed peer must be the one that reports it, so waits that
 // only follow from a stall further away (back-pressure, demand, the final barrier) get a longer limit.
@@ -61,6 +73,7 @@ class IdleWatch {
 
 // Polls `done` until it returns true, sleeping with Backoff in between. Throws comm::Timeout(what) once the
 // deadline passes.
-void poll_until(const std::function<bool()>& done, const Deadline& deadline, const std::string& what);
+void poll_until(const std::function<bool()>& done, const Deadline& deadline, const std::string& what,
+                std::chrono::microseconds fast = std::chrono::microseconds{0});
 
 }  // namespace fedavg::comm

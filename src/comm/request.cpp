@@ -38,6 +38,8 @@ bool Request::test() {
   return flag != 0;
 }
 
-void Request::wait_until(const Deadline& deadline) { poll_until([this] { return test(); }, deadline, what_); }
+void Request::wait_until(const Deadline& deadline, std::chrono::microseconds fast) {
+  poll_until([this] { return test(); }, deadline, what_, fast);
+}
 
 }  // namespace fedavg::comm

@@ -171,6 +171,7 @@ Settings parse_settings(const std::string& text, const std::string& path) {
       {"text_block_bytes", [&] { r.integer("text_block_bytes", s.text_block_bytes, 1024, 1 << 28); }},
       {"window_block", [&] { r.integer("window_block", s.window_block, 1, 1 << 24); }},
       {"credits", [&] { r.integer("credits", s.credits, 1, 1024); }},
+      {"token_cache_mb", [&] { r.integer("token_cache_mb", s.token_cache_mb, 0, 1 << 20); }},
       {"prefetch_rounds", [&] { r.integer("prefetch_rounds", s.prefetch_rounds, 1, 64); }},
       {"checkpoint_every", [&] { r.integer("checkpoint_every", s.checkpoint_every, 1, 100'000'000); }},
       {"max_line_bytes",

@@ -40,6 +40,7 @@ struct Settings {
   int text_block_bytes = 1 << 18;   // text per Tokenizer read (whole lines)
   int window_block = 4096;      // windows per Filter -> Batcher message
   int credits = 4;              // blocks a stage may have in flight to the next one
+  int token_cache_mb = 64;      // a corpus whose ids fit is tokenized once; later passes replay them (0: off)
   int prefetch_rounds = 2;      // rounds of windows a Batcher keeps ready per learner
   int checkpoint_every = 1;     // rounds between HDF5 checkpoints
   std::int64_t max_line_bytes = std::int64_t{64} << 20;  // a longer corpus line is an error

@@ -23,14 +23,16 @@ void write_embeddings_text(const std::filesystem::path& path, const Matrix& m);
 // word2vec text format: "V dim" header, then "word v1 ... vdim" per row.
 void write_word2vec(const std::filesystem::path& path, const std::vector<std::string>& words, const Matrix& m);
 
-// round,windows_per_learner,seconds,test_loss,train_loss — one flushed row per round.
+// round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds — one flushed row per round;
+// sync_seconds is the time the round's weight exchange (broadcast + averaging collectives) took.
 class MetricsLog {
  public:
   // Starts a new log, or (resume) keeps the rows up to and including `keep_through` and appends after them.
   explicit MetricsLog(const std::filesystem::path& path, long keep_through = -1);
   // The round of the last row kept when resuming (-1 if none).
   long last_round() const { return last_round_; }
-  void row(long round, double windows_per_learner, double seconds, double test_loss, double train_loss);
+  void row(long round, double windows_per_learner, double seconds, double test_loss, double train_loss,
+           double sync_seconds = 0.0);
 
  private:
   std::filesystem::path path_;

@@ -186,11 +186,16 @@ void Dispatcher::run() {
     core::inject_faults(cfg.faults, ctx_.me, round);
     sync.control({comm::Control::Command::Train, round});
     sync.await_reports(comm::Tag::Ready, round, comm::kDirect);
+    // Every learner is in the collectives once Ready/RoundDone arrived: these spans are pure weight exchange.
+    auto sync_start = std::chrono::steady_clock::now();
     strategy->dispatcher_begin(sync, weights, first);
+    double sync_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - sync_start).count();
     first = false;
     sync.await_reports(comm::Tag::RoundDone, round, comm::kSlowPeer);
+    sync_start = std::chrono::steady_clock::now();
     const RoundTotals total = sync.totals({0.0, 0.0});
     strategy->dispatcher_end(sync, weights);
+    sync_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - sync_start).count();
 
     windows_per_learner += total[0] / learners;
     train_loss = total[0] > 0 ? total[1] / total[0] : 0.0;
@@ -200,7 +205,7 @@ void Dispatcher::run() {
       checkpoint();
       last_checkpoint = round;
     }
-    metrics->row(round, windows_per_learner, elapsed(), loss, train_loss);
+    metrics->row(round, windows_per_learner, elapsed(), loss, train_loss, sync_seconds);
     std::printf("round %5ld  windows/learner %12.0f  test loss %.4f  train loss %.4f  %8.1f s\n", round,
                 windows_per_learner, loss, train_loss, elapsed());
     std::fflush(stdout);

@@ -14,7 +14,7 @@ comm::Deadline RoundSync::deadline() const {
 comm::Control RoundSync::control(const comm::Control& c) {
   auto wire = c.encode();
   // A learner waiting for the next Control waits on the Dispatcher directly.
-  comm_.ibcast(wire.data(), wire.size(), 0).wait_until(comm::Deadline::after(liveness_));
+  comm_.ibcast(wire.data(), wire.size(), 0).wait_until(comm::Deadline::after(liveness_), comm::kCollectiveFastPhase);
   return comm::Control::decode(wire);
 }
 
@@ -64,27 +64,27 @@ void RoundSync::await_reports(comm::Tag tag, long round, double factor) {
   }
 }
 
-void RoundSync::weights(std::vector<float>& w) { comm_.ibcast(w.data(), w.size(), 0).wait_until(deadline()); }
+void RoundSync::weights(std::vector<float>& w) { comm_.ibcast(w.data(), w.size(), 0).wait_until(deadline(), comm::kCollectiveFastPhase); }
 
 RoundTotals RoundSync::totals(const RoundTotals& mine) {
   RoundTotals sum{};
-  comm_.iallreduce_sum(mine.data(), sum.data(), mine.size()).wait_until(deadline());
+  comm_.iallreduce_sum(mine.data(), sum.data(), mine.size()).wait_until(deadline(), comm::kCollectiveFastPhase);
   return sum;
 }
 
 void RoundSync::average_into_root(std::vector<float>& w) {
-  comm_.ireduce_sum_to(w.data(), w.size(), 0).wait_until(deadline());
+  comm_.ireduce_sum_to(w.data(), w.size(), 0).wait_until(deadline(), comm::kCollectiveFastPhase);
   complete_reports();
 }
 
 void RoundSync::allreduce_in_place(std::vector<float>& w) {
-  comm_.iallreduce_sum_in_place(w.data(), w.size()).wait_until(deadline());
+  comm_.iallreduce_sum_in_place(w.data(), w.size()).wait_until(deadline(), comm::kCollectiveFastPhase);
   complete_reports();
 }
 
 std::array<double, 2> RoundSync::max_of(const std::array<double, 2>& mine) {
   std::array<double, 2> out{};
-  comm_.iallreduce_max(mine.data(), out.data(), mine.size()).wait_until(deadline());
+  comm_.iallreduce_max(mine.data(), out.data(), mine.size()).wait_until(deadline(), comm::kCollectiveFastPhase);
   return out;
 }
 

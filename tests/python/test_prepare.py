@@ -55,12 +55,12 @@ def test_writes_loadable_config(tmp_path, corpus):
     windows = textpipe.load_test(out / "test.txt", words, 2)
     assert windows.shape == (50, 5)
     cfg = json.loads((out / "cfg.json").read_text())
-    assert cfg == {"data_name": "toy", "bpe": 50, "bs": 64, "target": 2.5,
+    assert cfg == {"data_name": "toy", "bpe": 200, "bs": 64, "target": 2.5,
                    "window": 2, "dim": 32, "model": "neg", "seed": 1,
                    "max_rounds": 200, "max_seconds": 600}
     soft = run(tmp_path / "s", [corpus], "--test-windows", 50, "--model", "softmax", "--lr", 0.02)
     cfg = json.loads((soft / "cfg.json").read_text())
-    assert (cfg["model"], cfg["bs"], cfg["target"], cfg["lr"]) == ("softmax", 256, 6.0, 0.02)
+    assert (cfg["model"], cfg["bs"], cfg["bpe"], cfg["target"], cfg["lr"]) == ("softmax", 256, 50, 6.0, 0.02)
     # Counts are the true corpus counts, most frequent first, ties by word.
     true = corpus_counts(corpus)
     assert counts == [true[w] for w in words]

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Time to quality on the text8 prefix, 2 cores: fedavg_mpi under mpiexec (1 pipeline, 2 learners, the
+default neg model, dim 100, window 2, 5 negatives, min count 5) against gensim Word2Vec CBOW with 2 workers
+and the same settings, in the same run. fedavg_mpi is run once per training budget (--budgets seconds) and
+its final embeddings scored; gensim is scored after every epoch. Prints WordSim353 Spearman rho and analogy
+accuracy (3CosAdd) against training seconds for both.
+
+Usage: /usr/bin/python3 bench/time_to_quality.py [--budgets 10 20 40] [--epochs 8] [--json]
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import corpus  # noqa: E402
+import jobs  # noqa: E402
+import quality  # noqa: E402
+
+sys.path.insert(0, str(jobs.ROOT / "python"))
+import evaluate  # noqa: E402
+
+
+def text8_lines(path):
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(corpus.read_corpus("text8"))
+    return path
+
+
+def score_file(w2v):
+    words, vectors = evaluate.load_word2vec(str(w2v))
+    return quality.score(words, vectors)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--budgets", type=float, nargs="+", default=[10, 20, 40])
+    ap.add_argument("--epochs", type=int, default=8)
+    ap.add_argument("--lr", type=float, default=0.2, help="neg learning rate (0.2 suits averaging rounds)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    text8 = text8_lines(jobs.ROOT / "data" / "text8_lines.txt")
+    ours = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        subprocess.run([jobs.PYTHON, str(jobs.ROOT / "python" / "prepare.py"), str(text8), "--out", str(tmp / "cfg"),
+                        "--train-out", str(tmp / "train.txt"), "--data-name", "text8", "--vocab-size", "1000000",
+                        "--min-count", "5", "--test-windows", "1000", "--dim", "100", "--lr", str(args.lr)],
+                       check=True, capture_output=True)
+        for budget in args.budgets:
+            cfg = json.loads((tmp / "cfg" / "cfg.json").read_text())
+            cfg.update(target=0, max_rounds=100000, max_seconds=budget)
+            (tmp / "cfg" / "cfg.json").write_text(json.dumps(cfg))
+            out = tmp / f"out{budget:g}"
+            metrics, _, _ = jobs.run(6, [tmp / "train.txt"], tmp / "cfg", out, sample_every=5)
+            s = score_file(out / "text8.w2v.txt")
+            point = {"seconds": metrics[-1]["seconds"], "windows_per_learner": metrics[-1]["windows_per_learner"],
+                     "test_loss": metrics[-1]["test_loss"], **s}
+            ours.append(point)
+            if not args.json:
+                print(f"  fedavg_mpi {point['seconds']:6.1f} s  rho {s['rho']:.3f}  analogy {s['analogy']:.3f}",
+                      flush=True)
+    words, counts, ids = quality.load_text8()
+    theirs, _ = quality.train_gensim(words, ids, epochs=args.epochs, dim=100, workers=2,
+                                     log=(lambda *a, **k: None) if args.json else print)
+    if args.json:
+        print(json.dumps({"fedavg_mpi": ours, "gensim": theirs}, indent=2))
+        return
+
+    def first_reaching(points, rho=0.39):
+        hit = [p["seconds"] for p in points if p["rho"] >= rho]
+        return min(hit) if hit else float("nan")
+
+    print("\n## Time to quality, text8 prefix (2.1 M words), 2 cores\n")
+    rows = [["fedavg_mpi, 2 learners", f"{p['seconds']:.1f}", f"{p['rho']:.3f}", f"{p['analogy']:.3f}"] for p in ours]
+    rows += [[f"gensim, 2 workers, epoch {p['epoch']}", f"{p['seconds']:.1f}", f"{p['rho']:.3f}",
+              f"{p.get('analogy', float('nan')):.3f}"] for p in theirs]
+    print(jobs.table(rows, ["system", "training seconds", "WordSim353 rho", "analogy accuracy"]))
+    a, b = first_reaching(ours), first_reaching(theirs)
+    print(f"\nfirst budget with rho >= 0.39: fedavg_mpi {a:.1f} s, gensim {b:.1f} s (ratio {a / b:.2f}; goal <= 2)")
+
+
+if __name__ == "__main__":
+    main()
