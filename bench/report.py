@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Runs every benchmark in bench/ and writes docs/performance.md from what they print.
+
+Usage: /usr/bin/python3 bench/report.py [--quick]    (about 12 minutes; --quick: about 5)
+Each benchmark can also be run on its own; see its docstring.
+"""
+
+import argparse
+import datetime
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+PYTHON = "/usr/bin/python3"
+
+
+def run(script, *args):
+    cmd = [PYTHON, str(HERE / script), *args]
+    print("running", " ".join(cmd[1:]), flush=True)
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT).stdout
+    return "`" + " ".join(["/usr/bin/python3", f"bench/{script}", *args]) + "`\n\n" + out.strip() + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    quick = args.quick
+    sections = [
+        ("Learner throughput per core, against gensim", run("learner_throughput.py")),
+        ("Pipeline, waiting ranks, memory, averaging", run("pipeline.py", "--seconds", "10" if quick else "20")),
+        ("Time to quality on the text8 prefix", run("time_to_quality.py", "--budgets", *(["20"] if quick else ["15", "20", "26"]))),
+        ("Soak", run("soak.py", "--rounds", "300" if quick else "2000")),
+    ]
+    cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
+                if l.startswith("model name")), platform.processor())
+    lines = ["# Performance", "",
+             f"Measured {datetime.date.today()} on {cpu}, 2 cores, Debian 12, python3-torch 1.13 with OpenBLAS, "
+             "MPICH 4.0 (ch4:ucx). Regenerate with `/usr/bin/python3 bench/report.py` (about 12 minutes).",
+             "Figures move by ±20 % between runs on this shared machine; peers (gensim) are measured in the "
+             "same run as ours.", ""]
+    for title, body in sections:
+        lines += [f"## {title}", "", body]
+    (ROOT / "docs" / "performance.md").write_text("\n".join(lines))
+    print("wrote docs/performance.md")
+
+
+if __name__ == "__main__":
+    main()
