@@ -62,12 +62,11 @@ def main():
             point = {"seconds": metrics[-1]["seconds"], "windows_per_learner": metrics[-1]["windows_per_learner"],
                      "test_loss": metrics[-1]["test_loss"], **s}
             ours.append(point)
-            if not args.json:
-                print(f"  fedavg_mpi {point['seconds']:6.1f} s  rho {s['rho']:.3f}  analogy {s['analogy']:.3f}",
-                      flush=True)
+            print(f"  fedavg_mpi {point['seconds']:6.1f} s  rho {s['rho']:.3f}  analogy {s['analogy']:.3f}",
+                  file=sys.stderr, flush=True)
     words, counts, ids = quality.load_text8()
     theirs, _ = quality.train_gensim(words, ids, epochs=args.epochs, dim=100, workers=2,
-                                     log=(lambda *a, **k: None) if args.json else print)
+                                     log=lambda *a, **k: print(*a, file=sys.stderr, **k))
     if args.json:
         print(json.dumps({"fedavg_mpi": ours, "gensim": theirs}, indent=2))
         return

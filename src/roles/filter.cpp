@@ -1,6 +1,7 @@
 #include "roles/filter.hpp"
 
 #include "bridge/text.hpp"
+#include "comm/credit_line.hpp"
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
 #include "core/error.hpp"
@@ -35,28 +36,13 @@ void Filter::run() {
   bool have_tokens = false;
   std::vector<std::int32_t> out;
   out.reserve(block_windows * static_cast<std::size_t>(windower.width()));
-  std::int64_t credits = 0;
+  comm::CreditLine to_batcher(world, batcher, "Batcher rank " + std::to_string(batcher));
   long blocks = 0;
-  bool stop = false;
 
-  while (!stop) {
+  for (;;) {
     outbox.retire();
-    bool progress = false;
-    while (auto a = world.probe(batcher, std::nullopt)) {
-      progress = true;
-      if (a->tag == comm::Tag::Credit) {
-        comm::Credit::Wire w{};
-        world.receive_into(*a, w.data(), w.size());
-        credits += comm::Credit::decode(w).blocks;
-      } else if (a->tag == comm::Tag::Shutdown) {
-        world.discard(*a);
-        stop = true;
-      } else {
-        throw core::Error("unexpected message tag " + std::to_string(comm::tag_value(a->tag)) + " from Batcher rank " +
-                          std::to_string(batcher));
-      }
-    }
-    if (stop) break;
+    bool progress = to_batcher.poll();
+    if (to_batcher.stopped()) break;
     if (!have_tokens) {
       if (auto a = world.probe(tokenizer, comm::Tag::Tokens)) {
         world.receive(*a, tokens);
@@ -81,12 +67,12 @@ void Filter::run() {
       }
       progress = true;
     }
-    if (out.size() >= block_windows * static_cast<std::size_t>(windower.width()) && credits > 0) {
+    if (out.size() >= block_windows * static_cast<std::size_t>(windower.width()) && to_batcher.can_send()) {
       std::vector<std::int32_t> full;
       full.swap(out);
       out.reserve(full.size());
       outbox.send(std::move(full), batcher, comm::Tag::Windows);
-      --credits;
+      to_batcher.spend();
       progress = true;
     }
     if (progress) {
@@ -94,7 +80,7 @@ void Filter::run() {
     } else {
       watch.idle(
           [&] {
-            return have_tokens ? "a credit from Batcher rank " + std::to_string(batcher)
+            return have_tokens ? "a credit from " + to_batcher.who()
                                : "tokens from Tokenizer rank " + std::to_string(tokenizer);
           },
           have_tokens ? comm::kIndirect : comm::kDirect);

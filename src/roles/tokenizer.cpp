@@ -1,6 +1,7 @@
 #include "roles/tokenizer.hpp"
 
 #include "bridge/text.hpp"
+#include "comm/credit_line.hpp"
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
 #include "core/error.hpp"
@@ -33,39 +34,24 @@ void Tokenizer::run() {
 
   comm::Outbox outbox(ctx_.world);
   comm::IdleWatch watch(s.liveness_seconds);
-  std::int64_t credits = 0;
+  comm::CreditLine to_filter(ctx_.world, filter, "Filter rank " + std::to_string(filter));
   long blocks = 0;
-  bool stop = false;
 
-  while (!stop) {
+  while (!to_filter.stopped()) {
     outbox.retire();
-    bool progress = false;
-    while (auto a = ctx_.world.probe(filter, std::nullopt)) {
-      progress = true;
-      if (a->tag == comm::Tag::Credit) {
-        comm::Credit::Wire w{};
-        ctx_.world.receive_into(*a, w.data(), w.size());
-        credits += comm::Credit::decode(w).blocks;
-      } else if (a->tag == comm::Tag::Shutdown) {
-        ctx_.world.discard(*a);
-        stop = true;
-      } else {
-        throw core::Error("unexpected message tag " + std::to_string(comm::tag_value(a->tag)) + " from Filter rank " +
-                          std::to_string(filter));
-      }
-    }
-    if (!stop && credits > 0) {
+    bool progress = to_filter.poll();
+    if (to_filter.can_send()) {
       core::inject_faults(ctx_.cfg.faults, ctx_.me, ++blocks);
       outbox.send(source.next(), filter, comm::Tag::Tokens);
       const core::ReadPosition at = source.position();
       outbox.send(std::vector<std::int64_t>(at.begin(), at.end()), dispatcher, comm::Tag::Position);
-      --credits;
+      to_filter.spend();
       progress = true;
     }
     if (progress) {
       watch.progress();
     } else {
-      watch.idle([&] { return "a credit from Filter rank " + std::to_string(filter); }, comm::kIndirect);
+      watch.idle([&] { return "a credit from " + to_filter.who(); }, comm::kIndirect);
     }
   }
   comm::acknowledge_stop(outbox, filter, comm::Deadline::after(s.liveness_seconds));
