@@ -84,3 +84,14 @@ def test_runs_from_any_directory_with_relative_paths(app, toy_config, tmp_path):
                           env={**os.environ, "MPIEXEC_TIMEOUT": "85"})
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "results" / "toy.w2v.txt").exists()
+
+
+def test_report_softmax_model_is_one_switch_away(run_job):
+    job = run_job(6, cfg={"model": "softmax", "max_rounds": 6})
+    assert job.rc == 0, job.stderr
+    losses = [r["test_loss"] for r in job.metrics()]
+    assert losses[0] == pytest.approx(np.log(len(open(job.out.parent / "config" / "vocab.txt").read().split("\n")) - 1),
+                                      abs=0.3)  # uniform softmax at the start: about ln V
+    assert losses[-1] < losses[0] - 0.5, losses
+    with h5py.File(job.out / "toy.h5", "r") as f:
+        assert set(f.keys()) >= {"embedding", "out_weight", "out_bias"}
