@@ -1,4 +1,5 @@
-// main() for GoogleTest binaries that run under mpiexec: MPI lives for the whole test run.
+// main() for GoogleTest binaries that run under mpiexec: MPI lives for the whole test run. tests/cpp/meson.build
+// starts them with a time limit (meson timeout 60 s, MPIEXEC_TIMEOUT=50), so a hang fails the test.
 #pragma once
 
 #include <gtest/gtest.h>

@@ -1,7 +1,9 @@
 // The stream protocol between two stages: credit-bounded sends, then the Shutdown/ShutdownAck handshake
-// while blocks are still in flight, which must leave no send pending. Runs under mpiexec -n 2.
+// while blocks are still in flight, which must leave no send pending. Runs under mpiexec -n 2, time-limited by
+// meson (timeout 60 s, MPIEXEC_TIMEOUT=50).
 #include <gtest/gtest.h>
 
+#include "comm/credit_line.hpp"
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
 #include "mpi_main.hpp"
@@ -14,29 +16,16 @@ TEST(Stream, ShutdownWhileLargeBlocksAreInFlight) {
   constexpr int kUp = 0, kDown = 1;
   if (world.rank() == kUp) {
     Outbox out(world);
-    int credits = 0;
-    bool stop = false;
+    CreditLine line(world, kDown, "downstream");
     int sent = 0;
     IdleWatch watch(20);
-    while (!stop) {
+    while (!line.stopped()) {
       out.retire();
-      bool progress = false;
-      while (auto a = world.probe(kDown, std::nullopt)) {
-        progress = true;
-        if (a->tag == Tag::Credit) {
-          Credit::Wire w{};
-          world.receive_into(*a, w.data(), w.size());
-          credits += Credit::decode(w).blocks;
-        } else {
-          ASSERT_EQ(a->tag, Tag::Shutdown);
-          world.discard(*a);
-          stop = true;
-        }
-      }
-      if (!stop && credits > 0) {
+      bool progress = line.poll();
+      if (line.can_send()) {
         // 1 MiB blocks travel by rendezvous: they stay pending until the receiver takes them.
         out.send(std::vector<std::int32_t>(1 << 18, sent++), kDown, Tag::Tokens);
-        --credits;
+        line.spend();
         progress = true;
       }
       progress ? watch.progress() : watch.idle([] { return std::string("credit"); });

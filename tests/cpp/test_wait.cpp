@@ -1,5 +1,5 @@
 // The wait helpers: a wait that never completes ends in a Timeout naming what was awaited, and waiting costs
-// almost no CPU. Runs under mpiexec -n 2.
+// almost no CPU. Runs under mpiexec -n 2, time-limited by meson (timeout 60 s, MPIEXEC_TIMEOUT=50).
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 

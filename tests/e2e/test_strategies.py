@@ -1,4 +1,4 @@
-"""Each strategy under mpiexec: the loss falls, the outputs load, checkpoints resume with the strategy's
+"""Each strategy under mpiexec (time-limited: run_job passes a timeout and MPIEXEC_TIMEOUT): the loss falls, the outputs load, checkpoints resume with the strategy's
 state; bsp keeps every replica bit-identical (the run checks it each round and fails otherwise)."""
 
 import h5py
