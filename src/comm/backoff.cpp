@@ -14,19 +14,22 @@ void Backoff::sleep() {
 }
 
 Deadline Deadline::after(double seconds) {
-  Deadline d{Clock::now(), seconds};
-  d.extend();
-  return d;
+  return {Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds)), seconds};
 }
+
+namespace {
+
+[[noreturn]] void liveness_timeout(const std::string& what, double seconds) {
+  std::ostringstream os;
+  os << "liveness limit: " << what << " did not happen within " << seconds << " s (liveness_seconds in cfg.json)";
+  throw Timeout(os.str());
+}
+
+}  // namespace
 
 void IdleWatch::idle(const std::function<std::string()>& awaited, double factor) {
   const double limit = liveness_ * factor;
-  if (std::chrono::duration<double>(Clock::now() - last_).count() >= limit) {
-    std::ostringstream os;
-    os << "liveness limit: " << awaited() << " did not happen within " << limit
-       << " s (liveness_seconds in cfg.json)";
-    throw Timeout(os.str());
-  }
+  if (std::chrono::duration<double>(Clock::now() - last_).count() >= limit) liveness_timeout(awaited(), limit);
   backoff_.sleep();
 }
 
@@ -34,12 +37,7 @@ void poll_until(const std::function<bool()>& done, const Deadline& deadline, con
                 std::chrono::microseconds fast) {
   Backoff backoff(fast);
   while (!done()) {
-    if (deadline.passed()) {
-      std::ostringstream os;
-      os << "liveness limit: " << what << " did not happen within " << deadline.seconds
-         << " s (liveness_seconds in cfg.json)";
-      throw Timeout(os.str());
-    }
+    if (deadline.passed()) liveness_timeout(what, deadline.seconds);
     backoff.sleep();
   }
 }

@@ -42,14 +42,13 @@ inline constexpr double kDirect = 1.0;
 inline constexpr double kSlowPeer = 1.5;  // the Dispatcher waiting for a learner that may itself be starved
 inline constexpr double kIndirect = 2.0;
 
-// A liveness deadline for a peer; `describe` says who and what is awaited, for the Timeout message.
+// A liveness deadline: `seconds` from when it was made.
 struct Deadline {
   Clock::time_point at;
   double seconds;
 
   static Deadline after(double seconds);
   bool passed() const { return Clock::now() >= at; }
-  void extend() { at = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds)); }
 };
 
 // The event loop's idle handling for a role that waits on several things at once: call progress() after

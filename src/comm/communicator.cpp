@@ -74,6 +74,12 @@ std::optional<Arrival> Communicator::probe(int source, std::optional<Tag> tag) c
   return Arrival{st.MPI_SOURCE, static_cast<Tag>(st.MPI_TAG), st};
 }
 
+Arrival Communicator::await_message(int source, Tag tag, const Deadline& deadline, const std::string& what) const {
+  std::optional<Arrival> a;
+  poll_until([&] { return (a = probe(source, tag)).has_value(); }, deadline, what);
+  return *a;
+}
+
 void Communicator::recv_raw(void* data, std::size_t n, MPI_Datatype type, const Arrival& a) const {
   const std::string what = peer("recv", a.tag, a.source);
   check_mpi(MPI_Recv(data, to_int_count(n, what), type, a.source, tag_value(a.tag), comm_, MPI_STATUS_IGNORE), what);

@@ -11,25 +11,7 @@ Outbox::~Outbox() {
   }
 }
 
-void Outbox::send(std::vector<std::int32_t>&& data, int dest, Tag tag) {
-  entries_.push_back({Request{}, std::move(data), {}, {}});
-  auto& e = entries_.back();
-  e.req = comm_.isend(e.i32.data(), e.i32.size(), dest, tag);
-}
-
-void Outbox::send(std::vector<std::int64_t>&& data, int dest, Tag tag) {
-  entries_.push_back({Request{}, {}, std::move(data), {}});
-  auto& e = entries_.back();
-  e.req = comm_.isend(e.i64.data(), e.i64.size(), dest, tag);
-}
-
-void Outbox::send(std::vector<std::uint8_t>&& data, int dest, Tag tag) {
-  entries_.push_back({Request{}, {}, {}, std::move(data)});
-  auto& e = entries_.back();
-  e.req = comm_.isend(e.u8.data(), e.u8.size(), dest, tag);
-}
-
-void Outbox::send_empty(int dest, Tag tag) { entries_.push_back({comm_.isend_empty(dest, tag), {}, {}, {}}); }
+void Outbox::send_empty(int dest, Tag tag) { entries_.push_back({comm_.isend_empty(dest, tag), {}}); }
 
 std::size_t Outbox::retire() {
   std::size_t pending = 0;

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <variant>
 #include <vector>
 
 #include "comm/communicator.hpp"
@@ -19,10 +20,13 @@ class Outbox {
   Outbox(const Outbox&) = delete;
   Outbox& operator=(const Outbox&) = delete;
 
-  // Sends `data` (moved in, kept alive until delivered) to `dest` with `tag`.
-  void send(std::vector<std::int32_t>&& data, int dest, Tag tag);
-  void send(std::vector<std::int64_t>&& data, int dest, Tag tag);
-  void send(std::vector<std::uint8_t>&& data, int dest, Tag tag);
+  // Sends `data` (moved in, kept alive until delivered) to `dest` with `tag`. T: int32, int64 or uint8.
+  template <typename T> void send(std::vector<T>&& data, int dest, Tag tag) {
+    entries_.push_back({Request{}, Payload(std::move(data))});
+    auto& e = entries_.back();
+    const auto& v = std::get<std::vector<T>>(e.payload);
+    e.req = comm_.isend(v.data(), v.size(), dest, tag);
+  }
   // Sends a small encoded message (Credit, WindowRequest); its bytes are copied.
   template <typename T, std::size_t N> void send(const std::array<T, N>& wire, int dest, Tag tag) {
     send(std::vector<T>(wire.begin(), wire.end()), dest, tag);
@@ -35,11 +39,10 @@ class Outbox {
   void flush(const Deadline& deadline);
 
  private:
+  using Payload = std::variant<std::vector<std::int32_t>, std::vector<std::int64_t>, std::vector<std::uint8_t>>;
   struct Entry {
     Request req;
-    std::vector<std::int32_t> i32;
-    std::vector<std::int64_t> i64;
-    std::vector<std::uint8_t> u8;
+    Payload payload;  // moving an Entry moves the vector, whose buffer stays where the send reads it
   };
   const Communicator& comm_;
   std::deque<Entry> entries_;

@@ -95,14 +95,11 @@ void Dispatcher::run() {
 
   // Receives every learner's opaque state (sent after the round's averaging on checkpoint rounds).
   auto collect_states = [&] {
-    for (int l = 0; l < learners; ++l) {
-      comm::poll_until(
-          [&] {
-            auto a = world.probe(learner_ranks[static_cast<std::size_t>(l)], comm::Tag::LearnerState);
-            if (a) world.receive(*a, learner_states[static_cast<std::size_t>(l)]);
-            return a.has_value();
-          },
-          comm::Deadline::after(s.liveness_seconds), "the state of learner rank " + std::to_string(learner_ranks[l]));
+    for (std::size_t l = 0; l < learner_ranks.size(); ++l) {
+      world.receive(world.await_message(learner_ranks[l], comm::Tag::LearnerState,
+                                        comm::Deadline::after(s.liveness_seconds),
+                                        "the state of learner rank " + std::to_string(learner_ranks[l])),
+                    learner_states[l]);
     }
   };
   auto checkpoint = [&] {

@@ -34,13 +34,10 @@ void Learner::run() {
   const int dispatcher = ctx_.map.dispatcher();
   if (ctx_.cfg.resume) {
     std::vector<std::uint8_t> state;
-    comm::poll_until(
-        [&] {
-          auto a = world.probe(dispatcher, comm::Tag::LearnerState);
-          if (a) world.receive(*a, state);
-          return a.has_value();
-        },
-        comm::Deadline::after(s.liveness_seconds * comm::kIndirect), "the checkpointed state from the Dispatcher");
+    world.receive(world.await_message(dispatcher, comm::Tag::LearnerState,
+                                      comm::Deadline::after(s.liveness_seconds * comm::kIndirect),
+                                      "the checkpointed state from the Dispatcher"),
+                  state);
     lib.set_state(state);
   }
 
@@ -56,13 +53,9 @@ void Learner::run() {
     first = false;
 
     // This round's windows (requested a round ahead), then ask for the next round's at once.
-    comm::poll_until(
-        [&] {
-          auto a = world.probe(batcher, comm::Tag::Batch);
-          if (a) world.receive_into(*a, batch.data(), batch.size());
-          return a.has_value();
-        },
-        comm::Deadline::after(s.liveness_seconds), "a batch from Batcher rank " + std::to_string(batcher));
+    world.receive_into(world.await_message(batcher, comm::Tag::Batch, comm::Deadline::after(s.liveness_seconds),
+                                           "a batch from Batcher rank " + std::to_string(batcher)),
+                       batch.data(), batch.size());
     outbox.retire();
     outbox.send(comm::WindowRequest{per_round}.encode(), batcher, comm::Tag::Request);
 

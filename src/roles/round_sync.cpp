@@ -18,18 +18,7 @@ comm::Control RoundSync::control(const comm::Control& c) {
   return comm::Control::decode(wire);
 }
 
-void RoundSync::report(comm::Tag tag, long round) {
-  for (std::size_t i = 0; i < pending_.size();) {
-    if (pending_[i].test()) {
-      pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
-      sent_.erase(sent_.begin() + static_cast<std::ptrdiff_t>(i));
-    } else {
-      ++i;
-    }
-  }
-  sent_.push_back({round});
-  pending_.push_back(world_.isend(sent_.back().data(), 1, 0, tag));
-}
+void RoundSync::report(comm::Tag tag, long round) { reports_.send(std::vector<std::int64_t>{round}, 0, tag); }
 
 void RoundSync::await_reports(comm::Tag tag, long round, double factor) {
   std::set<int> missing(learner_ranks_.begin(), learner_ranks_.end());
@@ -88,10 +77,6 @@ std::array<double, 2> RoundSync::max_of(const std::array<double, 2>& mine) {
   return out;
 }
 
-void RoundSync::complete_reports() {
-  for (auto& r : pending_) r.wait_until(comm::Deadline::after(liveness_));
-  pending_.clear();
-  sent_.clear();
-}
+void RoundSync::complete_reports() { reports_.flush(comm::Deadline::after(liveness_)); }
 
 }  // namespace fedavg::roles

@@ -10,6 +10,7 @@
 
 #include "comm/communicator.hpp"
 #include "comm/messages.hpp"
+#include "comm/outbox.hpp"
 
 namespace fedavg::roles {
 
@@ -20,7 +21,11 @@ class RoundSync {
  public:
   RoundSync(const comm::Communicator& comm, const comm::Communicator& world, double liveness_seconds,
             std::vector<int> learner_ranks)
-      : comm_(comm), world_(world), liveness_(liveness_seconds), learner_ranks_(std::move(learner_ranks)) {}
+      : comm_(comm),
+        world_(world),
+        liveness_(liveness_seconds),
+        learner_ranks_(std::move(learner_ranks)),
+        reports_(world) {}
 
   // Dispatcher: sends `c`. Learner: receives it.
   comm::Control control(const comm::Control& c = {});
@@ -47,8 +52,7 @@ class RoundSync {
   const comm::Communicator& world_;
   double liveness_;
   std::vector<int> learner_ranks_;
-  std::vector<std::vector<std::int64_t>> sent_;  // report payloads until their sends complete
-  std::vector<comm::Request> pending_;
+  comm::Outbox reports_;  // Ready/RoundDone in flight
 };
 
 }  // namespace fedavg::roles

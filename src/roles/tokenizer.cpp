@@ -22,13 +22,10 @@ void Tokenizer::run() {
                      ctx_.cfg.vocab_path().string());
   if (ctx_.cfg.resume) {
     core::ReadPosition from{};
-    comm::poll_until(
-        [&] {
-          auto a = ctx_.world.probe(dispatcher, comm::Tag::ResumeFrom);
-          if (a) ctx_.world.receive_into(*a, from.data(), from.size());
-          return a.has_value();
-        },
-        comm::Deadline::after(s.liveness_seconds * comm::kIndirect), "the read position from the Dispatcher");
+    ctx_.world.receive_into(ctx_.world.await_message(dispatcher, comm::Tag::ResumeFrom,
+                                                     comm::Deadline::after(s.liveness_seconds * comm::kIndirect),
+                                                     "the read position from the Dispatcher"),
+                            from.data(), from.size());
     source.seek(from);
   }
 

@@ -1,6 +1,5 @@
 """End to end under mpiexec: every failure ends the whole job quickly, naming the rank, its role and why."""
 
-import json
 import time
 
 import pytest
@@ -67,35 +66,6 @@ def test_corpus_without_vocabulary_words_fails_instead_of_spinning(run_job, tmp_
     job, took = timed(run_job, 5, corpora=[corpus])
     assert job.rc != 0
     assert "not one word of the file is in the vocabulary" in job.stderr
-    assert took < LIMIT
-
-
-def test_missing_config_key_is_one_clear_line(run_job, toy_config, tmp_path):
-    cfg_dir = tmp_path / "badcfg"
-    cfg_dir.mkdir()
-    for f in ("vocab.txt", "test.txt"):
-        (cfg_dir / f).write_text((toy_config / "config" / f).read_text())
-    (cfg_dir / "cfg.json").write_text(json.dumps({"data_name": "toy", "bpe": 2, "target": 1.0}))
-    job, took = timed(run_job, 5, config_dir=cfg_dir)
-    assert job.rc != 0
-    lines = [l for l in job.stderr.splitlines() if "missing required key" in l]
-    assert len(lines) == 1, job.stderr
-    assert f"{cfg_dir / 'cfg.json'}:1: missing required key \"bs\"" in lines[0]
-    assert "rank 0 (" in lines[0]
-    assert took < LIMIT
-
-
-def test_test_word_outside_vocabulary_names_file_and_line(run_job, toy_config, tmp_path):
-    cfg_dir = tmp_path / "badtest"
-    cfg_dir.mkdir()
-    for f in ("vocab.txt", "cfg.json"):
-        (cfg_dir / f).write_text((toy_config / "config" / f).read_text())
-    lines = (toy_config / "config" / "test.txt").read_text().splitlines()
-    lines[2] = "the big zebra sees the"
-    (cfg_dir / "test.txt").write_text("\n".join(lines) + "\n")
-    job, took = timed(run_job, 5, config_dir=cfg_dir)
-    assert job.rc != 0
-    assert f"{cfg_dir / 'test.txt'}:3:" in job.stderr and "zebra" in job.stderr
     assert took < LIMIT
 
 
