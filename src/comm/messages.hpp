@@ -26,6 +26,18 @@ struct Control {
   static Control decode(const Wire& w);  // throws comm::Error on an unknown command or negative round
 };
 
+// Dispatcher -> Learner (easgd): the answer to a Push. Train: an ElasticStep follows; `send_state` asks the
+// learner for its LearnerState (a checkpoint is due). Stop: the learner stops.
+struct ElasticReply {
+  Control::Command command = Control::Command::Train;
+  std::int64_t round = 0;  // the round the Dispatcher is in
+  bool send_state = false;
+
+  using Wire = std::array<std::int64_t, 3>;
+  Wire encode() const;
+  static ElasticReply decode(const Wire& w);  // throws comm::Error like Control::decode
+};
+
 // Learner -> Batcher: how many windows it wants for its next round.
 struct WindowRequest {
   std::int64_t windows = 0;

@@ -20,7 +20,7 @@ class Outbox {
   Outbox(const Outbox&) = delete;
   Outbox& operator=(const Outbox&) = delete;
 
-  // Sends `data` (moved in, kept alive until delivered) to `dest` with `tag`. T: int32, int64 or uint8.
+  // Sends `data` (moved in, kept alive until delivered) to `dest` with `tag`. T: int32, int64, uint8, float or double.
   template <typename T> void send(std::vector<T>&& data, int dest, Tag tag) {
     entries_.push_back({Request{}, Payload(std::move(data))});
     auto& e = entries_.back();
@@ -39,7 +39,8 @@ class Outbox {
   void flush(const Deadline& deadline);
 
  private:
-  using Payload = std::variant<std::vector<std::int32_t>, std::vector<std::int64_t>, std::vector<std::uint8_t>>;
+  using Payload = std::variant<std::vector<std::int32_t>, std::vector<std::int64_t>, std::vector<std::uint8_t>,
+                               std::vector<float>, std::vector<double>>;
   struct Entry {
     Request req;
     Payload payload;  // moving an Entry moves the vector, whose buffer stays where the send reads it

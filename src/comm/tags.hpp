@@ -14,6 +14,10 @@ enum class Tag : int {
   Position = 17,      // Tokenizer -> Dispatcher: int64 [byte offset, passes] of its next block
   ResumeFrom = 18,    // Dispatcher -> Tokenizer (with --resume): int64 [byte offset, passes] to start from
   LearnerState = 19,  // Learner <-> Dispatcher: uint8 opaque model state (optimizer, RNG) for checkpoints
+  PushInfo = 20,      // Learner -> Dispatcher (easgd): double [windows, windows * mean train loss] of one period
+  Push = 21,          // Learner -> Dispatcher (easgd): float [params] the learner's weights after that period
+  Elastic = 22,       // Dispatcher -> Learner (easgd): int64 [command, round, send_state] answering a Push
+  ElasticStep = 23,   // Dispatcher -> Learner (easgd): float [params] alpha (x_i - centre), after a Train answer
   Shutdown = 98,  // downstream -> upstream: stop producing (empty)
   ShutdownAck = 99,  // upstream -> downstream: nothing more will follow (empty)
 };

@@ -118,8 +118,10 @@ void write_checkpoint(const std::filesystem::path& path, const std::vector<Named
     put_attr(root, "first_loss", H5T_NATIVE_DOUBLE, info.first_loss, tmp);
     put_attr(root, "windows_per_learner", H5T_NATIVE_DOUBLE, info.windows_per_learner, tmp);
     put_attr(root, "seconds", H5T_NATIVE_DOUBLE, info.seconds, tmp);
+    put_attr(root, "sync_bytes", H5T_NATIVE_DOUBLE, info.sync_bytes, tmp);
     put_attr(root, "seed", H5T_NATIVE_UINT64, info.seed, tmp);
     put_string_attr(root, "data_name", info.data_name, tmp);
+    put_string_attr(root, "strategy", info.strategy, tmp);
     check(H5Fflush(root, H5F_SCOPE_GLOBAL), tmp + ": flush failed");
   }
   if (die_before_rename) die_now();
@@ -142,8 +144,10 @@ Checkpoint read_checkpoint(const std::filesystem::path& path,
   c.info.first_loss = get_attr<double>(root, "first_loss", H5T_NATIVE_DOUBLE, file);
   c.info.windows_per_learner = get_attr<double>(root, "windows_per_learner", H5T_NATIVE_DOUBLE, file);
   c.info.seconds = get_attr<double>(root, "seconds", H5T_NATIVE_DOUBLE, file);
+  c.info.sync_bytes = get_attr<double>(root, "sync_bytes", H5T_NATIVE_DOUBLE, file);
   c.info.seed = get_attr<std::uint64_t>(root, "seed", H5T_NATIVE_UINT64, file);
   c.info.data_name = get_string_attr(root, "data_name", file);
+  c.info.strategy = get_string_attr(root, "strategy", file);
   for (const auto& [name, size] : expected) {
     auto values = get_dataset<float>(root, name, H5T_NATIVE_FLOAT, file);
     if (values.size() != size)

@@ -25,8 +25,10 @@ struct CheckpointInfo {
   double first_loss = 0.0;
   double windows_per_learner = 0.0;
   double seconds = 0.0;  // training time so far
+  double sync_bytes = 0.0;  // bytes of weights exchanged so far
   std::uint64_t seed = 0;
   std::string data_name;
+  std::string strategy;  // a run resumes only with the strategy that wrote its checkpoint
 };
 
 // A pipeline's position in its corpus: byte offset of the next block and completed passes over the file.

@@ -159,12 +159,15 @@ Settings parse_settings(const std::string& text, const std::string& path) {
       {"strategy",
        [&] {
          r.string("strategy", s.strategy);
-         if (s.strategy != "fedavg" && s.strategy != "bsp" && s.strategy != "bmuf")
-           r.fail("strategy", "\"strategy\" must be one of fedavg, bsp, bmuf, got \"" + s.strategy + "\"");
+         if (s.strategy != "fedavg" && s.strategy != "bsp" && s.strategy != "bmuf" && s.strategy != "easgd")
+           r.fail("strategy", "\"strategy\" must be one of fedavg, bsp, bmuf, easgd, got \"" + s.strategy + "\"");
        }},
       {"block_lr", [&] { r.number("block_lr", s.block_lr, 0.0, 100.0); }},
       {"block_momentum", [&] { r.number("block_momentum", s.block_momentum, 0.0, 0.9999); }},
       {"nesterov", [&] { r.boolean("nesterov", s.nesterov); }},
+      {"elastic_alpha", [&] { r.number("elastic_alpha", s.elastic_alpha, 1e-6, 1.0); }},
+      {"slow_learners", [&] { r.integer("slow_learners", s.slow_learners, 0, 1'000'000); }},
+      {"slow_factor", [&] { r.number("slow_factor", s.slow_factor, 1.0, 1000.0); }},
       {"fixed_batch_order", [&] { r.boolean("fixed_batch_order", s.fixed_batch_order); }},
       {"liveness_seconds", [&] { r.number("liveness_seconds", s.liveness_seconds, 0.1, 1e7); }},
       {"torch_threads", [&] { r.integer("torch_threads", s.torch_threads, 1, 1024); }},

@@ -30,10 +30,13 @@ struct Settings {
   bool cross_oov = false;       // may a window span a word that is not in the vocabulary?
   double sample = 1e-3;         // word2vec subsampling threshold (0: off); needs counts in vocab.txt
   bool train = true;            // false: learners skip the model step (pipeline benchmarks)
-  std::string strategy = "fedavg";  // fedavg, bsp or bmuf (docs/strategies.md)
+  std::string strategy = "fedavg";  // fedavg, bsp, bmuf or easgd (docs/strategies.md)
   double block_lr = 1.0;        // bmuf: step size of the outer update
   double block_momentum = 0.0;  // bmuf: momentum of the outer update
   bool nesterov = false;        // bmuf: Nesterov outer momentum (DiLoCo)
+  double elastic_alpha = 0.0;   // easgd: moving rate; 0: 0.9 / learners (beta = 0.9 in Zhang et al. 2015)
+  int slow_learners = 0;        // the first this many learners run slow_factor times slower (for studies)
+  double slow_factor = 1.0;     // a slowed learner sleeps (slow_factor - 1) x the time of each of its steps
   bool fixed_batch_order = false;  // Batcher deals to its learners in a fixed rotation (reproducible runs)
   double liveness_seconds = 120.0;  // longest wait for any peer before it is declared dead
   int torch_threads = 1;        // intra-op threads per learner

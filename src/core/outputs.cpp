@@ -68,7 +68,7 @@ void write_word2vec(const std::filesystem::path& path, const std::vector<std::st
 }
 
 MetricsLog::MetricsLog(const std::filesystem::path& path, long keep_through) : path_(path) {
-  const std::string header = "round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds\n";
+  const std::string header = "round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes\n";
   std::string kept = header;
   if (keep_through >= 0) {
     std::ifstream in(path);
@@ -87,10 +87,10 @@ MetricsLog::MetricsLog(const std::filesystem::path& path, long keep_through) : p
 }
 
 void MetricsLog::row(long round, double windows_per_learner, double seconds, double test_loss, double train_loss,
-                     double sync_seconds) {
-  char buf[200];
-  std::snprintf(buf, sizeof buf, "%ld,%.0f,%.3f,%.6f,%.6f,%.4f\n", round, windows_per_learner, seconds, test_loss,
-                train_loss, sync_seconds);
+                     double sync_seconds, double sync_bytes) {
+  char buf[240];
+  std::snprintf(buf, sizeof buf, "%ld,%.0f,%.3f,%.6f,%.6f,%.4f,%.0f\n", round, windows_per_learner, seconds,
+                test_loss, train_loss, sync_seconds, sync_bytes);
   out_ << buf << std::flush;
   if (!out_) throw Error(path_.string() + ": write failed");
 }

@@ -5,6 +5,7 @@
 
 #include "bridge/text.hpp"
 #include "comm/communicator.hpp"
+#include "comm/messages.hpp"
 #include "comm/outbox.hpp"
 #include "core/checkpoint.hpp"
 #include "core/error.hpp"
@@ -18,11 +19,15 @@
 namespace fedavg::roles {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
 }
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Read positions reported by the Tokenizers (Tag::Position), latest per pipeline; a negative pass count
 // marks a Tokenizer's final report.
@@ -54,185 +59,368 @@ class Positions {
   int finals_ = 0;
 };
 
-}  // namespace
+// One run as the Dispatcher sees it: the global weights (easgd: the centre), the counters, the test loss,
+// checkpoints, the metrics log and the stop rule. The round loops differ by strategy; the rest is shared.
+class Run {
+ public:
+  explicit Run(const Context& ctx);
+  // Resumes from the checkpoint, or evaluates the initial weights; opens the metrics log.
+  void start();
+  // fedavg, bsp, bmuf: rounds in lock step with every learner.
+  void synchronous_rounds();
+  // easgd: answers each learner's push at once; a round is `learners` pushes.
+  void elastic_rounds();
+  // Final checkpoint, embeddings, statistics; waits for the pipelines' final reports.
+  void finish();
 
-void Dispatcher::run() {
-  const auto& cfg = ctx_.cfg;
-  const auto& s = cfg.settings;
-  const auto& world = ctx_.world;
-  auto t0 = std::chrono::steady_clock::now();  // restarted once set-up is done: seconds count training only
-  double seconds_before = 0.0;  // training time of the run this one resumes
-  auto elapsed = [&] {
-    return seconds_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  };
-
-  core::ensure_writable_dir(cfg.out_dir);
-  const auto base = cfg.out_dir / s.data_name;
-  const auto checkpoint_path = base.string() + ".h5";
-  std::vector<float> weights;  // declared before the model that views it, so it outlives the model
-  // Validate the inputs before importing torch (seconds), so bad input fails fast.
-  bridge::Text text(ctx_.py);
-  const core::Vocabulary vocab = text.load_vocab(cfg.vocab_path());
-  const std::vector<std::int32_t> test = text.load_test(cfg.test_path(), s.window);
-  bridge::Library lib(ctx_.py);
-  const ModelSetup model = setup_model(ctx_, vocab, lib, weights);
-  const int width = s.window_width();
-  const std::size_t test_windows = test.size() / static_cast<std::size_t>(width);
-  const int learners = ctx_.map.learners();
-  std::vector<int> learner_ranks;
-  for (int l = 0; l < learners; ++l) learner_ranks.push_back(ctx_.map.learner_rank(l));
-
-  std::printf("fedavg_mpi: %s: %d pipeline(s), %d learner(s), vocabulary %d, %zu test windows, %zu parameters\n",
-              s.data_name.c_str(), ctx_.map.pipelines(), learners, vocab.size(), test_windows, weights.size());
-  std::fflush(stdout);
-
-  Positions positions(ctx_);
-  const auto strategy = Strategy::make(s);
-  std::vector<std::vector<std::uint8_t>> learner_states(static_cast<std::size_t>(learners));
-  comm::Outbox outbox(world);
-  long round = 0;
-  double loss = 0.0, first_loss = 0.0, train_loss = 0.0, windows_per_learner = 0.0;
-
+ private:
+  double elapsed() const { return seconds_before_ + seconds_since(t0_); }
+  // Decides whether to stop before the next round; remembers why.
+  bool should_stop();
+  // Books a finished round (the sums over its learners / pushes), evaluates, checkpoints if due, logs.
+  void end_round(double windows, double loss_sum, double sync_seconds);
   // Receives every learner's opaque state (sent after the round's averaging on checkpoint rounds).
-  auto collect_states = [&] {
-    for (std::size_t l = 0; l < learner_ranks.size(); ++l) {
-      world.receive(world.await_message(learner_ranks[l], comm::Tag::LearnerState,
-                                        comm::Deadline::after(s.liveness_seconds),
-                                        "the state of learner rank " + std::to_string(learner_ranks[l])),
-                    learner_states[l]);
-    }
-  };
-  auto checkpoint = [&] {
-    std::vector<core::NamedArray> arrays;
-    std::size_t off = 0;
-    for (const auto& p : model.shapes) {
-      arrays.push_back({p.name, p.shape, weights.data() + off});
-      off += p.size();
-    }
-    positions.drain();
-    core::write_checkpoint(checkpoint_path, arrays,
-                           {round, loss, train_loss, first_loss, windows_per_learner, elapsed(), s.seed, s.data_name},
-                           learner_states, positions.latest(), strategy->state(),
-                           core::kill_in_checkpoint_planned(cfg.faults, ctx_.me, round));
-  };
+  void collect_states();
+  void checkpoint();
 
-  std::unique_ptr<core::MetricsLog> metrics;
-  t0 = std::chrono::steady_clock::now();
-  if (cfg.resume) {
-    std::vector<std::pair<std::string, std::size_t>> expected;
-    for (const auto& p : model.shapes) expected.emplace_back(p.name, p.size());
-    core::Checkpoint ck = core::read_checkpoint(checkpoint_path, expected);
-    if (ck.info.data_name != s.data_name)
-      throw core::Error(checkpoint_path + ": written by run \"" + ck.info.data_name + "\", not \"" + s.data_name + "\"");
-    if (static_cast<int>(ck.positions.size()) != ctx_.map.pipelines())
-      throw core::Error(checkpoint_path + ": written with " + std::to_string(ck.positions.size()) +
-                        " corpus file(s), this run has " + std::to_string(ctx_.map.pipelines()));
-    std::size_t off = 0;
-    for (const auto& a : ck.arrays) {
-      std::copy(a.begin(), a.end(), weights.begin() + static_cast<std::ptrdiff_t>(off));
-      off += a.size();
-    }
-    round = ck.info.round;
-    loss = ck.info.test_loss;
-    train_loss = ck.info.train_loss;
-    first_loss = ck.info.first_loss;
-    windows_per_learner = ck.info.windows_per_learner;
-    seconds_before = ck.info.seconds;
-    positions.set(ck.positions);
-    strategy->state() = ck.strategy_state;
-    for (int p = 0; p < ctx_.map.pipelines(); ++p)
-      outbox.send(std::vector<std::int64_t>(ck.positions[static_cast<std::size_t>(p)].begin(),
-                                            ck.positions[static_cast<std::size_t>(p)].end()),
-                  ctx_.map.tokenizer(p), comm::Tag::ResumeFrom);
-    if (static_cast<int>(ck.learner_states.size()) != learners)
-      core::warn(ctx_.me, "the checkpoint holds the state of " + std::to_string(ck.learner_states.size()) +
-                              " learner(s), this run has " + std::to_string(learners) +
-                              ": learners start with a fresh optimizer");
-    for (int l = 0; l < learners; ++l) {
-      std::vector<std::uint8_t> state;
-      if (static_cast<int>(ck.learner_states.size()) == learners) state = ck.learner_states[static_cast<std::size_t>(l)];
-      learner_states[static_cast<std::size_t>(l)] = state;
-      outbox.send(std::move(state), learner_ranks[static_cast<std::size_t>(l)], comm::Tag::LearnerState);
-    }
-    metrics = std::make_unique<core::MetricsLog>(cfg.out_dir / (s.data_name + "_metrics.csv"), round);
-    if (metrics->last_round() < round) metrics->row(round, windows_per_learner, seconds_before, loss, train_loss);
-    std::printf("fedavg_mpi: resuming from round %ld (test loss %.4f, %.0f windows per learner, %.1f s)\n", round, loss,
-                windows_per_learner, seconds_before);
-  } else {
-    first_loss = loss = lib.test_loss(test.data(), test_windows, width);
-    metrics = std::make_unique<core::MetricsLog>(cfg.out_dir / (s.data_name + "_metrics.csv"));
-    metrics->row(0, 0.0, elapsed(), loss, 0.0);
-    std::printf("round %5ld  windows/learner %12.0f  test loss %.4f  %8.1f s\n", round, 0.0, loss, elapsed());
-  }
+  const Context& ctx_;
+  const core::Config& cfg_;
+  const core::Settings& s_;
+  const std::string checkpoint_path_;
+  std::vector<float> weights_;  // declared before the model that views it, so it outlives the model
+  bridge::Text text_;
+  const core::Vocabulary vocab_;
+  const std::vector<std::int32_t> test_;
+  bridge::Library lib_;
+  const ModelSetup model_;
+  const int width_;
+  const std::size_t test_windows_;
+  const int learners_;
+  std::vector<int> learner_ranks_;
+  Positions positions_;
+  std::unique_ptr<Strategy> strategy_;  // null for easgd
+  std::vector<std::vector<std::uint8_t>> learner_states_;
+  comm::Outbox outbox_;
+  std::unique_ptr<core::MetricsLog> metrics_;
+
+  Clock::time_point t0_ = Clock::now();  // restarted once set-up is done: seconds count training only
+  double seconds_before_ = 0.0;          // training time of the run this one resumes
+  long round_ = 0;
+  double loss_ = 0.0, first_loss_ = 0.0, train_loss_ = 0.0, windows_per_learner_ = 0.0;
+  double sync_bytes_ = 0.0;  // bytes of weights exchanged, all runs of a resumed job together
+  std::string stopped_;
+  long last_checkpoint_ = -1;
+};
+
+Run::Run(const Context& ctx)
+    : ctx_(ctx),
+      cfg_(ctx.cfg),
+      s_(ctx.cfg.settings),
+      checkpoint_path_((cfg_.out_dir / s_.data_name).string() + ".h5"),
+      text_(ctx.py),
+      // Validate the inputs before importing torch (seconds), so bad input fails fast.
+      vocab_(text_.load_vocab(cfg_.vocab_path())),
+      test_(text_.load_test(cfg_.test_path(), s_.window)),
+      lib_(ctx.py),
+      model_(setup_model(ctx, vocab_, lib_, weights_)),
+      width_(s_.window_width()),
+      test_windows_(test_.size() / static_cast<std::size_t>(width_)),
+      learners_(ctx.map.learners()),
+      positions_(ctx),
+      strategy_(is_elastic(s_) ? nullptr : Strategy::make(s_)),
+      learner_states_(static_cast<std::size_t>(learners_)),
+      outbox_(ctx.world) {
+  for (int l = 0; l < learners_; ++l) learner_ranks_.push_back(ctx.map.learner_rank(l));
+  std::printf("fedavg_mpi: %s: %d pipeline(s), %d learner(s), strategy %s, vocabulary %d, %zu test windows, "
+              "%zu parameters\n",
+              s_.data_name.c_str(), ctx.map.pipelines(), learners_, s_.strategy.c_str(), vocab_.size(), test_windows_,
+              weights_.size());
   std::fflush(stdout);
+}
 
-  RoundSync sync(ctx_.learners, world, s.liveness_seconds, learner_ranks);
-  bool first = true;
-  std::string stopped;
-  long last_checkpoint = cfg.resume ? round : -1;
-  for (;;) {
-    outbox.retire();
-    positions.drain();
-    if (loss <= s.target) stopped = "target";
-    else if (round >= s.max_rounds) stopped = "max_rounds";
-    else if (elapsed() >= s.max_seconds) stopped = "max_seconds";
-    else if (ctx_.signals.received()) stopped = core::StopSignal::name(ctx_.signals.received());
-    if (!stopped.empty()) break;
-
-    ++round;
-    core::inject_faults(cfg.faults, ctx_.me, round);
-    sync.control({comm::Control::Command::Train, round});
-    sync.await_reports(comm::Tag::Ready, round, comm::kDirect);
-    // Every learner is in the collectives once Ready/RoundDone arrived: these spans are pure weight exchange.
-    auto sync_start = std::chrono::steady_clock::now();
-    strategy->dispatcher_begin(sync, weights, first);
-    double sync_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - sync_start).count();
-    first = false;
-    sync.await_reports(comm::Tag::RoundDone, round, comm::kSlowPeer);
-    sync_start = std::chrono::steady_clock::now();
-    const RoundTotals total = sync.totals({0.0, 0.0});
-    strategy->dispatcher_end(sync, weights);
-    sync_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - sync_start).count();
-
-    windows_per_learner += total[0] / learners;
-    train_loss = total[0] > 0 ? total[1] / total[0] : 0.0;
-    loss = lib.test_loss(test.data(), test_windows, width);
-    if (round % s.checkpoint_every == 0) {
-      collect_states();
-      checkpoint();
-      last_checkpoint = round;
-    }
-    metrics->row(round, windows_per_learner, elapsed(), loss, train_loss, sync_seconds);
-    std::printf("round %5ld  windows/learner %12.0f  test loss %.4f  train loss %.4f  %8.1f s\n", round,
-                windows_per_learner, loss, train_loss, elapsed());
+void Run::start() {
+  const auto metrics_path = cfg_.out_dir / (s_.data_name + "_metrics.csv");
+  t0_ = Clock::now();
+  if (!cfg_.resume) {
+    first_loss_ = loss_ = lib_.test_loss(test_.data(), test_windows_, width_);
+    metrics_ = std::make_unique<core::MetricsLog>(metrics_path);
+    metrics_->row(0, 0.0, elapsed(), loss_, 0.0);
+    std::printf("round %5ld  windows/learner %12.0f  test loss %.4f  %8.1f s\n", round_, 0.0, loss_, elapsed());
     std::fflush(stdout);
+    return;
   }
-  sync.control({comm::Control::Command::Stop, round});
-  collect_states();  // every learner sends its state on Stop
-  if (last_checkpoint != round) checkpoint();
-  const core::Matrix emb = lib.embeddings();
-  core::write_embeddings_text(cfg.out_dir / (s.data_name + "_embeddings.txt"), emb);
-  core::write_word2vec(cfg.out_dir / (s.data_name + ".w2v.txt"), vocab.words, emb);
+  std::vector<std::pair<std::string, std::size_t>> expected;
+  for (const auto& p : model_.shapes) expected.emplace_back(p.name, p.size());
+  core::Checkpoint ck = core::read_checkpoint(checkpoint_path_, expected);
+  if (ck.info.data_name != s_.data_name)
+    throw core::Error(checkpoint_path_ + ": written by run \"" + ck.info.data_name + "\", not \"" + s_.data_name + "\"");
+  if (ck.info.strategy != s_.strategy)
+    throw core::Error(checkpoint_path_ + ": written with strategy " + ck.info.strategy + ", cfg.json says " +
+                      s_.strategy);
+  if (static_cast<int>(ck.positions.size()) != ctx_.map.pipelines())
+    throw core::Error(checkpoint_path_ + ": written with " + std::to_string(ck.positions.size()) +
+                      " corpus file(s), this run has " + std::to_string(ctx_.map.pipelines()));
+  std::size_t off = 0;
+  for (const auto& a : ck.arrays) {
+    std::copy(a.begin(), a.end(), weights_.begin() + static_cast<std::ptrdiff_t>(off));
+    off += a.size();
+  }
+  round_ = last_checkpoint_ = ck.info.round;
+  loss_ = ck.info.test_loss;
+  train_loss_ = ck.info.train_loss;
+  first_loss_ = ck.info.first_loss;
+  windows_per_learner_ = ck.info.windows_per_learner;
+  seconds_before_ = ck.info.seconds;
+  sync_bytes_ = ck.info.sync_bytes;
+  positions_.set(ck.positions);
+  if (strategy_) strategy_->state() = ck.strategy_state;
+  for (int p = 0; p < ctx_.map.pipelines(); ++p)
+    outbox_.send(std::vector<std::int64_t>(ck.positions[static_cast<std::size_t>(p)].begin(),
+                                           ck.positions[static_cast<std::size_t>(p)].end()),
+                 ctx_.map.tokenizer(p), comm::Tag::ResumeFrom);
+  const bool same_learners = static_cast<int>(ck.learner_states.size()) == learners_;
+  if (!same_learners)
+    core::warn(ctx_.me, "the checkpoint holds the state of " + std::to_string(ck.learner_states.size()) +
+                            " learner(s), this run has " + std::to_string(learners_) +
+                            ": learners start with a fresh optimizer");
+  for (int l = 0; l < learners_; ++l) {
+    std::vector<std::uint8_t> state;
+    if (same_learners) state = ck.learner_states[static_cast<std::size_t>(l)];
+    learner_states_[static_cast<std::size_t>(l)] = state;
+    outbox_.send(std::move(state), learner_ranks_[static_cast<std::size_t>(l)], comm::Tag::LearnerState);
+  }
+  metrics_ = std::make_unique<core::MetricsLog>(metrics_path, round_);
+  if (metrics_->last_round() < round_)
+    metrics_->row(round_, windows_per_learner_, seconds_before_, loss_, train_loss_, 0.0, sync_bytes_);
+  std::printf("fedavg_mpi: resuming from round %ld (test loss %.4f, %.0f windows per learner, %.1f s)\n", round_,
+              loss_, windows_per_learner_, seconds_before_);
+  std::fflush(stdout);
+}
 
-  const std::string stats = "final: rounds=" + std::to_string(round) + " seconds=" + fmt("%.2f", elapsed()) +
-                            " windows_per_learner=" + fmt("%.0f", windows_per_learner) +
-                            " first_loss=" + fmt("%.4f", first_loss) + " final_loss=" + fmt("%.4f", loss) +
-                            " target=" + fmt("%g", s.target) + " stopped=" + stopped;
-  core::write_file_atomic(cfg.out_dir / (s.data_name + "_stats.txt"), stats + "\n");
+bool Run::should_stop() {
+  outbox_.retire();
+  positions_.drain();
+  if (loss_ <= s_.target) stopped_ = "target";
+  else if (round_ >= s_.max_rounds) stopped_ = "max_rounds";
+  else if (elapsed() >= s_.max_seconds) stopped_ = "max_seconds";
+  else if (ctx_.signals.received()) stopped_ = core::StopSignal::name(ctx_.signals.received());
+  return !stopped_.empty();
+}
+
+void Run::end_round(double windows, double loss_sum, double sync_seconds) {
+  windows_per_learner_ += windows / learners_;
+  train_loss_ = windows > 0 ? loss_sum / windows : 0.0;
+  loss_ = lib_.test_loss(test_.data(), test_windows_, width_);
+  if (round_ % s_.checkpoint_every == 0) {
+    if (strategy_) collect_states();  // easgd learners sent theirs during the round
+    checkpoint();
+  }
+  metrics_->row(round_, windows_per_learner_, elapsed(), loss_, train_loss_, sync_seconds, sync_bytes_);
+  std::printf("round %5ld  windows/learner %12.0f  test loss %.4f  train loss %.4f  %8.1f s\n", round_,
+              windows_per_learner_, loss_, train_loss_, elapsed());
+  std::fflush(stdout);
+}
+
+void Run::collect_states() {
+  for (std::size_t l = 0; l < learner_ranks_.size(); ++l) {
+    ctx_.world.receive(ctx_.world.await_message(learner_ranks_[l], comm::Tag::LearnerState,
+                                                comm::Deadline::after(s_.liveness_seconds),
+                                                "the state of learner rank " + std::to_string(learner_ranks_[l])),
+                       learner_states_[l]);
+  }
+}
+
+void Run::checkpoint() {
+  std::vector<core::NamedArray> arrays;
+  std::size_t off = 0;
+  for (const auto& p : model_.shapes) {
+    arrays.push_back({p.name, p.shape, weights_.data() + off});
+    off += p.size();
+  }
+  positions_.drain();
+  static const std::vector<float> no_state;
+  core::write_checkpoint(checkpoint_path_, arrays,
+                         {round_, loss_, train_loss_, first_loss_, windows_per_learner_, elapsed(), sync_bytes_,
+                          s_.seed, s_.data_name, s_.strategy},
+                         learner_states_, positions_.latest(), strategy_ ? strategy_->state() : no_state,
+                         core::kill_in_checkpoint_planned(cfg_.faults, ctx_.me, round_));
+  last_checkpoint_ = round_;
+}
+
+void Run::synchronous_rounds() {
+  RoundSync sync(ctx_.learners, ctx_.world, s_.liveness_seconds, learner_ranks_);
+  const double bytes_before = sync_bytes_;
+  bool first = true;
+  while (!should_stop()) {
+    ++round_;
+    core::inject_faults(cfg_.faults, ctx_.me, round_);
+    sync.control({comm::Control::Command::Train, round_});
+    sync.await_reports(comm::Tag::Ready, round_, comm::kDirect);
+    // Every learner is in the collectives once Ready/RoundDone arrived: these spans are pure weight exchange.
+    auto sync_start = Clock::now();
+    strategy_->dispatcher_begin(sync, weights_, first);
+    double sync_seconds = seconds_since(sync_start);
+    first = false;
+    sync.await_reports(comm::Tag::RoundDone, round_, comm::kSlowPeer);
+    sync_start = Clock::now();
+    const RoundTotals total = sync.totals({0.0, 0.0});
+    strategy_->dispatcher_end(sync, weights_);
+    sync_seconds += seconds_since(sync_start);
+    sync_bytes_ = bytes_before + sync.weight_bytes();
+    end_round(total[0], total[1], sync_seconds);
+  }
+  sync.control({comm::Control::Command::Stop, round_});
+  collect_states();  // every learner sends its state on Stop
+}
+
+void Run::elastic_rounds() {
+  const auto& world = ctx_.world;
+  const float alpha = static_cast<float>(s_.elastic_alpha > 0 ? s_.elastic_alpha : 0.9 / learners_);
+  const auto params = weights_.size();
+  const double push_bytes = static_cast<double>(params * sizeof(float));
+  {
+    RoundSync start(ctx_.learners, world, s_.liveness_seconds, learner_ranks_);
+    start.weights(weights_);  // every learner starts from the centre
+    sync_bytes_ += start.weight_bytes();
+  }
+  std::vector<int> owed(static_cast<std::size_t>(learners_), 0);  // LearnerState messages still to come
+  std::vector<Clock::time_point> last_push(static_cast<std::size_t>(learners_), Clock::now());
+  auto index_of = [&](int rank) { return static_cast<std::size_t>(ctx_.map.learner_index(rank)); };
+  // Takes the states that have arrived; true if there was one.
+  auto take_states = [&] {
+    bool any = false;
+    for (std::size_t l = 0; l < learner_ranks_.size(); ++l) {
+      while (owed[l] > 0) {
+        auto a = world.probe(learner_ranks_[l], comm::Tag::LearnerState);
+        if (!a) break;
+        world.receive(*a, learner_states_[l]);
+        --owed[l];
+        any = true;
+      }
+    }
+    return any;
+  };
+
+  bool stopping = should_stop();
+  if (!stopping) core::inject_faults(cfg_.faults, ctx_.me, round_ + 1);
+  int running = learners_, pushes = 0;
+  double windows = 0.0, loss_sum = 0.0, sync_seconds = 0.0;
+  std::vector<float> pushed(params);
+  comm::IdleWatch watch(s_.liveness_seconds);
+  while (running > 0) {
+    const bool got_state = take_states();
+    const auto a = world.probe(comm::kAnySource, comm::Tag::PushInfo);
+    if (!a) {
+      if (got_state) {
+        watch.progress();
+      } else {
+        watch.idle(
+            [&] {
+              std::size_t oldest = 0;
+              for (std::size_t l = 1; l < last_push.size(); ++l)
+                if (last_push[l] < last_push[oldest]) oldest = l;
+              return "a push from any learner (learner rank " + std::to_string(learner_ranks_[oldest]) +
+                     " has not pushed for " + fmt("%.0f", seconds_since(last_push[oldest])) + " s)";
+            },
+            comm::kSlowPeer);
+      }
+      continue;
+    }
+    watch.progress();
+    const int rank = a->source;
+    const std::size_t l = index_of(rank);
+    std::array<double, 2> info{};
+    world.receive_into(*a, info.data(), info.size());
+    world.receive_into(world.await_message(rank, comm::Tag::Push, comm::Deadline::after(s_.liveness_seconds),
+                                           "the weights pushed by learner rank " + std::to_string(rank)),
+                       pushed.data(), params);
+    last_push[l] = Clock::now();
+    sync_bytes_ += push_bytes;
+    if (stopping) {  // the round is over: the push is not applied, so the outputs are the evaluated centre
+      outbox_.send(comm::ElasticReply{comm::Control::Command::Stop, round_, false}.encode(), rank, comm::Tag::Elastic);
+      ++owed[l];  // a stopped learner sends its state
+      --running;
+      continue;
+    }
+    // The elastic step: d = alpha (x_i - centre); the centre moves by +d, the learner by -d.
+    const auto start = Clock::now();
+    for (std::size_t i = 0; i < params; ++i) {
+      const float d = alpha * (pushed[i] - weights_[i]);
+      weights_[i] += d;
+      pushed[i] = d;
+    }
+    const bool send_state = (round_ + 1) % s_.checkpoint_every == 0;
+    outbox_.send(comm::ElasticReply{comm::Control::Command::Train, round_ + 1, send_state}.encode(), rank,
+                 comm::Tag::Elastic);
+    outbox_.send(std::vector<float>(pushed), rank, comm::Tag::ElasticStep);
+    if (send_state) ++owed[l];
+    sync_bytes_ += push_bytes;
+    sync_seconds += seconds_since(start);
+    windows += info[0];
+    loss_sum += info[1];
+    if (++pushes < learners_) continue;
+
+    ++round_;
+    take_states();
+    end_round(windows, loss_sum, sync_seconds);
+    pushes = 0;
+    windows = loss_sum = sync_seconds = 0.0;
+    stopping = should_stop();
+    if (!stopping) core::inject_faults(cfg_.faults, ctx_.me, round_ + 1);
+  }
+  // Every learner has its Stop: take the states still on their way.
+  comm::poll_until(
+      [&] {
+        take_states();
+        for (int o : owed)
+          if (o > 0) return false;
+        return true;
+      },
+      comm::Deadline::after(s_.liveness_seconds), "the learners' final states");
+}
+
+void Run::finish() {
+  if (last_checkpoint_ != round_) checkpoint();
+  const core::Matrix emb = lib_.embeddings();
+  core::write_embeddings_text(cfg_.out_dir / (s_.data_name + "_embeddings.txt"), emb);
+  core::write_word2vec(cfg_.out_dir / (s_.data_name + ".w2v.txt"), vocab_.words, emb);
+
+  const std::string stats = "final: rounds=" + std::to_string(round_) + " seconds=" + fmt("%.2f", elapsed()) +
+                            " windows_per_learner=" + fmt("%.0f", windows_per_learner_) +
+                            " first_loss=" + fmt("%.4f", first_loss_) + " final_loss=" + fmt("%.4f", loss_) +
+                            " target=" + fmt("%g", s_.target) + " stopped=" + stopped_ + " strategy=" + s_.strategy +
+                            " learners=" + std::to_string(learners_) +
+                            " pipelines=" + std::to_string(ctx_.map.pipelines()) +
+                            " sync_bytes=" + fmt("%.0f", sync_bytes_);
+  core::write_file_atomic(cfg_.out_dir / (s_.data_name + "_stats.txt"), stats + "\n");
   std::printf("%s\n", stats.c_str());
-  if (ctx_.signals.received() && stopped == core::StopSignal::name(ctx_.signals.received()))
+  if (ctx_.signals.received() && stopped_ == core::StopSignal::name(ctx_.signals.received()))
     std::printf("fedavg_mpi: stopped by %s after round %ld; checkpoint and outputs are written (--resume continues)\n",
-                stopped.c_str(), round);
-  else if (stopped != "target")
-    std::printf("fedavg_mpi: stopped at the %s limit before reaching the target test loss %g\n", stopped.c_str(),
-                s.target);
-  std::printf("fedavg_mpi: outputs in %s\n", cfg.out_dir.string().c_str());
+                stopped_.c_str(), round_);
+  else if (stopped_ != "target")
+    std::printf("fedavg_mpi: stopped at the %s limit before reaching the target test loss %g\n", stopped_.c_str(),
+                s_.target);
+  std::printf("fedavg_mpi: outputs in %s\n", cfg_.out_dir.string().c_str());
   std::fflush(stdout);
 
   // Every Tokenizer sends a final position report once the pipelines have shut down.
-  comm::poll_until([&] { return positions.drain() == ctx_.map.pipelines(); },
-                   comm::Deadline::after(s.liveness_seconds * comm::kIndirect), "the Tokenizers' final reports");
-  outbox.flush(comm::Deadline::after(s.liveness_seconds));
+  comm::poll_until([&] { return positions_.drain() == ctx_.map.pipelines(); },
+                   comm::Deadline::after(s_.liveness_seconds * comm::kIndirect), "the Tokenizers' final reports");
+  outbox_.flush(comm::Deadline::after(s_.liveness_seconds));
+}
+
+}  // namespace
+
+void Dispatcher::run() {
+  core::ensure_writable_dir(ctx_.cfg.out_dir);
+  Run run(ctx_);
+  run.start();
+  if (is_elastic(ctx_.cfg.settings)) {
+    run.elastic_rounds();
+  } else {
+    run.synchronous_rounds();
+  }
+  run.finish();
 }
 
 }  // namespace fedavg::roles

@@ -1,5 +1,8 @@
 #include "roles/learner.hpp"
 
+#include <chrono>
+#include <thread>
+
 #include "bridge/library.hpp"
 #include "bridge/text.hpp"
 #include "comm/messages.hpp"
@@ -11,66 +14,142 @@
 #include "roles/strategy.hpp"
 
 namespace fedavg::roles {
+namespace {
+
+// What both round loops share: the model, the windows from this learner's Batcher, and the sends in flight.
+struct Worker {
+  const Context& ctx;
+  bridge::Library& lib;
+  std::vector<float>& weights;
+  comm::Outbox& outbox;
+  int batcher;
+  int dispatcher;
+  bool slowed;  // one of the first slow_learners learners
+  std::vector<std::int32_t> batch;
+
+  // Waits for this period's windows (requested one period ahead) and asks for the next period's at once.
+  void next_batch() {
+    const auto& world = ctx.world;
+    world.receive_into(world.await_message(batcher, comm::Tag::Batch,
+                                           comm::Deadline::after(ctx.cfg.settings.liveness_seconds),
+                                           "a batch from Batcher rank " + std::to_string(batcher)),
+                       batch.data(), batch.size());
+    outbox.retire();
+    request_batch();
+  }
+  void request_batch() {
+    outbox.send(comm::WindowRequest{ctx.cfg.settings.windows_per_round()}.encode(), batcher, comm::Tag::Request);
+  }
+
+  // Runs the period's bpe steps; returns the sum over its windows of the training loss. A slowed learner sleeps
+  // (slow_factor - 1) times each step's duration after it, as if it ran on a slower machine.
+  double train() {
+    const auto& s = ctx.cfg.settings;
+    const int width = s.window_width();
+    double loss_sum = 0.0;
+    for (int b = 0; s.train && b < s.bpe; ++b) {
+      const auto start = std::chrono::steady_clock::now();
+      const auto* data = batch.data() + static_cast<std::size_t>(b) * static_cast<std::size_t>(s.bs * width);
+      loss_sum += lib.train_step(data, static_cast<std::size_t>(s.bs), width);
+      if (slowed) std::this_thread::sleep_for((std::chrono::steady_clock::now() - start) * (s.slow_factor - 1.0));
+    }
+    return loss_sum * s.bs;
+  }
+};
+
+// fedavg, bsp, bmuf: rounds in lock step with the Dispatcher and the other learners.
+void synchronous_rounds(Worker& w) {
+  const auto& s = w.ctx.cfg.settings;
+  RoundSync sync(w.ctx.learners, w.ctx.world, s.liveness_seconds, {});
+  const auto strategy = Strategy::make(s);
+  bool first = true;
+  for (;;) {
+    const comm::Control c = sync.control();
+    if (c.command == comm::Control::Command::Stop) {
+      w.outbox.send(w.lib.get_state(), w.dispatcher, comm::Tag::LearnerState);
+      return;
+    }
+    core::inject_faults(w.ctx.cfg.faults, w.ctx.me, c.round);
+    sync.report(comm::Tag::Ready, c.round);
+    strategy->learner_begin(sync, w.weights, first);
+    first = false;
+    w.next_batch();
+    const double loss_sum = w.train();
+    sync.report(comm::Tag::RoundDone, c.round);
+    const auto trained = static_cast<double>(s.windows_per_round());
+    const RoundTotals total = sync.totals({trained, loss_sum});
+    const auto share = static_cast<float>(trained / total[0]);
+    for (auto& x : w.weights) x *= share;
+    strategy->learner_end(sync, w.weights);
+    if (c.round % s.checkpoint_every == 0) w.outbox.send(w.lib.get_state(), w.dispatcher, comm::Tag::LearnerState);
+  }
+}
+
+// easgd: after every period of bpe steps, push the weights to the Dispatcher (the centre) and move them by the
+// elastic step it answers with; no barrier with the other learners (docs/strategies.md).
+void elastic_periods(Worker& w) {
+  const auto& s = w.ctx.cfg.settings;
+  const auto& world = w.ctx.world;
+  RoundSync start(w.ctx.learners, world, s.liveness_seconds, {});
+  start.weights(w.weights);  // the centre to start from
+  std::vector<float> step(w.weights.size());
+  long round = 1;  // the Dispatcher's round this period counts towards (for --inject-fault); then its answers
+  for (;;) {
+    core::inject_faults(w.ctx.cfg.faults, w.ctx.me, round);
+    w.next_batch();
+    const double loss_sum = w.train();
+    w.outbox.send(std::vector<double>{static_cast<double>(s.windows_per_round()), loss_sum}, w.dispatcher,
+                  comm::Tag::PushInfo);
+    w.outbox.send(std::vector<float>(w.weights), w.dispatcher, comm::Tag::Push);
+    comm::ElasticReply::Wire wire{};
+    world.receive_into(world.await_message(w.dispatcher, comm::Tag::Elastic,
+                                           comm::Deadline::after(s.liveness_seconds),
+                                           "the Dispatcher's answer to a push"),
+                       wire.data(), wire.size());
+    const comm::ElasticReply reply = comm::ElasticReply::decode(wire);
+    if (reply.command == comm::Control::Command::Stop) {
+      w.outbox.send(w.lib.get_state(), w.dispatcher, comm::Tag::LearnerState);
+      return;
+    }
+    round = reply.round;
+    world.receive_into(world.await_message(w.dispatcher, comm::Tag::ElasticStep,
+                                           comm::Deadline::after(s.liveness_seconds), "the Dispatcher's elastic step"),
+                       step.data(), step.size());
+    for (std::size_t i = 0; i < step.size(); ++i) w.weights[i] -= step[i];
+    if (reply.send_state) w.outbox.send(w.lib.get_state(), w.dispatcher, comm::Tag::LearnerState);
+  }
+}
+
+}  // namespace
 
 void Learner::run() {
   const auto& s = ctx_.cfg.settings;
   const auto& world = ctx_.world;
   const int learner = ctx_.map.learner_index(ctx_.me.rank);
   const int batcher = ctx_.map.batcher(ctx_.map.pipeline_of_learner(learner));
-  const int width = s.window_width();
-  const std::int64_t per_round = s.windows_per_round();
 
   std::vector<float> weights;  // declared before the model that views it, so it outlives the model
   const core::Vocabulary vocab = bridge::Text(ctx_.py).load_vocab(ctx_.cfg.vocab_path());  // before torch loads
   bridge::Library lib(ctx_.py);
   setup_model(ctx_, vocab, lib, weights);
 
-  RoundSync sync(ctx_.learners, world, s.liveness_seconds, {});
-  const auto strategy = Strategy::make(s);
-  bool first = true;
   comm::Outbox outbox(world);
-  std::vector<std::int32_t> batch(static_cast<std::size_t>(per_round * width));
-  outbox.send(comm::WindowRequest{per_round}.encode(), batcher, comm::Tag::Request);
-  const int dispatcher = ctx_.map.dispatcher();
+  Worker w{ctx_,   lib,   weights, outbox, batcher, ctx_.map.dispatcher(), learner < s.slow_learners,
+           std::vector<std::int32_t>(static_cast<std::size_t>(s.windows_per_round() * s.window_width()))};
+  w.request_batch();
   if (ctx_.cfg.resume) {
     std::vector<std::uint8_t> state;
-    world.receive(world.await_message(dispatcher, comm::Tag::LearnerState,
+    world.receive(world.await_message(w.dispatcher, comm::Tag::LearnerState,
                                       comm::Deadline::after(s.liveness_seconds * comm::kIndirect),
                                       "the checkpointed state from the Dispatcher"),
                   state);
     lib.set_state(state);
   }
 
-  for (;;) {
-    const comm::Control c = sync.control();
-    if (c.command == comm::Control::Command::Stop) {
-      outbox.send(lib.get_state(), dispatcher, comm::Tag::LearnerState);
-      break;
-    }
-    core::inject_faults(ctx_.cfg.faults, ctx_.me, c.round);
-    sync.report(comm::Tag::Ready, c.round);
-    strategy->learner_begin(sync, weights, first);
-    first = false;
-
-    // This round's windows (requested a round ahead), then ask for the next round's at once.
-    world.receive_into(world.await_message(batcher, comm::Tag::Batch, comm::Deadline::after(s.liveness_seconds),
-                                           "a batch from Batcher rank " + std::to_string(batcher)),
-                       batch.data(), batch.size());
-    outbox.retire();
-    outbox.send(comm::WindowRequest{per_round}.encode(), batcher, comm::Tag::Request);
-
-    double loss_sum = 0.0;
-    for (int b = 0; s.train && b < s.bpe; ++b) {
-      const auto* data = batch.data() + static_cast<std::size_t>(b) * static_cast<std::size_t>(s.bs * width);
-      loss_sum += lib.train_step(data, static_cast<std::size_t>(s.bs), width);
-    }
-    sync.report(comm::Tag::RoundDone, c.round);
-    const double trained = static_cast<double>(per_round);
-    const RoundTotals total = sync.totals({trained, loss_sum * s.bs});
-    const auto share = static_cast<float>(trained / total[0]);
-    for (auto& x : weights) x *= share;
-    strategy->learner_end(sync, weights);
-    if (c.round % s.checkpoint_every == 0) outbox.send(lib.get_state(), dispatcher, comm::Tag::LearnerState);
+  if (is_elastic(s)) {
+    elastic_periods(w);
+  } else {
+    synchronous_rounds(w);
   }
   const auto deadline = comm::Deadline::after(s.liveness_seconds);
   outbox.flush(deadline);

@@ -53,7 +53,10 @@ void RoundSync::await_reports(comm::Tag tag, long round, double factor) {
   }
 }
 
-void RoundSync::weights(std::vector<float>& w) { comm_.ibcast(w.data(), w.size(), 0).wait_until(deadline(), comm::kCollectiveFastPhase); }
+void RoundSync::weights(std::vector<float>& w) {
+  comm_.ibcast(w.data(), w.size(), 0).wait_until(deadline(), comm::kCollectiveFastPhase);
+  weight_bytes_ += static_cast<double>(comm_.size() - 1) * static_cast<double>(w.size() * sizeof(float));
+}
 
 RoundTotals RoundSync::totals(const RoundTotals& mine) {
   RoundTotals sum{};
@@ -63,11 +66,13 @@ RoundTotals RoundSync::totals(const RoundTotals& mine) {
 
 void RoundSync::average_into_root(std::vector<float>& w) {
   comm_.ireduce_sum_to(w.data(), w.size(), 0).wait_until(deadline(), comm::kCollectiveFastPhase);
+  weight_bytes_ += static_cast<double>(comm_.size() - 1) * static_cast<double>(w.size() * sizeof(float));
   complete_reports();
 }
 
 void RoundSync::allreduce_in_place(std::vector<float>& w) {
   comm_.iallreduce_sum_in_place(w.data(), w.size()).wait_until(deadline(), comm::kCollectiveFastPhase);
+  weight_bytes_ += 2.0 * static_cast<double>(comm_.size()) * static_cast<double>(w.size() * sizeof(float));
   complete_reports();
 }
 

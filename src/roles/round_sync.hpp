@@ -44,6 +44,10 @@ class RoundSync {
   void allreduce_in_place(std::vector<float>& w);
   // Everyone: elementwise maximum over all members.
   std::array<double, 2> max_of(const std::array<double, 2>& mine);
+  // Bytes of weights this object's calls moved between the members so far, counted as the algorithm's payload
+  // (a broadcast sends one copy per learner, a reduce receives one per learner, an allreduce takes and returns
+  // one per member), whatever MPI's internal algorithm. Control values are not counted.
+  double weight_bytes() const { return weight_bytes_; }
 
  private:
   comm::Deadline deadline() const;
@@ -53,6 +57,7 @@ class RoundSync {
   double liveness_;
   std::vector<int> learner_ranks_;
   comm::Outbox reports_;  // Ready/RoundDone in flight
+  double weight_bytes_ = 0.0;
 };
 
 }  // namespace fedavg::roles

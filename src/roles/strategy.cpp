@@ -90,7 +90,7 @@ std::unique_ptr<Strategy> Strategy::make(const core::Settings& s) {
   if (s.strategy == "fedavg") return std::make_unique<FedAvg>();
   if (s.strategy == "bsp") return std::make_unique<Bsp>();
   if (s.strategy == "bmuf") return std::make_unique<Bmuf>(s.block_lr, s.block_momentum, s.nesterov);
-  throw core::InputError("cfg.json: unknown strategy \"" + s.strategy + "\" (known: fedavg, bsp, bmuf)");
+  throw core::InputError("cfg.json: unknown strategy \"" + s.strategy + "\" (round strategies: fedavg, bsp, bmuf)");
 }
 
 }  // namespace fedavg::roles

@@ -5,6 +5,8 @@
 //           zeros only to see the average for evaluation); the replicas stay bit-identical, which is checked.
 //   bmuf    block momentum on the averaged update (a pseudo-gradient) with block_lr and block_momentum;
 //           with nesterov it is DiLoCo's outer Nesterov step.
+// easgd is not a round strategy: it has no rounds in lock step, and its own loops on both sides
+// (learner.cpp, dispatcher.cpp).
 #pragma once
 
 #include <memory>
@@ -16,8 +18,12 @@
 
 namespace fedavg::roles {
 
+// True for easgd, which runs its own asynchronous loops instead of a Strategy.
+inline bool is_elastic(const core::Settings& s) { return s.strategy == "easgd"; }
+
 class Strategy {
  public:
+  // The round strategy named in `s` (fedavg, bsp or bmuf).
   static std::unique_ptr<Strategy> make(const core::Settings& s);
   virtual ~Strategy() = default;
 

@@ -22,6 +22,20 @@ TEST(Messages, ControlRejectsGarbage) {
   EXPECT_THROW(Control::decode({1, -1}), Error);
 }
 
+TEST(Messages, ElasticReplyRoundTrip) {
+  for (bool send_state : {false, true}) {
+    const ElasticReply r{Control::Command::Train, 42, send_state};
+    const ElasticReply d = ElasticReply::decode(r.encode());
+    EXPECT_EQ(d.command, Control::Command::Train);
+    EXPECT_EQ(d.round, 42);
+    EXPECT_EQ(d.send_state, send_state);
+  }
+  EXPECT_EQ(ElasticReply::decode(ElasticReply{Control::Command::Stop, 3, false}.encode()).command,
+            Control::Command::Stop);
+  EXPECT_THROW(ElasticReply::decode({1, 2, 5}), Error);
+  EXPECT_THROW(ElasticReply::decode({9, 2, 0}), Error);
+}
+
 TEST(Messages, RequestAndCreditRoundTrip) {
   EXPECT_EQ(WindowRequest::decode(WindowRequest{25600}.encode()).windows, 25600);
   EXPECT_EQ(Credit::decode(Credit{4}.encode()).blocks, 4);
@@ -40,9 +54,12 @@ TEST(Messages, WindowsPayloadChecks) {
 
 TEST(Tags, AreUnique) {
   const std::set<int> tags{tag_value(Tag::Tokens), tag_value(Tag::Windows), tag_value(Tag::Credit),
-                           tag_value(Tag::Request), tag_value(Tag::Batch), tag_value(Tag::Shutdown),
+                           tag_value(Tag::Request), tag_value(Tag::Batch), tag_value(Tag::RoundDone),
+                           tag_value(Tag::Ready), tag_value(Tag::Position), tag_value(Tag::ResumeFrom),
+                           tag_value(Tag::LearnerState), tag_value(Tag::PushInfo), tag_value(Tag::Push),
+                           tag_value(Tag::Elastic), tag_value(Tag::ElasticStep), tag_value(Tag::Shutdown),
                            tag_value(Tag::ShutdownAck)};
-  EXPECT_EQ(tags.size(), 7u);
+  EXPECT_EQ(tags.size(), 16u);
 }
 
 TEST(Markers, AreNegativeAndDistinct) {

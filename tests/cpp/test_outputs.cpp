@@ -56,10 +56,11 @@ TEST(Outputs, MetricsRows) {
   {
     MetricsLog log(p);
     log.row(0, 0, 0.5, 8.25, 0);
-    log.row(1, 2560, 1.25, 7.5, 7.75, 0.0125);
+    log.row(1, 2560, 1.25, 7.5, 7.75, 0.0125, 4096);
   }
   EXPECT_EQ(slurp(p),
-            "round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds\n0,0,0.500,8.250000,0.000000,0.0000\n"
-            "1,2560,1.250,7.500000,7.750000,0.0125\n");
+            "round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes\n"
+            "0,0,0.500,8.250000,0.000000,0.0000,0\n"
+            "1,2560,1.250,7.500000,7.750000,0.0125,4096\n");
   fs::remove(p);
 }

@@ -1,5 +1,6 @@
-"""Each strategy under mpiexec (time-limited: run_job passes a timeout and MPIEXEC_TIMEOUT): the loss falls, the outputs load, checkpoints resume with the strategy's
-state; bsp keeps every replica bit-identical (the run checks it each round and fails otherwise)."""
+"""Each strategy under mpiexec (time-limited: run_job passes a timeout and MPIEXEC_TIMEOUT): the loss falls, the
+outputs load, checkpoints resume with the strategy's state; bsp keeps every replica bit-identical (the run checks
+it each round and fails otherwise); easgd does not wait for a slowed learner."""
 
 import h5py
 import numpy as np
@@ -10,6 +11,7 @@ STRATEGIES = {
     "bsp": {"strategy": "bsp"},
     "bmuf": {"strategy": "bmuf", "block_momentum": 0.5, "block_lr": 1.0},
     "diloco": {"strategy": "bmuf", "block_momentum": 0.9, "block_lr": 0.7, "nesterov": True},
+    "easgd": {"strategy": "easgd"},
 }
 
 
@@ -26,6 +28,12 @@ def test_strategy_trains_and_writes_outputs(name, run_job, toy_config):
         assert momentum.size > 0 and np.abs(momentum).max() > 0
     emb = np.loadtxt(job.out / "toy_embeddings.txt")
     assert np.isfinite(emb).all()
+    stats = job.stats()
+    assert stats["strategy"] == STRATEGIES[name]["strategy"]
+    # Weights exchanged grow every round; easgd's last pushes (answered with Stop) come after the last row.
+    bytes_column = [r["sync_bytes"] for r in job.metrics()]
+    assert bytes_column == sorted(bytes_column) and bytes_column[1] > 0
+    assert bytes_column[-1] <= float(stats["sync_bytes"])
 
 
 def test_bsp_with_two_pipelines(run_job, toy_config):
@@ -50,4 +58,45 @@ def test_bmuf_resumes_with_its_momentum(run_job):
 def test_unknown_strategy_is_rejected(run_job):
     job = run_job(5, cfg={"strategy": "gossip"})
     assert job.rc != 0
-    assert '"strategy" must be one of fedavg, bsp, bmuf' in job.stderr
+    assert '"strategy" must be one of fedavg, bsp, bmuf, easgd' in job.stderr
+
+
+@pytest.mark.parametrize("pipelines", [1, 2])
+def test_easgd_does_not_wait_for_a_slow_learner(run_job, toy_config, pipelines):
+    """One of two learners runs 20x slower: fedavg's rounds wait for it, easgd's centre keeps moving."""
+    corpora = [toy_config / "train.txt"] * pipelines
+    n = 1 + 3 * pipelines + 2
+    slow = {"max_rounds": 8, "bpe": 20, "bs": 256, "slow_learners": 1, "slow_factor": 20}
+    seconds = {}
+    for strategy in ("fedavg", "easgd"):
+        job = run_job(n, corpora=corpora, cfg={**slow, "strategy": strategy})
+        assert job.rc == 0, job.stderr
+        assert job.stats()["rounds"] == "8"
+        seconds[strategy] = float(job.stats()["seconds"])
+        losses = [r["test_loss"] for r in job.metrics()]
+        assert losses[-1] < losses[0] - 0.3, (strategy, losses)
+    assert seconds["easgd"] < 0.5 * seconds["fedavg"], seconds
+
+
+def test_easgd_resumes_from_its_centre(run_job):
+    cfg = {"max_rounds": 8, "strategy": "easgd"}
+    job = run_job(6, cfg=cfg, extra=["--inject-fault", "0:5:exception"])
+    assert job.rc != 0
+    with h5py.File(job.out / "toy.h5", "r") as f:
+        assert int(f.attrs["round"]) == 4
+        assert f.attrs["strategy"] in (b"easgd", "easgd")
+    job = run_job(6, cfg=cfg, extra=["--resume"])
+    assert job.rc == 0, job.stderr
+    rows = job.metrics()
+    assert [int(r["round"]) for r in rows] == list(range(9))
+    # The resumed run starts from the checkpointed centre, not from the initial weights (loss ~4 on this corpus).
+    assert rows[5]["test_loss"] < rows[0]["test_loss"] - 0.5, rows
+    assert rows[8]["sync_bytes"] > rows[4]["sync_bytes"]
+
+
+def test_resume_with_another_strategy_is_refused(run_job):
+    job = run_job(6, cfg={"max_rounds": 2, "strategy": "fedavg"})
+    assert job.rc == 0, job.stderr
+    job = run_job(6, cfg={"max_rounds": 4, "strategy": "easgd"}, extra=["--resume"])
+    assert job.rc != 0
+    assert "written with strategy fedavg, cfg.json says easgd" in job.stderr
