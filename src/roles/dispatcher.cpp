@@ -5,6 +5,7 @@
 
 #include "bridge/text.hpp"
 #include "comm/communicator.hpp"
+#include "comm/error.hpp"
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
 #include "core/checkpoint.hpp"
@@ -304,29 +305,31 @@ void Run::elastic_rounds() {
   bool stopping = should_stop();
   if (!stopping) core::inject_faults(cfg_.faults, ctx_.me, round_ + 1);
   int running = learners_, pushes = 0;
+  std::vector<bool> stopped(static_cast<std::size_t>(learners_), false);
   double windows = 0.0, loss_sum = 0.0, sync_seconds = 0.0;
   std::vector<float> pushed(params);
-  comm::IdleWatch watch(s_.liveness_seconds);
+  // Other learners' pushes keep the loop busy, so each learner's silence is watched on its own.
+  auto check_liveness = [&] {
+    const double limit = s_.liveness_seconds * comm::kSlowPeer;
+    for (std::size_t l = 0; l < last_push.size(); ++l)
+      if (!stopped[l] && seconds_since(last_push[l]) >= limit)
+        throw comm::Timeout("liveness limit: a push from learner rank " + std::to_string(learner_ranks_[l]) +
+                            " did not happen within " + fmt("%g", limit) + " s (liveness_seconds in cfg.json)");
+  };
+  comm::Backoff backoff;
   while (running > 0) {
+    check_liveness();
     const bool got_state = take_states();
     const auto a = world.probe(comm::kAnySource, comm::Tag::PushInfo);
     if (!a) {
       if (got_state) {
-        watch.progress();
+        backoff.reset();
       } else {
-        watch.idle(
-            [&] {
-              std::size_t oldest = 0;
-              for (std::size_t l = 1; l < last_push.size(); ++l)
-                if (last_push[l] < last_push[oldest]) oldest = l;
-              return "a push from any learner (learner rank " + std::to_string(learner_ranks_[oldest]) +
-                     " has not pushed for " + fmt("%.0f", seconds_since(last_push[oldest])) + " s)";
-            },
-            comm::kSlowPeer);
+        backoff.sleep();
       }
       continue;
     }
-    watch.progress();
+    backoff.reset();
     const int rank = a->source;
     const std::size_t l = index_of(rank);
     std::array<double, 2> info{};
@@ -339,6 +342,7 @@ void Run::elastic_rounds() {
     if (stopping) {  // the round is over: the push is not applied, so the outputs are the evaluated centre
       outbox_.send(comm::ElasticReply{comm::Control::Command::Stop, round_, false}.encode(), rank, comm::Tag::Elastic);
       ++owed[l];  // a stopped learner sends its state
+      stopped[l] = true;
       --running;
       continue;
     }
