@@ -1,0 +1,436 @@
+#!/usr/bin/env python3
+"""Scaling study: fedavg_mpi runs over learner counts, pipeline modes and strategies, each until the test
+loss reaches the target or the time limit passes; results table and figures.
+
+Usage:
+    /usr/bin/python3 bench/study.py --corpus bible|text8|PATH --out DIR [--learners 1,2,4,8,12]
+        [--pipelines shared,per-learner] [--strategies fedavg,bsp,bmuf,diloco,easgd] [--time-limit 300]
+        [--target T] [--vocab-size N] [--set key=value ...] [--slow-learners K] [--slow-factor F]
+        [--repeat R] [--fresh] [--classic] [--also-targets T1,T2,...]
+
+The corpus is prepared once into DIR/data (python/prepare.py: test windows held out of the training text;
+vocabulary 5000 words for bible, 10000 otherwise); "per-learner" mode with L learners trains on L shards of
+the training text (line i in shard i mod L, cached in DIR/data/shards_L/). Strategies: fedavg, bsp and easgd
+as named; bmuf is block momentum with block_lr 1 and block_momentum 0.3, diloco the same with nesterov
+(--classic: the published settings, block_momentum 1 - 1/L for bmuf, block_lr 0.7 and block_momentum 0.9 for
+diloco). Every run gets target, max_seconds = time limit, max_rounds 100000, then
+the --set overrides (values parsed as JSON, else taken as strings). With one learner both pipeline modes are
+the same job, which runs once. The 1-learner fedavg run, the reference for the speedups, is always run.
+
+Each run lives in DIR/runs/STRATEGY_L<L>[_MODE][_r<repeat>]/ (config/, the job's outputs, job.stdout,
+job.stderr, job.rc, spec.json) and is reused when it finished with status 0 and spec.json (config, command,
+data) is unchanged, so an interrupted study continues where it stopped; --fresh runs everything again.
+
+Writes DIR/results.csv, DIR/results.md and DIR/figures/: STRATEGY_MODE_loss_vs_windows.{png,pdf} and
+STRATEGY_MODE_loss_vs_seconds.{png,pdf} (one line per learner count), speedup.{png,pdf} (windows per learner
+to target, 1-learner fedavg over this run) and time_speedup.{png,pdf} (training seconds to target, likewise).
+--also-targets adds, from the same runs, the speedups at other (higher) test losses: a second table in
+results.md and speedup_at_T.{png,pdf}. Speedups depend on the target (docs/experiments.md says why).
+"""
+
+import argparse
+import csv
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import corpus  # noqa: E402
+import jobs  # noqa: E402
+
+sys.path.insert(0, str(jobs.ROOT / "python"))
+import plots  # noqa: E402
+
+MODES = ("shared", "per-learner")
+MAX_ROUNDS = 100000
+TEST_WINDOWS = 1000
+SEED = 1
+MPIEXEC_GRACE = 120      # seconds past the time limit before mpiexec kills a job
+SUBPROCESS_GRACE = 180   # ... and before this script kills mpiexec
+TIMEOUT_RC = 124
+COLUMNS = ["strategy", "pipelines", "learners", "repeat", "ranks", "rc", "stopped", "windows_to_target",
+           "seconds_to_target", "final_loss", "rounds", "windows_per_learner", "seconds", "sync_bytes",
+           "sync_bytes_per_learner_round", "speedup", "time_speedup", "run", "error"]
+
+
+@dataclass(frozen=True)
+class Combo:
+    """One job of the study."""
+    strategy: str
+    mode: str        # "shared" or "per-learner"
+    learners: int
+    repeat: int
+
+    @property
+    def pipeline_count(self):
+        return 1 if self.mode == "shared" else self.learners
+
+    @property
+    def ranks(self):
+        """Dispatcher, a Tokenizer, Filter and Batcher per pipeline, and the learners."""
+        return 1 + 3 * self.pipeline_count + self.learners
+
+    @property
+    def run_name(self):
+        """Folder name; with one learner both modes name the same job."""
+        mode = "" if self.learners == 1 else "_" + self.mode
+        repeat = f"_r{self.repeat}" if self.repeat else ""
+        return f"{self.strategy}_L{self.learners}{mode}{repeat}"
+
+
+# ---------------------------------------------------------------- command line
+
+def comma_list(convert):
+    return lambda text: [convert(item) for item in text.split(",") if item]
+
+
+def parse_set(item):
+    """"key=value" -> (key, value); the value is JSON, or a plain string when it is not JSON."""
+    key, sep, text = item.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"--set wants key=value, got {item!r}")
+    try:
+        return key, json.loads(text)
+    except json.JSONDecodeError:
+        return key, text
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="study", description=__doc__.split("\n\n")[0])
+    p.add_argument("--corpus", required=True, help='"bible", "text8" or a text file')
+    p.add_argument("--out", required=True, type=Path, help="study folder")
+    p.add_argument("--learners", type=comma_list(int), default=[1, 2, 4, 8, 12])
+    p.add_argument("--pipelines", type=comma_list(str), default=list(MODES), help="shared,per-learner")
+    p.add_argument("--strategies", type=comma_list(str), default=["fedavg", "bsp", "bmuf", "diloco", "easgd"])
+    p.add_argument("--time-limit", type=float, default=300, help="max_seconds of every run (default 300)")
+    p.add_argument("--target", type=float, help="test loss target (default: the prepared config's)")
+    p.add_argument("--vocab-size", type=int, help="default 5000 for bible, 10000 otherwise")
+    p.add_argument("--set", type=parse_set, action="append", default=[], metavar="KEY=VALUE",
+                   help="cfg.json override for every run (repeatable)")
+    p.add_argument("--slow-learners", type=int, help="cfg slow_learners (capped at the learner count)")
+    p.add_argument("--slow-factor", type=float, help="cfg slow_factor")
+    p.add_argument("--repeat", type=int, default=1, help="runs per combination, repeat k with seed + k")
+    p.add_argument("--fresh", action="store_true", help="run again even where a finished run exists")
+    p.add_argument("--classic", action="store_true",
+                   help="published bmuf/diloco settings instead of the tuned ones (see strategy_settings)")
+    p.add_argument("--also-targets", type=comma_list(float), default=[],
+                   help="more test-loss targets to report speedups at (reached before --target)")
+    args = p.parse_args(argv)
+    if not args.learners or min(args.learners) < 1:
+        p.error("--learners must be positive integers")
+    if not args.pipelines or set(args.pipelines) - set(MODES):
+        p.error(f"--pipelines must be among {','.join(MODES)}")
+    if not args.strategies:
+        p.error("--strategies is empty")
+    if args.time_limit <= 0 or args.repeat < 1:
+        p.error("--time-limit must be > 0 and --repeat >= 1")
+    args.out = args.out.resolve()
+    if args.vocab_size is None:
+        args.vocab_size = 5000 if args.corpus == "bible" else 10000
+    return args
+
+
+# ---------------------------------------------------------------- data
+
+def data_name(corpus_name):
+    """cfg data_name for a corpus: "bible", "text8", or the file's stem in the allowed characters."""
+    if corpus_name in ("bible", "text8"):
+        return corpus_name
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", Path(corpus_name).stem) or "corpus"
+
+
+def prepare_data(corpus_name, vocab_size, data_dir):
+    """DIR/data/{corpus.txt, train.txt, config/}, made once: reused while prepare.json matches the request.
+
+    Returns the preparation's description (part of every run's spec)."""
+    spec = {"corpus": corpus_name if corpus_name in ("bible", "text8") else str(Path(corpus_name).resolve()),
+            "vocab_size": vocab_size, "test_windows": TEST_WINDOWS, "seed": SEED}
+    stamp = data_dir / "prepare.json"
+    if stamp.exists() and json.loads(stamp.read_text()) == spec:
+        return spec
+    shutil.rmtree(data_dir, ignore_errors=True)
+    data_dir.mkdir(parents=True)
+    text_path = data_dir / "corpus.txt"
+    text_path.write_text(corpus.read_corpus(corpus_name), encoding="utf-8")
+    cmd = [jobs.PYTHON, str(jobs.ROOT / "python" / "prepare.py"), str(text_path), "--out", str(data_dir / "config"),
+           "--train-out", str(data_dir / "train.txt"), "--data-name", data_name(corpus_name),
+           "--vocab-size", str(vocab_size), "--test-windows", str(TEST_WINDOWS), "--seed", str(SEED)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"study: preparing {corpus_name} failed:\n{done.stderr}")
+    print(done.stdout, end="", flush=True)
+    stamp.write_text(json.dumps(spec) + "\n")  # last: a half-made data folder is never reused
+    return spec
+
+
+def shards(data_dir, count):
+    """The training text split into count files by lines, round-robin; cached in DIR/data/shards_<count>/."""
+    train = data_dir / "train.txt"
+    if count == 1:
+        return [train]
+    folder = data_dir / f"shards_{count}"
+    paths = [folder / f"shard_{i}.txt" for i in range(count)]
+    if folder.is_dir():
+        return paths
+    partial = data_dir / f"shards_{count}.tmp"
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir()
+    lines = train.read_bytes().splitlines(keepends=True)
+    for i, path in enumerate(paths):
+        (partial / path.name).write_bytes(b"".join(lines[i::count]))
+    partial.rename(folder)  # whole, or not at all
+    return paths
+
+
+# ---------------------------------------------------------------- runs
+
+def plan(args):
+    """Every combination to run, reference first; L=1 appears once per mode (both name one job)."""
+    reference = [Combo("fedavg", "shared", 1, r) for r in range(args.repeat)]
+    combos = [Combo(s, m, n, r) for r in range(args.repeat) for n in sorted(set(args.learners))
+              for s in args.strategies for m in args.pipelines]
+    return reference + [c for c in combos if c not in reference]
+
+
+def strategy_settings(strategy, learners, classic=False):
+    """cfg.json keys of a study strategy name.
+
+    bmuf and diloco use block momentum 0.3 (diloco: Nesterov) with block_lr 1: on the Bible at 8 learners and
+    lr 0.25 that beat fedavg, while the published settings (--classic: bmuf block_momentum 1 - 1/L, diloco
+    block_lr 0.7, block_momentum 0.9) overshoot and even diverge at that learning rate (docs/experiments.md)."""
+    if strategy == "diloco":
+        if classic:
+            return {"strategy": "bmuf", "block_lr": 0.7, "block_momentum": 0.9, "nesterov": True}
+        return {"strategy": "bmuf", "block_lr": 1.0, "block_momentum": 0.3, "nesterov": True}
+    if strategy == "bmuf":
+        if classic:
+            return {"strategy": "bmuf", "block_lr": 1.0, "block_momentum": 1.0 - 1.0 / learners}
+        return {"strategy": "bmuf", "block_lr": 1.0, "block_momentum": 0.3}
+    return {"strategy": strategy}
+
+
+def run_config(base, combo, args):
+    """The run's cfg.json: the prepared one, the strategy, the stop conditions, slow learners, --set."""
+    cfg = {**base, **strategy_settings(combo.strategy, combo.learners, args.classic),
+           "max_seconds": args.time_limit, "max_rounds": MAX_ROUNDS}
+    if args.target is not None:
+        cfg["target"] = args.target
+    if args.slow_learners is not None:
+        cfg["slow_learners"] = min(args.slow_learners, combo.learners)
+    if args.slow_factor is not None:
+        cfg["slow_factor"] = args.slow_factor
+    cfg.update(dict(args.set))
+    if combo.repeat:  # a repeat is the same run with another seed (weights, sampling, subsampling)
+        cfg["seed"] = cfg.get("seed", SEED) + combo.repeat
+    return cfg
+
+
+def finished(run_dir, spec):
+    """Did this exact run already end with status 0 and write its stats?"""
+    try:
+        same = json.loads((run_dir / "spec.json").read_text()) == spec
+        rc = int((run_dir / "job.rc").read_text())
+    except (OSError, ValueError):
+        return False
+    return same and rc == 0 and any(run_dir.glob("*_stats.txt"))
+
+
+def launch(cmd, run_dir, time_limit):
+    """Runs the job with its output in run_dir/job.{stdout,stderr}; writes and returns its exit status."""
+    env = {**os.environ, "MPIEXEC_TIMEOUT": str(math.ceil(time_limit + MPIEXEC_GRACE))}
+    # Output goes to files: a pipe nobody reads fills up and blocks the job's writes.
+    with open(run_dir / "job.stdout", "w") as out, open(run_dir / "job.stderr", "w") as err:
+        try:
+            rc = subprocess.run(cmd, stdout=out, stderr=err, env=env,
+                                timeout=time_limit + SUBPROCESS_GRACE).returncode
+        except subprocess.TimeoutExpired:
+            rc = TIMEOUT_RC
+    (run_dir / "job.rc").write_text(f"{rc}\n")
+    return rc
+
+
+def execute(combo, args, data_dir, prep_spec, base):
+    """Runs combo in its folder unless a finished identical run is there; returns (run_dir, rc, reused)."""
+    run_dir = args.out / "runs" / combo.run_name
+    cfg = run_config(base, combo, args)
+    corpora = shards(data_dir, combo.pipeline_count)
+    cmd = ["mpiexec", "-n", str(combo.ranks), str(jobs.APP), "--config", str(run_dir / "config"),
+           "--out", str(run_dir), *map(str, corpora)]
+    spec = {"data": prep_spec, "cfg": cfg, "command": cmd}
+    if not args.fresh and finished(run_dir, spec):
+        return run_dir, 0, True
+    shutil.rmtree(run_dir, ignore_errors=True)
+    shutil.copytree(data_dir / "config", run_dir / "config")
+    (run_dir / "config" / "cfg.json").write_text(json.dumps(cfg, indent=2) + "\n")
+    (run_dir / "spec.json").write_text(json.dumps(spec, indent=2) + "\n")
+    return run_dir, launch(cmd, run_dir, args.time_limit), False
+
+
+# ---------------------------------------------------------------- results
+
+def error_line(run_dir):
+    """The job's reason for failing: its last "[fedavg] rank N (Role): reason" line, else its last stderr line
+    (mpiexec's own abort and timeout messages come after the reason)."""
+    lines = [l.strip() for l in (run_dir / "job.stderr").read_text(errors="replace").splitlines() if l.strip()]
+    reasons = [l for l in lines if l.startswith("[fedavg]")]
+    return (reasons or lines or [""])[-1]
+
+
+def summarize(combo, run_dir, rc, study_dir):
+    """The results row of one run (None where the run gives no value); run is relative to study_dir."""
+    row = dict.fromkeys(COLUMNS)
+    row.update(strategy=combo.strategy, pipelines=combo.mode, learners=combo.learners, repeat=combo.repeat,
+               ranks=combo.ranks, rc=rc, run=str(run_dir.relative_to(study_dir)))
+    if rc != 0:
+        row["error"] = error_line(run_dir) or f"exit status {rc}"
+    try:
+        run = plots.load_run(run_dir)
+    except (OSError, ValueError):
+        return row
+    stats, metrics = run.stats, run.metrics
+    target = json.loads((run_dir / "config" / "cfg.json").read_text())["target"]
+    hit = plots.reached(metrics, target)
+    if hit:
+        row["windows_to_target"], row["seconds_to_target"] = hit
+    row.update({k: stats.get(k) for k in ("stopped", "final_loss", "rounds", "windows_per_learner", "seconds")})
+    row["sync_bytes"] = metrics[-1].get("sync_bytes", stats.get("sync_bytes")) if metrics else stats.get("sync_bytes")
+    if row["sync_bytes"] is not None and row["rounds"]:
+        row["sync_bytes_per_learner_round"] = row["sync_bytes"] / (combo.learners * row["rounds"])
+    return row
+
+
+def mean(values):
+    numbers = [v for v in values if isinstance(v, (int, float))]
+    return sum(numbers) / len(numbers) if numbers else None
+
+
+def add_speedups(rows):
+    """speedup and time_speedup of every row against the 1-learner fedavg runs (mean over repeats)."""
+    reference = [r for r in rows if r["strategy"] == "fedavg" and r["learners"] == 1 and r["pipelines"] == "shared"]
+    for key, measure in (("speedup", "windows_to_target"), ("time_speedup", "seconds_to_target")):
+        ref = mean(r[measure] for r in reference)
+        for row in rows:
+            row[key] = ref / row[measure] if ref and row[measure] else None
+
+
+def speedups_at(rows, study_dir, targets):
+    """{target: [row with "speedup" at that target]}: windows per learner to each extra target, read from the
+    runs' metrics, against the 1-learner fedavg runs."""
+    out = {}
+    for target in targets:
+        at = []
+        for row in rows:
+            try:
+                hit = plots.reached(plots.load_run(study_dir / row["run"]).metrics, target)
+            except (OSError, ValueError):
+                hit = None
+            at.append({**row, "windows_to_target": hit[0] if hit else None,
+                       "seconds_to_target": hit[1] if hit else None})
+        add_speedups(at)
+        out[target] = at
+    return out
+
+
+def progress_line(index, total, combo, row, reused):
+    where = f"[{index}/{total}] {combo.strategy} {combo.mode} L={combo.learners} r{combo.repeat}"
+    state = f"rc={row['rc']}" + (" (reused)" if reused else "")
+    if row["windows_to_target"] is not None:
+        result = f"reached: {row['windows_to_target']:.0f} windows/learner, {row['seconds_to_target']:.1f} s"
+    elif row["final_loss"] is not None:
+        result = f"not reached: final loss {row['final_loss']:.4g} after {row['seconds']:.1f} s"
+    else:
+        result = f"failed: {row['error']}"
+    return f"{where}: {state}, {result}"
+
+
+def cell(value):
+    """A results value as text: blank for None, whole numbers without decimals, others to 4 digits."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else f"{value:.4g}"
+    return str(value)
+
+
+def write_csv(rows, path):
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows({k: cell(v) for k, v in row.items()} for row in rows)
+
+
+def write_markdown(rows, path, args, target, extra):
+    head = (f"# Scaling study: {args.corpus}\n\nTarget test loss {target:g}, time limit {args.time_limit:g} s per run, "
+            f"{args.repeat} repeat(s). Speedups are against the 1-learner fedavg run.\n\n")
+    body = [[cell(row[k]).replace("|", "\\|") for k in COLUMNS] for row in rows]
+    text = head + jobs.table(body, COLUMNS) + "\n"
+    if extra:
+        columns = ["strategy", "pipelines", "learners"] + [f"speedup at {t:g}" for t in extra] + [f"speedup at {target:g}"]
+        body = [[cell(row[k]) for k in ("strategy", "pipelines", "learners")] +
+                [cell(extra[t][i]["speedup"]) for t in extra] + [cell(row["speedup"])] for i, row in enumerate(rows)]
+        text += ("\n## Speedup in windows per learner at other targets\n\n" + jobs.table(body, columns) + "\n")
+    path.write_text(text)
+
+
+def write_figures(rows, study_dir, extra):
+    """study_dir/figures/: loss figures per (strategy, pipeline mode), one line per run, and the two
+    speedup figures.  Figures of an earlier study in the same folder are removed first."""
+    fig_dir = study_dir / "figures"
+    shutil.rmtree(fig_dir, ignore_errors=True)
+    groups = {}
+    for row in rows:
+        groups.setdefault((row["strategy"], row["pipelines"]), []).append(row)
+    for (strategy, mode), group in groups.items():
+        runs = []
+        for row in group:
+            label = f"{row['learners']} learner{'s' if row['learners'] > 1 else ''}"
+            label += f" #{row['repeat']}" if row["repeat"] else ""
+            try:
+                runs.append(plots.load_run(study_dir / row["run"], label))
+            except (OSError, ValueError):
+                continue  # a failed run has nothing to draw
+        if runs:
+            title = f"{strategy}, {mode} pipelines"
+            plots.plot_loss_vs_windows(runs, fig_dir / f"{strategy}_{mode}_loss_vs_windows", title)
+            plots.plot_loss_vs_seconds(runs, fig_dir / f"{strategy}_{mode}_loss_vs_seconds", title)
+    plots.plot_speedup(rows, fig_dir / "speedup")
+    plots.plot_speedup(rows, fig_dir / "time_speedup", key="time_speedup",
+                       y_label="speedup in training seconds to target")
+    for target, at in extra.items():
+        plots.plot_speedup(at, fig_dir / f"speedup_at_{target:g}",
+                           y_label=f"speedup in windows per learner to loss {target:g}")
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    data_dir = args.out / "data"
+    prep_spec = prepare_data(args.corpus, args.vocab_size, data_dir)
+    base = json.loads((data_dir / "config" / "cfg.json").read_text())
+    combos = plan(args)
+    rows, done = [], {}
+    for index, combo in enumerate(combos, 1):
+        if combo.run_name in done:  # the other pipeline mode of a 1-learner job
+            (run_dir, rc), reused = done[combo.run_name], True
+        else:
+            run_dir, rc, reused = execute(combo, args, data_dir, prep_spec, base)
+            done[combo.run_name] = (run_dir, rc)
+        row = summarize(combo, run_dir, rc, args.out)
+        rows.append(row)
+        print(progress_line(index, len(combos), combo, row, reused), flush=True)
+    add_speedups(rows)
+    extra = speedups_at(rows, args.out, args.also_targets)
+    write_csv(rows, args.out / "results.csv")
+    write_markdown(rows, args.out / "results.md", args, run_config(base, combos[0], args)["target"], extra)
+    write_figures(rows, args.out, extra)
+    print(f"study: wrote {args.out / 'results.csv'}, {args.out / 'results.md'} and {args.out / 'figures'}/")
+
+
+if __name__ == "__main__":
+    main()
