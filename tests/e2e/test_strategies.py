@@ -2,6 +2,8 @@
 outputs load, checkpoints resume with the strategy's state; bsp keeps every replica bit-identical (the run checks
 it each round and fails otherwise); easgd does not wait for a slowed learner."""
 
+import time
+
 import h5py
 import numpy as np
 import pytest
@@ -100,3 +102,14 @@ def test_resume_with_another_strategy_is_refused(run_job):
     job = run_job(6, cfg={"max_rounds": 4, "strategy": "easgd"}, extra=["--resume"])
     assert job.rc != 0
     assert "written with strategy fedavg, cfg.json says easgd" in job.stderr
+
+
+def test_easgd_names_a_learner_that_stops_pushing(run_job):
+    """The other learner keeps the centre busy, so the Dispatcher must watch each learner's silence."""
+    t0 = time.monotonic()
+    job = run_job(7, cfg={"max_rounds": 100000, "strategy": "easgd", "liveness_seconds": 3},
+                  extra=["--inject-fault", "6:3:hang"])
+    assert job.rc != 0
+    first = [l for l in job.stderr.splitlines() if "liveness limit" in l][0]
+    assert "rank 0 (Dispatcher): liveness limit: a push from learner rank 6" in first, job.stderr
+    assert time.monotonic() - t0 < 40
