@@ -93,9 +93,12 @@ void elastic_periods(Worker& w) {
   RoundSync start(w.ctx.learners, world, s.liveness_seconds, {});
   start.weights(w.weights);  // the centre to start from
   std::vector<float> step(w.weights.size());
-  long round = 1;  // the Dispatcher's round this period counts towards (for --inject-fault); then its answers
+  // The Dispatcher's round this period counts towards, from its answers. A slow learner may not see every
+  // round, so --inject-fault fires for each round passed since the last period.
+  long round = 1, faults_through = 0;
   for (;;) {
-    core::inject_faults(w.ctx.cfg.faults, w.ctx.me, round);
+    for (; faults_through < round; ++faults_through)
+      core::inject_faults(w.ctx.cfg.faults, w.ctx.me, faults_through + 1);
     w.next_batch();
     const double loss_sum = w.train();
     w.outbox.send(std::vector<double>{static_cast<double>(s.windows_per_round()), loss_sum}, w.dispatcher,
