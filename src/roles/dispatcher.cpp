@@ -154,7 +154,8 @@ void Run::start() {
   for (const auto& p : model_.shapes) expected.emplace_back(p.name, p.size());
   core::Checkpoint ck = core::read_checkpoint(checkpoint_path_, expected);
   if (ck.info.data_name != s_.data_name)
-    throw core::Error(checkpoint_path_ + ": written by run \"" + ck.info.data_name + "\", not \"" + s_.data_name + "\"");
+    throw core::Error(checkpoint_path_ + ": written by run \"" + ck.info.data_name + "\", not \"" + s_.data_name +
+                      "\"");
   if (ck.info.strategy != s_.strategy)
     throw core::Error(checkpoint_path_ + ": written with strategy " + ck.info.strategy + ", cfg.json says " +
                       s_.strategy);

@@ -51,6 +51,31 @@ TEST(Config, OptionalKeys) {
   EXPECT_EQ(s.to_json()["window"], 3);
 }
 
+TEST(Config, StrategyKeys) {
+  const auto s = parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 2, "target": 1, "strategy": "easgd",
+    "elastic_alpha": 0.25, "slow_learners": 1, "slow_factor": 4})",
+                                "cfg.json");
+  EXPECT_EQ(s.strategy, "easgd");
+  EXPECT_DOUBLE_EQ(s.elastic_alpha, 0.25);
+  EXPECT_EQ(s.slow_learners, 1);
+  EXPECT_DOUBLE_EQ(s.slow_factor, 4.0);
+  const auto d = parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 2, "target": 1})", "cfg.json");
+  EXPECT_EQ(d.strategy, "fedavg");
+  EXPECT_DOUBLE_EQ(d.elastic_alpha, 0.0);  // 0.9 / learners
+  EXPECT_EQ(d.slow_learners, 0);
+  EXPECT_DOUBLE_EQ(d.slow_factor, 1.0);
+  // A slow factor below 1 would make a learner faster than it is; alpha above 1 overshoots the centre.
+  EXPECT_NE(error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "slow_factor": 0.5})")
+                .find("\"slow_factor\" must be between 1 and"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "elastic_alpha": 1.5})")
+                .find("\"elastic_alpha\" must be between"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "strategy": "gossip"})")
+                .find("must be one of fedavg, bsp, bmuf, easgd"),
+            std::string::npos);
+}
+
 TEST(Config, MissingKeyIsNamed) {
   const auto e = error_of(R"({"data_name": "x", "bpe": 1, "target": 1})");
   EXPECT_NE(e.find("cfg.json:1: missing required key \"bs\""), std::string::npos) << e;
