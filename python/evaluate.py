@@ -271,6 +271,36 @@ def neighbours(words, vectors, query, k=10):
 
 
 # --------------------------------------------------------------------------
+# In-run scores (the Dispatcher, every eval_every rounds)
+# --------------------------------------------------------------------------
+
+class Scorer:
+    """Scores the embeddings of a training run against a similarity file
+    and/or an analogy file, both checked when the Scorer is made (a bad line
+    raises ValueError naming the file and line)."""
+
+    def __init__(self, words, similarity_path=None, analogies_path=None):
+        self.words = list(words)
+        self.similarity_path = similarity_path or None
+        self.analogies_path = analogies_path or None
+        if self.similarity_path:
+            read_pairs(self.similarity_path)
+        if self.analogies_path:
+            read_questions(self.analogies_path)
+
+    def __call__(self, vectors):
+        """(Spearman rho, 3CosAdd accuracy); NaN for a missing file or
+        when nothing in it is covered by the vocabulary."""
+        rho = acc = float("nan")
+        if self.similarity_path:
+            rho = similarity(self.words, vectors, self.similarity_path)["rho"]
+        if self.analogies_path:
+            acc = analogies(self.words, vectors,
+                            self.analogies_path)["accuracy"]
+        return float(rho), float(acc)
+
+
+# --------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------
 

@@ -177,6 +177,7 @@ Settings parse_settings(const std::string& text, const std::string& path) {
       {"token_cache_mb", [&] { r.integer("token_cache_mb", s.token_cache_mb, 0, 1 << 20); }},
       {"prefetch_rounds", [&] { r.integer("prefetch_rounds", s.prefetch_rounds, 1, 64); }},
       {"checkpoint_every", [&] { r.integer("checkpoint_every", s.checkpoint_every, 1, 100'000'000); }},
+      {"eval_every", [&] { r.integer("eval_every", s.eval_every, 0, 100'000'000); }},
       {"max_line_bytes",
        [&] {
          long long v = s.max_line_bytes;

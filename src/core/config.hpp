@@ -46,6 +46,7 @@ struct Settings {
   int token_cache_mb = 64;      // a corpus whose ids fit is tokenized once; later passes replay them (0: off)
   int prefetch_rounds = 2;      // rounds of windows a Batcher keeps ready per learner
   int checkpoint_every = 1;     // rounds between HDF5 checkpoints
+  int eval_every = 0;           // rounds between word-similarity/analogy scores in the metrics (0: never)
   std::int64_t max_line_bytes = std::int64_t{64} << 20;  // a longer corpus line is an error
   nlohmann::json model_args = nlohmann::json::object();  // passed to library.py untouched
 
@@ -74,6 +75,9 @@ struct Config {
   std::filesystem::path vocab_path() const { return config_dir / "vocab.txt"; }
   std::filesystem::path test_path() const { return config_dir / "test.txt"; }
   std::filesystem::path cfg_path() const { return config_dir / "cfg.json"; }
+  // Optional, for eval_every: WordSim353-style pairs and questions-words analogies.
+  std::filesystem::path similarity_path() const { return config_dir / "similarity.tsv"; }
+  std::filesystem::path analogies_path() const { return config_dir / "analogies.txt"; }
   int pipelines() const { return static_cast<int>(corpora.size()); }
 };
 

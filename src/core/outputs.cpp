@@ -1,6 +1,7 @@
 #include "core/outputs.hpp"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
@@ -68,7 +69,7 @@ void write_word2vec(const std::filesystem::path& path, const std::vector<std::st
 }
 
 MetricsLog::MetricsLog(const std::filesystem::path& path, long keep_through) : path_(path) {
-  const std::string header = "round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes\n";
+  const std::string header = "round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes,similarity,analogy\n";
   std::string kept = header;
   if (keep_through >= 0) {
     std::ifstream in(path);
@@ -86,11 +87,16 @@ MetricsLog::MetricsLog(const std::filesystem::path& path, long keep_through) : p
   if (!out_) throw Error(path.string() + ": cannot write: " + std::strerror(errno));
 }
 
+namespace {
+// printf writes a NaN with its sign bit set as "-nan"; the log always says "nan".
+double unsigned_nan(double v) { return std::isnan(v) ? std::fabs(v) : v; }
+}  // namespace
+
 void MetricsLog::row(long round, double windows_per_learner, double seconds, double test_loss, double train_loss,
-                     double sync_seconds, double sync_bytes) {
-  char buf[240];
-  std::snprintf(buf, sizeof buf, "%ld,%.0f,%.3f,%.6f,%.6f,%.4f,%.0f\n", round, windows_per_learner, seconds,
-                test_loss, train_loss, sync_seconds, sync_bytes);
+                     double sync_seconds, double sync_bytes, double similarity, double analogy) {
+  char buf[300];
+  std::snprintf(buf, sizeof buf, "%ld,%.0f,%.3f,%.6f,%.6f,%.4f,%.0f,%.4f,%.4f\n", round, windows_per_learner, seconds,
+                test_loss, train_loss, sync_seconds, sync_bytes, unsigned_nan(similarity), unsigned_nan(analogy));
   out_ << buf << std::flush;
   if (!out_) throw Error(path_.string() + ": write failed");
 }

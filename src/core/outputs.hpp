@@ -3,6 +3,7 @@
 // a crash never leaves a torn file.
 #pragma once
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -23,9 +24,10 @@ void write_embeddings_text(const std::filesystem::path& path, const Matrix& m);
 // word2vec text format: "V dim" header, then "word v1 ... vdim" per row.
 void write_word2vec(const std::filesystem::path& path, const std::vector<std::string>& words, const Matrix& m);
 
-// round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes — one flushed row per round;
-// sync_seconds is the time the round's weight exchange took (broadcast + averaging collectives; easgd: the
-// Dispatcher's handling of the round's pushes); sync_bytes counts the weights exchanged since the run began.
+// round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes,similarity,analogy — one
+// flushed row per round; sync_seconds is the time the round's weight exchange took (broadcast + averaging
+// collectives; easgd: the Dispatcher's handling of the round's pushes); sync_bytes counts the weights exchanged
+// since the run began; similarity (Spearman rho) and analogy (accuracy) are "nan" in rounds not scored.
 class MetricsLog {
  public:
   // Starts a new log, or (resume) keeps the rows up to and including `keep_through` and appends after them.
@@ -33,7 +35,8 @@ class MetricsLog {
   // The round of the last row kept when resuming (-1 if none).
   long last_round() const { return last_round_; }
   void row(long round, double windows_per_learner, double seconds, double test_loss, double train_loss,
-           double sync_seconds = 0.0, double sync_bytes = 0.0);
+           double sync_seconds = 0.0, double sync_bytes = 0.0, double similarity = std::nan(""),
+           double analogy = std::nan(""));
 
  private:
   std::filesystem::path path_;

@@ -1,8 +1,10 @@
 #include "roles/dispatcher.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
+#include "bridge/scores.hpp"
 #include "bridge/text.hpp"
 #include "comm/communicator.hpp"
 #include "comm/error.hpp"
@@ -28,7 +30,28 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
+// "  similarity 0.123  analogies 0.045" for the progress line (the parts that were scored), or "".
+std::string scores_text(const std::array<double, 2>& sc) {
+  std::string out;
+  if (!std::isnan(sc[0])) out += "  similarity " + fmt("%.3f", sc[0]);
+  if (!std::isnan(sc[1])) out += "  analogies " + fmt("%.3f", sc[1]);
+  return out;
+}
+
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// The in-run scorer when eval_every is set: the config folder must then hold similarity.tsv, analogies.txt or
+// both (checked before torch is imported).
+std::unique_ptr<bridge::Scores> make_scores(const Context& ctx, const core::Vocabulary& vocab) {
+  const auto& cfg = ctx.cfg;
+  if (cfg.settings.eval_every == 0) return nullptr;
+  auto present = [](const std::filesystem::path& p) { return std::filesystem::exists(p) ? p : std::filesystem::path(); };
+  const auto similarity = present(cfg.similarity_path()), analogies = present(cfg.analogies_path());
+  if (similarity.empty() && analogies.empty())
+    throw core::InputError(cfg.cfg_path().string() + ": \"eval_every\" needs similarity.tsv or analogies.txt in " +
+                           cfg.config_dir.string());
+  return std::make_unique<bridge::Scores>(ctx.py, vocab.words, similarity, analogies);
+}
 
 // Read positions reported by the Tokenizers (Tag::Position), latest per pipeline; a negative pass count
 // marks a Tokenizer's final report.
@@ -80,6 +103,8 @@ class Run {
   bool should_stop();
   // Books a finished round (the sums over its learners / pushes), evaluates, checkpoints if due, logs.
   void end_round(double windows, double loss_sum, double sync_seconds);
+  // {similarity, analogy} of the current embeddings if this round is scored (eval_every), else NaN.
+  std::array<double, 2> scores();
   // Receives every learner's opaque state (sent after the round's averaging on checkpoint rounds).
   void collect_states();
   void checkpoint();
@@ -92,6 +117,7 @@ class Run {
   bridge::Text text_;
   const core::Vocabulary vocab_;
   const std::vector<std::int32_t> test_;
+  std::unique_ptr<bridge::Scores> scores_;  // null unless eval_every
   bridge::Library lib_;
   const ModelSetup model_;
   const int width_;
@@ -122,6 +148,7 @@ Run::Run(const Context& ctx)
       // Validate the inputs before importing torch (seconds), so bad input fails fast.
       vocab_(text_.load_vocab(cfg_.vocab_path())),
       test_(text_.load_test(cfg_.test_path(), s_.window)),
+      scores_(make_scores(ctx, vocab_)),
       lib_(ctx.py),
       model_(setup_model(ctx, vocab_, lib_, weights_)),
       width_(s_.window_width()),
@@ -145,8 +172,10 @@ void Run::start() {
   if (!cfg_.resume) {
     first_loss_ = loss_ = lib_.test_loss(test_.data(), test_windows_, width_);
     metrics_ = std::make_unique<core::MetricsLog>(metrics_path);
-    metrics_->row(0, 0.0, elapsed(), loss_, 0.0);
-    std::printf("round %5ld  windows/learner %12.0f  test loss %.4f  %8.1f s\n", round_, 0.0, loss_, elapsed());
+    const auto sc = scores();
+    metrics_->row(0, 0.0, elapsed(), loss_, 0.0, 0.0, 0.0, sc[0], sc[1]);
+    std::printf("round %5ld  windows/learner %12.0f  test loss %.4f  %8.1f s%s\n", round_, 0.0, loss_, elapsed(),
+                scores_text(sc).c_str());
     std::fflush(stdout);
     return;
   }
@@ -217,10 +246,16 @@ void Run::end_round(double windows, double loss_sum, double sync_seconds) {
     if (strategy_) collect_states();  // easgd learners sent theirs during the round
     checkpoint();
   }
-  metrics_->row(round_, windows_per_learner_, elapsed(), loss_, train_loss_, sync_seconds, sync_bytes_);
-  std::printf("round %5ld  windows/learner %12.0f  test loss %.4f  train loss %.4f  %8.1f s\n", round_,
-              windows_per_learner_, loss_, train_loss_, elapsed());
+  const auto sc = scores();
+  metrics_->row(round_, windows_per_learner_, elapsed(), loss_, train_loss_, sync_seconds, sync_bytes_, sc[0], sc[1]);
+  std::printf("round %5ld  windows/learner %12.0f  test loss %.4f  train loss %.4f  %8.1f s%s\n", round_,
+              windows_per_learner_, loss_, train_loss_, elapsed(), scores_text(sc).c_str());
   std::fflush(stdout);
+}
+
+std::array<double, 2> Run::scores() {
+  if (!scores_ || round_ % s_.eval_every != 0) return {std::nan(""), std::nan("")};
+  return scores_->score(lib_.embeddings());
 }
 
 void Run::collect_states() {

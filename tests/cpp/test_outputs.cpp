@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -57,10 +59,12 @@ TEST(Outputs, MetricsRows) {
     MetricsLog log(p);
     log.row(0, 0, 0.5, 8.25, 0);
     log.row(1, 2560, 1.25, 7.5, 7.75, 0.0125, 4096);
+    log.row(2, 5120, 2.5, 7.25, 7.5, 0.0125, 8192, 0.25, -std::nan(""));
   }
   EXPECT_EQ(slurp(p),
-            "round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes\n"
-            "0,0,0.500,8.250000,0.000000,0.0000,0\n"
-            "1,2560,1.250,7.500000,7.750000,0.0125,4096\n");
+            "round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes,similarity,analogy\n"
+            "0,0,0.500,8.250000,0.000000,0.0000,0,nan,nan\n"
+            "1,2560,1.250,7.500000,7.750000,0.0125,4096,nan,nan\n"
+            "2,5120,2.500,7.250000,7.500000,0.0125,8192,0.2500,nan\n");
   fs::remove(p);
 }

@@ -1,6 +1,9 @@
 """End to end under mpiexec: the happy paths, the stop conditions and the outputs users load."""
 
+import math
 import re
+import shutil
+import time
 
 import h5py
 import numpy as np
@@ -95,3 +98,45 @@ def test_report_softmax_model_is_one_switch_away(run_job):
     assert losses[-1] < losses[0] - 0.5, losses
     with h5py.File(job.out / "toy.h5", "r") as f:
         assert set(f.keys()) >= {"embedding", "out_weight", "out_bias"}
+
+
+def _config_with(tmp_path, toy_config, files):
+    """The toy config folder (where run_job will find it) plus extra files."""
+    config = tmp_path / "config"
+    shutil.copytree(toy_config / "config", config)
+    for name, text in files.items():
+        (config / name).write_text(text)
+    return config
+
+
+SIMILARITY = "word1\tword2\tscore\ndog\tcat\t8\nking\tqueen\t9\ndog\tsees\t2\nbig\tsmall\t5\nred\tdark\t4\n"
+ANALOGIES = ": toy\nking queen dog cat\nbig small red old\nthe and then it\n"
+
+
+def test_eval_every_scores_similarity_and_analogies_in_the_metrics(run_job, tmp_path, toy_config):
+    _config_with(tmp_path, toy_config, {"similarity.tsv": SIMILARITY, "analogies.txt": ANALOGIES})
+    job = run_job(6, cfg={"max_rounds": 4, "eval_every": 2})
+    assert job.rc == 0, job.stderr
+    rows = job.metrics()
+    for r in rows:
+        scored = int(r["round"]) % 2 == 0
+        assert math.isnan(r["similarity"]) != scored, r
+        assert math.isnan(r["analogy"]) != scored, r
+        if scored:
+            assert -1.0 <= r["similarity"] <= 1.0 and 0.0 <= r["analogy"] <= 1.0, r
+    assert "similarity " in job.stdout and "analogies " in job.stdout
+
+
+def test_eval_every_needs_an_evaluation_file(run_job):
+    t0 = time.monotonic()
+    job = run_job(6, cfg={"eval_every": 1})
+    assert job.rc != 0
+    assert '"eval_every" needs similarity.tsv or analogies.txt' in job.stderr
+    assert time.monotonic() - t0 < 20
+
+
+def test_bad_similarity_file_names_its_line(run_job, tmp_path, toy_config):
+    _config_with(tmp_path, toy_config, {"similarity.tsv": "dog cat 8\nking queen\n"})
+    job = run_job(6, cfg={"eval_every": 1})
+    assert job.rc != 0
+    assert "similarity.tsv:2: expected 'word1 word2 score'" in job.stderr

@@ -141,3 +141,21 @@ def test_cli_json(tmp_path):
         [sys.executable, str(PYTHON_DIR / "evaluate.py"),
          str(tmp_path / "none.txt")], capture_output=True, text=True)
     assert missing.returncode == 2 and "none.txt" in missing.stderr
+
+
+def test_scorer_checks_its_files_up_front_and_scores_a_matrix(tmp_path):
+    words = ["king", "queen", "man", "woman"]
+    sim = tmp_path / "sim.tsv"
+    sim.write_text("king queen 9\nman woman 8\nking woman 3\n")
+    questions = tmp_path / "q.txt"
+    questions.write_text(": family\nking queen man woman\n")
+    vectors = np.array([[1, 0, 0], [1, 1, 0], [0, 0, 1], [0, 1, 1]], dtype=np.float32)
+    rho, acc = evaluate.Scorer(words, str(sim), str(questions))(vectors)
+    assert -1.0 <= rho <= 1.0
+    assert acc == 1.0  # queen - king + man = woman exactly
+    rho, acc = evaluate.Scorer(words, str(sim), None)(vectors)
+    assert np.isnan(acc) and not np.isnan(rho)
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("king queen 9\nman woman\n")
+    with pytest.raises(ValueError, match=r"bad.tsv:2:"):
+        evaluate.Scorer(words, str(bad), None)
