@@ -69,7 +69,8 @@ void write_word2vec(const std::filesystem::path& path, const std::vector<std::st
 }
 
 MetricsLog::MetricsLog(const std::filesystem::path& path, long keep_through) : path_(path) {
-  const std::string header = "round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes,similarity,analogy\n";
+  const std::string header =
+      "round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes,similarity,analogy\n";
   std::string kept = header;
   if (keep_through >= 0) {
     std::ifstream in(path);

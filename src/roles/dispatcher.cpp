@@ -45,7 +45,9 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 std::unique_ptr<bridge::Scores> make_scores(const Context& ctx, const core::Vocabulary& vocab) {
   const auto& cfg = ctx.cfg;
   if (cfg.settings.eval_every == 0) return nullptr;
-  auto present = [](const std::filesystem::path& p) { return std::filesystem::exists(p) ? p : std::filesystem::path(); };
+  auto present = [](const std::filesystem::path& p) {
+    return std::filesystem::exists(p) ? p : std::filesystem::path();
+  };
   const auto similarity = present(cfg.similarity_path()), analogies = present(cfg.analogies_path());
   if (similarity.empty() && analogies.empty())
     throw core::InputError(cfg.cfg_path().string() + ": \"eval_every\" needs similarity.tsv or analogies.txt in " +
@@ -132,6 +134,7 @@ class Run {
 
   Clock::time_point t0_ = Clock::now();  // restarted once set-up is done: seconds count training only
   double seconds_before_ = 0.0;          // training time of the run this one resumes
+  double evaluated_at_ = 0.0;            // training time when the current weights were last evaluated
   long round_ = 0;
   double loss_ = 0.0, first_loss_ = 0.0, train_loss_ = 0.0, windows_per_learner_ = 0.0;
   double sync_bytes_ = 0.0;  // bytes of weights exchanged, all runs of a resumed job together
@@ -173,8 +176,9 @@ void Run::start() {
     first_loss_ = loss_ = lib_.test_loss(test_.data(), test_windows_, width_);
     metrics_ = std::make_unique<core::MetricsLog>(metrics_path);
     const auto sc = scores();
-    metrics_->row(0, 0.0, elapsed(), loss_, 0.0, 0.0, 0.0, sc[0], sc[1]);
-    std::printf("round %5ld  windows/learner %12.0f  test loss %.4f  %8.1f s%s\n", round_, 0.0, loss_, elapsed(),
+    evaluated_at_ = elapsed();
+    metrics_->row(0, 0.0, evaluated_at_, loss_, 0.0, 0.0, 0.0, sc[0], sc[1]);
+    std::printf("round %5ld  windows/learner %12.0f  test loss %.4f  %8.1f s%s\n", round_, 0.0, loss_, evaluated_at_,
                 scores_text(sc).c_str());
     std::fflush(stdout);
     return;
@@ -201,7 +205,7 @@ void Run::start() {
   train_loss_ = ck.info.train_loss;
   first_loss_ = ck.info.first_loss;
   windows_per_learner_ = ck.info.windows_per_learner;
-  seconds_before_ = ck.info.seconds;
+  seconds_before_ = evaluated_at_ = ck.info.seconds;
   sync_bytes_ = ck.info.sync_bytes;
   positions_.set(ck.positions);
   if (strategy_) strategy_->state() = ck.strategy_state;
@@ -247,9 +251,11 @@ void Run::end_round(double windows, double loss_sum, double sync_seconds) {
     checkpoint();
   }
   const auto sc = scores();
-  metrics_->row(round_, windows_per_learner_, elapsed(), loss_, train_loss_, sync_seconds, sync_bytes_, sc[0], sc[1]);
+  evaluated_at_ = elapsed();
+  metrics_->row(round_, windows_per_learner_, evaluated_at_, loss_, train_loss_, sync_seconds, sync_bytes_, sc[0],
+                sc[1]);
   std::printf("round %5ld  windows/learner %12.0f  test loss %.4f  train loss %.4f  %8.1f s%s\n", round_,
-              windows_per_learner_, loss_, train_loss_, elapsed(), scores_text(sc).c_str());
+              windows_per_learner_, loss_, train_loss_, evaluated_at_, scores_text(sc).c_str());
   std::fflush(stdout);
 }
 
@@ -425,7 +431,9 @@ void Run::finish() {
   core::write_embeddings_text(cfg_.out_dir / (s_.data_name + "_embeddings.txt"), emb);
   core::write_word2vec(cfg_.out_dir / (s_.data_name + ".w2v.txt"), vocab_.words, emb);
 
-  const std::string stats = "final: rounds=" + std::to_string(round_) + " seconds=" + fmt("%.2f", elapsed()) +
+  // seconds: training time when the final weights were evaluated (easgd then still waits for each learner's
+  // next push to stop it; a straggler's last period is not training time of the outputs).
+  const std::string stats = "final: rounds=" + std::to_string(round_) + " seconds=" + fmt("%.2f", evaluated_at_) +
                             " windows_per_learner=" + fmt("%.0f", windows_per_learner_) +
                             " first_loss=" + fmt("%.4f", first_loss_) + " final_loss=" + fmt("%.4f", loss_) +
                             " target=" + fmt("%g", s_.target) + " stopped=" + stopped_ + " strategy=" + s_.strategy +
