@@ -17,15 +17,11 @@ Deadline Deadline::after(double seconds) {
   return {Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds)), seconds};
 }
 
-namespace {
-
-[[noreturn]] void liveness_timeout(const std::string& what, double seconds) {
+void liveness_timeout(const std::string& what, double seconds) {
   std::ostringstream os;
   os << "liveness limit: " << what << " did not happen within " << seconds << " s (liveness_seconds in cfg.json)";
   throw Timeout(os.str());
 }
-
-}  // namespace
 
 void IdleWatch::idle(const std::function<std::string()>& awaited, double factor) {
   const double limit = liveness_ * factor;

@@ -51,6 +51,10 @@ struct Deadline {
   bool passed() const { return Clock::now() >= at; }
 };
 
+// Throws comm::Timeout("liveness limit: <what> did not happen within <seconds> s ..."), the one wording of every
+// liveness failure.
+[[noreturn]] void liveness_timeout(const std::string& what, double seconds);
+
 // The event loop's idle handling for a role that waits on several things at once: call progress() after
 // useful work, idle() when a pass did nothing. idle() sleeps with backoff and throws comm::Timeout naming what
 // was awaited once nothing has happened for the liveness limit.

@@ -7,7 +7,6 @@
 #include "bridge/scores.hpp"
 #include "bridge/text.hpp"
 #include "comm/communicator.hpp"
-#include "comm/error.hpp"
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
 #include "core/checkpoint.hpp"
@@ -355,8 +354,7 @@ void Run::elastic_rounds() {
     const double limit = s_.liveness_seconds * comm::kSlowPeer;
     for (std::size_t l = 0; l < last_push.size(); ++l)
       if (!stopped[l] && seconds_since(last_push[l]) >= limit)
-        throw comm::Timeout("liveness limit: a push from learner rank " + std::to_string(learner_ranks_[l]) +
-                            " did not happen within " + fmt("%g", limit) + " s (liveness_seconds in cfg.json)");
+        comm::liveness_timeout("a push from learner rank " + std::to_string(learner_ranks_[l]), limit);
   };
   comm::Backoff backoff;
   while (running > 0) {
