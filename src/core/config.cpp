@@ -176,6 +176,7 @@ Settings parse_settings(const std::string& text, const std::string& path) {
       {"credits", [&] { r.integer("credits", s.credits, 1, 1024); }},
       {"token_cache_mb", [&] { r.integer("token_cache_mb", s.token_cache_mb, 0, 1 << 20); }},
       {"prefetch_rounds", [&] { r.integer("prefetch_rounds", s.prefetch_rounds, 1, 64); }},
+      {"shuffle_windows", [&] { r.integer("shuffle_windows", s.shuffle_windows, 0, 1 << 28); }},
       {"checkpoint_every", [&] { r.integer("checkpoint_every", s.checkpoint_every, 1, 100'000'000); }},
       {"eval_every", [&] { r.integer("eval_every", s.eval_every, 0, 100'000'000); }},
       {"max_line_bytes",

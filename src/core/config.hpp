@@ -45,6 +45,7 @@ struct Settings {
   int credits = 4;              // blocks a stage may have in flight to the next one
   int token_cache_mb = 64;      // a corpus whose ids fit is tokenized once; later passes replay them (0: off)
   int prefetch_rounds = 2;      // rounds of windows a Batcher keeps ready per learner
+  int shuffle_windows = 1 << 18;  // a Batcher draws each batch at random from this many windows (0: text order)
   int checkpoint_every = 1;     // rounds between HDF5 checkpoints
   int eval_every = 0;           // rounds between word-similarity/analogy scores in the metrics (0: never)
   std::int64_t max_line_bytes = std::int64_t{64} << 20;  // a longer corpus line is an error

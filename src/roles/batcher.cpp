@@ -9,6 +9,7 @@
 #include "comm/outbox.hpp"
 #include "core/error.hpp"
 #include "core/fault.hpp"
+#include "core/window_pool.hpp"
 
 namespace fedavg::roles {
 namespace {
@@ -47,7 +48,20 @@ void Batcher::run() {
 
   std::deque<std::vector<std::int32_t>> blocks;
   std::size_t front_used = 0;  // windows already taken from blocks.front()
-  std::int64_t ready = 0;      // windows buffered and not yet taken
+  std::int64_t ready = 0;      // windows buffered in blocks and not yet taken
+  // shuffle_windows > 0: blocks move whole into the pool, which keeps at least that many windows after every
+  // batch, and batches draw from it at random. The pool is outside the credit line, so the Filter keeps the
+  // prefetch blocks coming while it fills.
+  const std::int64_t shuffle = s.shuffle_windows;
+  core::WindowPool pool(width, s.seed * 1000003u + static_cast<std::uint64_t>(pipeline) + 0x5eedu);
+  auto pool_front_block = [&] {
+    const auto n = static_cast<std::int64_t>(blocks.front().size()) / width;
+    pool.add(blocks.front().data(), n);
+    ready -= n;
+    blocks.pop_front();
+    outbox.send(comm::Credit{1}.encode(), filter, comm::Tag::Credit);
+  };
+  auto available = [&] { return shuffle > 0 ? pool.size() - shuffle + ready : ready; };
   std::deque<Pending> pending;
   std::set<int> active(learners.begin(), learners.end());
   long served = 0;
@@ -72,6 +86,7 @@ void Batcher::run() {
       blocks.push_back(std::move(block));
       progress = true;
     }
+    while (shuffle > 0 && pool.size() < shuffle && !blocks.empty()) pool_front_block();
     while (auto a = world.probe(comm::kAnySource, std::nullopt)) {
       if (a->source == filter) break;  // a Windows block arrived meanwhile; taken on the next pass
       if (!active.count(a->source))
@@ -95,14 +110,18 @@ void Batcher::run() {
                           std::to_string(a->source));
       }
     }
-    for (auto it = next_request(); it != pending.end() && it->windows <= ready; it = next_request()) {
+    for (auto it = next_request(); it != pending.end() && it->windows <= available(); it = next_request()) {
       const Pending p = *it;
       pending.erase(it);
       turn = (turn + 1) % learners.size();
       core::inject_faults(ctx_.cfg.faults, ctx_.me, ++served);
       std::vector<std::int32_t> batch;
       batch.reserve(static_cast<std::size_t>(p.windows * width));
-      std::int64_t need = p.windows;
+      if (shuffle > 0) {
+        while (pool.size() < shuffle + p.windows) pool_front_block();
+        pool.draw(p.windows, batch);
+      }
+      std::int64_t need = shuffle > 0 ? 0 : p.windows;
       while (need > 0) {
         auto& front = blocks.front();
         const std::size_t in_front = front.size() / static_cast<std::size_t>(width) - front_used;
@@ -117,7 +136,7 @@ void Batcher::run() {
           outbox.send(comm::Credit{1}.encode(), filter, comm::Tag::Credit);
         }
       }
-      ready -= p.windows;
+      if (shuffle == 0) ready -= p.windows;
       outbox.send(std::move(batch), p.learner, comm::Tag::Batch);
       progress = true;
     }

@@ -76,6 +76,16 @@ TEST(Config, StrategyKeys) {
             std::string::npos);
 }
 
+TEST(Config, ShuffleWindows) {
+  EXPECT_EQ(parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json").shuffle_windows,
+            1 << 18);
+  EXPECT_EQ(parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "shuffle_windows": 0})", "cfg.json")
+                .shuffle_windows,
+            0);
+  const auto e = error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "shuffle_windows": -1})");
+  EXPECT_NE(e.find("\"shuffle_windows\" must be between 0 and"), std::string::npos) << e;
+}
+
 TEST(Config, MissingKeyIsNamed) {
   const auto e = error_of(R"({"data_name": "x", "bpe": 1, "target": 1})");
   EXPECT_NE(e.find("cfg.json:1: missing required key \"bs\""), std::string::npos) << e;

@@ -3,11 +3,13 @@
 import math
 import re
 import shutil
+import subprocess
 import time
 
 import h5py
 import numpy as np
 import pytest
+from conftest import PYTHON, ROOT, toy_lines
 
 
 def test_one_pipeline_two_learners_trains_and_writes_outputs(run_job):
@@ -140,3 +142,28 @@ def test_bad_similarity_file_names_its_line(run_job, tmp_path, toy_config):
     job = run_job(6, cfg={"eval_every": 1})
     assert job.rc != 0
     assert "similarity.tsv:2: expected 'word1 word2 score'" in job.stderr
+
+
+def test_shuffled_batches_learn_both_halves_of_a_two_topic_corpus(run_job, tmp_path):
+    # Two halves with disjoint words, one after the other; the test windows come from both. A learner fed in
+    # text order spends the first rounds on the first half only; drawn from the shuffle pool it sees both.
+    # No subsampling, so 12 rounds of 640 windows stay inside the first half. One learner and one pipeline make
+    # both runs deterministic: this compares two fixed numbers (measured: 2.79 in text order, 1.22 shuffled).
+    first = toy_lines(3000, seed=1)
+    second = [" ".join(w + "o" for w in line.lower().rstrip(".").split()) for line in toy_lines(3000, seed=2)]
+    mixed = tmp_path / "mixed.txt"
+    mixed.write_text("\n".join(a + "\n" + b for a, b in zip(first, second)) + "\n")
+    subprocess.run([PYTHON, str(ROOT / "python" / "prepare.py"), str(mixed), "--out", str(tmp_path / "config"),
+                    "--train-out", str(tmp_path / "train.txt"), "--data-name", "toy", "--min-count", "1",
+                    "--test-windows", "200", "--seed", "3"], check=True, capture_output=True, text=True,
+                   timeout=60)
+    lines = (tmp_path / "train.txt").read_text().splitlines()
+    in_order = tmp_path / "halves.txt"
+    in_order.write_text("\n".join(sorted(lines, key=lambda line: line.endswith("o"))) + "\n")
+    final = {}
+    for shuffle in (0, 1 << 18):
+        job = run_job(5, corpora=[in_order], cfg={"max_rounds": 12, "sample": 0, "shuffle_windows": shuffle})
+        assert job.rc == 0, job.stderr
+        final[shuffle] = job.metrics()[-1]["test_loss"]
+        shutil.rmtree(job.out)
+    assert final[1 << 18] < final[0] - 0.3, final
