@@ -18,8 +18,10 @@ Models: "softmax" (the report's CBOW: full softmax, Adam) and "neg" (CBOW
 with negative sampling, word2vec-style SGD; recommended lr 0.1, bs 1024;
 also reads bpe, max_rounds, start_round and rank, see _NegSamplingCBOW).
 
-``windows`` are int32 [n, 2*window+1] vocabulary ids in text order; column
-``window`` is the target and the others are its context.  ``weights`` is a
+``windows`` are int32 [n, 2*window+1] vocabulary ids, one window of the
+text per row (rows drawn at random by the Batcher unless shuffle_windows is
+0); column ``window`` is the target and the others are its context.
+``weights`` is a
 float32 1-D buffer owned by C++; every torch parameter is a view into it, so
 optimizer steps write straight into it and C++ writes are seen at once.
 
@@ -236,8 +238,9 @@ class _NegSamplingCBOW:
     (index_put_ with accumulate, the fastest scatter-add of torch 1.13 on
     CPU).  A row that occurs c times in the batch has each of its steps
     scaled by 1/sqrt(c) (model_args "duplicates": "sqrt", the default;
-    "mean": 1/c; "sum": 1): batches come in text order, and summing a topic
-    word's many stale steps diverges at useful rates.
+    "mean": 1/c; "sum": 1): a batch repeats frequent words, and a batch in
+    text order (shuffle_windows 0) its topic words, and summing their many
+    stale steps diverges at useful rates.
 
     Noise: unigram^noise_power (0.75) of cfg["counts"], drawn exactly with
     Walker's alias method from a NumPy generator seeded by (seed, rank);
