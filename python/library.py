@@ -21,9 +21,9 @@ also reads bpe, max_rounds, start_round and rank, see _NegSamplingCBOW).
 ``windows`` are int32 [n, 2*window+1] vocabulary ids, one window of the
 text per row (rows drawn at random by the Batcher unless shuffle_windows is
 0); column ``window`` is the target and the others are its context.
-``weights`` is a
-float32 1-D buffer owned by C++; every torch parameter is a view into it, so
-optimizer steps write straight into it and C++ writes are seen at once.
+``weights`` is a float32 1-D buffer owned by C++; every torch parameter is a
+view into it, so optimizer steps write straight into it and C++ writes are
+seen at once.
 
 To add a model, write a class like ``_SoftmaxCBOW`` (``param_shapes``,
 ``init_``, ``train_step``, ``test_loss``, ``embeddings``) and register it in
