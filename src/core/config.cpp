@@ -179,6 +179,7 @@ Settings parse_settings(const std::string& text, const std::string& path) {
       {"shuffle_windows", [&] { r.integer("shuffle_windows", s.shuffle_windows, 0, 1 << 28); }},
       {"checkpoint_every", [&] { r.integer("checkpoint_every", s.checkpoint_every, 1, 100'000'000); }},
       {"eval_every", [&] { r.integer("eval_every", s.eval_every, 0, 100'000'000); }},
+      {"max_loss_ratio", [&] { r.number("max_loss_ratio", s.max_loss_ratio, 0.0, 1e12); }},
       {"max_line_bytes",
        [&] {
          long long v = s.max_line_bytes;

@@ -48,6 +48,7 @@ struct Settings {
   int shuffle_windows = 1 << 18;  // a Batcher draws each batch at random from this many windows (0: text order)
   int checkpoint_every = 1;     // rounds between HDF5 checkpoints
   int eval_every = 0;           // rounds between word-similarity/analogy scores in the metrics (0: never)
+  double max_loss_ratio = 10.0;  // a test loss above this times the untrained model's is an error (0: never)
   std::int64_t max_line_bytes = std::int64_t{64} << 20;  // a longer corpus line is an error
   nlohmann::json model_args = nlohmann::json::object();  // passed to library.py untouched
 

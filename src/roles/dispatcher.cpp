@@ -104,6 +104,8 @@ class Run {
   bool should_stop();
   // Books a finished round (the sums over its learners / pushes), evaluates, checkpoints if due, logs.
   void end_round(double windows, double loss_sum, double sync_seconds);
+  // Throws, after logging the round, if the test loss is not finite or above max_loss_ratio x the first one.
+  void check_divergence(double sync_seconds);
   // {similarity, analogy} of the current embeddings if this round is scored (eval_every), else NaN.
   std::array<double, 2> scores();
   // Receives every learner's opaque state (sent after the round's averaging on checkpoint rounds).
@@ -245,6 +247,7 @@ void Run::end_round(double windows, double loss_sum, double sync_seconds) {
   windows_per_learner_ += windows / learners_;
   train_loss_ = windows > 0 ? loss_sum / windows : 0.0;
   loss_ = lib_.test_loss(test_.data(), test_windows_, width_);
+  check_divergence(sync_seconds);
   if (round_ % s_.checkpoint_every == 0) {
     if (strategy_) collect_states();  // easgd learners sent theirs during the round
     checkpoint();
@@ -256,6 +259,22 @@ void Run::end_round(double windows, double loss_sum, double sync_seconds) {
   std::printf("round %5ld  windows/learner %12.0f  test loss %.4f  train loss %.4f  %8.1f s%s\n", round_,
               windows_per_learner_, loss_, train_loss_, evaluated_at_, scores_text(sc).c_str());
   std::fflush(stdout);
+}
+
+void Run::check_divergence(double sync_seconds) {
+  const bool too_high = s_.max_loss_ratio > 0 && first_loss_ > 0 && loss_ > s_.max_loss_ratio * first_loss_;
+  if (std::isfinite(loss_) && !too_high) return;
+  // The round's row goes to the metrics for the diagnosis; its weights do not go to the checkpoint.
+  metrics_->row(round_, windows_per_learner_, elapsed(), loss_, train_loss_, sync_seconds, sync_bytes_, std::nan(""),
+                std::nan(""));
+  char what[160];
+  std::snprintf(what, sizeof what, "test loss %g after round %ld, above max_loss_ratio %g times the untrained model's %g",
+                loss_, round_, s_.max_loss_ratio, first_loss_);
+  throw core::Error(std::string(std::isfinite(loss_) ? what : "test loss is not finite after round " +
+                                                                  std::to_string(round_)) +
+                    ": the weights diverged (lower lr, or block_lr/block_momentum); " +
+                    (last_checkpoint_ >= 0 ? "the checkpoint of round " + std::to_string(last_checkpoint_) + " is kept"
+                                           : std::string("no checkpoint was written")));
 }
 
 std::array<double, 2> Run::scores() {

@@ -86,6 +86,16 @@ TEST(Config, ShuffleWindows) {
   EXPECT_NE(e.find("\"shuffle_windows\" must be between 0 and"), std::string::npos) << e;
 }
 
+TEST(Config, MaxLossRatio) {
+  EXPECT_DOUBLE_EQ(parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json").max_loss_ratio,
+                   10.0);
+  EXPECT_DOUBLE_EQ(
+      parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "max_loss_ratio": 0})", "cfg.json")
+          .max_loss_ratio,
+      0.0);
+  EXPECT_NE(error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "max_loss_ratio": -1})"), "");
+}
+
 TEST(Config, MissingKeyIsNamed) {
   const auto e = error_of(R"({"data_name": "x", "bpe": 1, "target": 1})");
   EXPECT_NE(e.find("cfg.json:1: missing required key \"bs\""), std::string::npos) << e;

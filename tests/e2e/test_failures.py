@@ -2,6 +2,7 @@
 
 import time
 
+import h5py
 import pytest
 
 LIMIT = 60  # seconds a failing job may take, start-up included
@@ -79,3 +80,22 @@ def test_unwritable_output_folder(app, toy_config, tmp_path):
                           capture_output=True, text=True, timeout=LIMIT, env={**os.environ, "MPIEXEC_TIMEOUT": "50"})
     assert proc.returncode != 0
     assert "rank 0 (Dispatcher): output folder" in proc.stderr
+
+
+def test_diverging_weights_end_the_job_and_keep_the_last_checkpoint(run_job):
+    # bmuf's outer step 10 x (x - average) with momentum 0.9 blows the weights up within a few rounds; the
+    # learners' own steps stay finite, so it is the Dispatcher's test loss that must catch it.
+    job, took = timed(run_job, 6, cfg={"strategy": "bmuf", "block_lr": 10, "block_momentum": 0.9,
+                                       "max_rounds": 200})
+    assert job.rc != 0
+    line = next(l for l in job.stderr.splitlines() if "the weights diverged" in l)
+    assert "rank 0 (Dispatcher): test loss" in line
+    rows = job.metrics()
+    last = rows[-1]
+    assert last["test_loss"] > 10 * rows[0]["test_loss"] or last["test_loss"] != last["test_loss"]
+    kept = int(line.rsplit("the checkpoint of round ", 1)[1].split()[0])
+    assert kept == int(last["round"]) - 1
+    with h5py.File(job.out / "toy.h5", "r") as f:
+        assert f.attrs["round"] == kept
+        assert f.attrs["test_loss"] < 10 * rows[0]["test_loss"]
+    assert took < LIMIT
