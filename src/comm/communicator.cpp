@@ -74,9 +74,10 @@ std::optional<Arrival> Communicator::probe(int source, std::optional<Tag> tag) c
   return Arrival{st.MPI_SOURCE, static_cast<Tag>(st.MPI_TAG), st};
 }
 
-Arrival Communicator::await_message(int source, Tag tag, const Deadline& deadline, const std::string& what) const {
+Arrival Communicator::await_message(int source, Tag tag, const Deadline& deadline, const std::string& what,
+                                    std::chrono::microseconds fast) const {
   std::optional<Arrival> a;
-  poll_until([&] { return (a = probe(source, tag)).has_value(); }, deadline, what);
+  poll_until([&] { return (a = probe(source, tag)).has_value(); }, deadline, what, fast);
   return *a;
 }
 
@@ -114,15 +115,6 @@ Request Communicator::iallreduce_raw(const void* in, void* out, std::size_t n, M
   MPI_Request r = MPI_REQUEST_NULL;
   check_mpi(MPI_Iallreduce(in, out, to_int_count(n, "allreduce"), type, op, comm_, &r), "MPI_Iallreduce");
   return Request(r, "allreduce");
-}
-
-Request Communicator::ireduce_raw(void* data, std::size_t n, MPI_Datatype type, int root) const {
-  MPI_Request r = MPI_REQUEST_NULL;
-  const std::string what = "reduce to rank " + std::to_string(root);
-  const void* send = rank_ == root ? MPI_IN_PLACE : data;
-  void* recv = rank_ == root ? data : nullptr;
-  check_mpi(MPI_Ireduce(send, recv, to_int_count(n, what), type, MPI_SUM, root, comm_, &r), what);
-  return Request(r, what);
 }
 
 }  // namespace fedavg::comm

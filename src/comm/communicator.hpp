@@ -63,8 +63,10 @@ class Communicator {
   // A message from `source` (MPI_ANY_SOURCE allowed) with `tag` (nullopt: any tag) that has arrived, if any.
   std::optional<Arrival> probe(int source, std::optional<Tag> tag) const;
   // Waits, sleeping with backoff, until a message from `source` with `tag` has arrived, and returns it ready to
-  // receive. Throws comm::Timeout naming `what` once the deadline passes.
-  Arrival await_message(int source, Tag tag, const Deadline& deadline, const std::string& what) const;
+  // receive. Throws comm::Timeout naming `what` once the deadline passes. `fast`: see Backoff (for a message
+  // known to be on its way).
+  Arrival await_message(int source, Tag tag, const Deadline& deadline, const std::string& what,
+                        std::chrono::microseconds fast = std::chrono::microseconds{0}) const;
   // Receives a probed message into `out` (resized to fit). Returns at once: the message has arrived.
   template <typename T> void receive(const Arrival& a, std::vector<T>& out) const {
     out.resize(a.count<T>());
@@ -93,10 +95,6 @@ class Communicator {
   template <typename T> Request iallreduce_sum_in_place(T* data, std::size_t n) const {
     return iallreduce_raw(MPI_IN_PLACE, data, n, datatype<T>(), MPI_SUM);
   }
-  // At the root, `data` is both input and result (MPI_IN_PLACE); elsewhere it is the input only.
-  template <typename T> Request ireduce_sum_to(T* data, std::size_t n, int root) const {
-    return ireduce_raw(data, n, datatype<T>(), root);
-  }
 
  private:
   explicit Communicator(MPI_Comm c);
@@ -104,7 +102,6 @@ class Communicator {
   void recv_raw(void* data, std::size_t n, MPI_Datatype type, const Arrival& a) const;
   Request ibcast_raw(void* data, std::size_t n, MPI_Datatype type, int root) const;
   Request iallreduce_raw(const void* in, void* out, std::size_t n, MPI_Datatype type, MPI_Op op) const;
-  Request ireduce_raw(void* data, std::size_t n, MPI_Datatype type, int root) const;
   [[noreturn]] void size_mismatch(const Arrival& a, std::size_t want, std::size_t got) const;
 
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -18,6 +18,7 @@ enum class Tag : int {
   Push = 21,          // Learner -> Dispatcher (easgd): float [params] the learner's weights after that period
   Elastic = 22,       // Dispatcher -> Learner (easgd): int64 [command, round, send_state] answering a Push
   ElasticStep = 23,   // Dispatcher -> Learner (easgd): float [params] alpha (x_i - centre), after a Train answer
+  Average = 24,  // Learner -> Dispatcher (fedavg, bmuf; learner communicator): float [params] weights x share
   Shutdown = 98,  // downstream -> upstream: stop producing (empty)
   ShutdownAck = 99,  // upstream -> downstream: nothing more will follow (empty)
 };

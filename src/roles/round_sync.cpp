@@ -65,7 +65,20 @@ RoundTotals RoundSync::totals(const RoundTotals& mine) {
 }
 
 void RoundSync::average_into_root(std::vector<float>& w) {
-  comm_.ireduce_sum_to(w.data(), w.size(), 0).wait_until(deadline(), comm::kCollectiveFastPhase);
+  if (comm_.rank() != 0) {
+    comm_.isend(w.data(), w.size(), 0, comm::Tag::Average).wait_until(deadline(), comm::kCollectiveFastPhase);
+  } else {
+    incoming_.resize(w.size());
+    for (int m = 1; m < comm_.size(); ++m) {
+      const std::string who = "the weights of learner rank " + std::to_string(learner_ranks_[m - 1]);
+      // The first learner's weights go straight into w (0 + x = x, so the sum is the same).
+      float* into = m == 1 ? w.data() : incoming_.data();
+      comm_.receive_into(comm_.await_message(m, comm::Tag::Average, deadline(), who, comm::kCollectiveFastPhase),
+                         into, w.size());
+      if (m > 1)
+        for (std::size_t i = 0; i < w.size(); ++i) w[i] += incoming_[i];
+    }
+  }
   weight_bytes_ += static_cast<double>(comm_.size() - 1) * static_cast<double>(w.size() * sizeof(float));
   complete_reports();
 }

@@ -1,0 +1,47 @@
+// The round's weight exchange between the Dispatcher (rank 0) and two learners: the broadcast, the windows
+// totals and the averaging (point-to-point Average messages summed by the Dispatcher in learner order). Runs
+// under mpiexec -n 3, time-limited by meson (timeout 60 s, MPIEXEC_TIMEOUT=50).
+#include <gtest/gtest.h>
+
+#include "mpi_main.hpp"
+#include "roles/round_sync.hpp"
+
+using namespace fedavg;
+
+namespace {
+
+// Learner l's pre-scaled weights in the test: distinct per learner and per element.
+std::vector<float> learner_weights(int l, std::size_t n) {
+  std::vector<float> w(n);
+  for (std::size_t i = 0; i < n; ++i) w[i] = 0.25f * static_cast<float>(l) + 1e-3f * static_cast<float>(i % 1000);
+  return w;
+}
+
+}  // namespace
+
+TEST(RoundSync, DispatcherReceivesTheSumOfTheLearnersWeightsInLearnerOrder) {
+  auto world = comm::Communicator::world();
+  ASSERT_EQ(world.size(), 3);
+  const std::size_t n = 320000;  // 1.3 MB: large enough to travel by rendezvous
+  roles::RoundSync sync(world, world, 20.0, {1, 2});
+  std::vector<float> w = world.rank() == 0 ? std::vector<float>(n, 0.0f) : learner_weights(world.rank(), n);
+  for (int round = 0; round < 3; ++round) {  // repeated: each round's messages match that round
+    if (world.rank() != 0) w = learner_weights(world.rank() + round, n);
+    std::vector<float> global(n, 7.0f);
+    sync.weights(global);
+    EXPECT_EQ(global[n - 1], 7.0f);
+    const roles::RoundTotals t = sync.totals({world.rank() == 0 ? 0.0 : 100.0 * world.rank(), 1.0});
+    EXPECT_EQ(t[0], 300.0);
+    EXPECT_EQ(t[1], 3.0);
+    if (world.rank() == 0) std::fill(w.begin(), w.end(), 0.0f);
+    sync.average_into_root(w);
+    if (world.rank() == 0) {
+      const auto a = learner_weights(1 + round, n), b = learner_weights(2 + round, n);
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(w[i], a[i] + b[i]) << "element " << i << " round " << round;
+    }
+  }
+  EXPECT_EQ(sync.weight_bytes(), 3 * 2 * 2.0 * n * sizeof(float));
+  world.ibarrier().wait_until(comm::Deadline::after(20));
+}
+
+FEDAVG_MPI_TEST_MAIN
