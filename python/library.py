@@ -33,6 +33,7 @@ To add a model, write a class like ``_SoftmaxCBOW`` (``param_shapes``,
 import io
 import math
 import numbers
+import pickle
 import warnings
 
 import numpy as np
@@ -99,15 +100,20 @@ def test_loss(model, windows: np.ndarray) -> float:
 def get_state(model) -> bytes:
     """The model's state besides its weights (optimizer moments, step
     counter, RNG), as opaque bytes for checkpoints.  Optional: C++ skips it
-    when a model file does not define it."""
-    buf = io.BytesIO()
-    torch.save(model.state(), buf)
-    return buf.getvalue()
+    when a model file does not define it.  Pickled: the learner sends it
+    every checkpoint round, and torch.save takes about 4 ms for the neg
+    model's state where pickle takes 0.04 ms."""
+    return pickle.dumps(model.state(), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def set_state(model, state: bytes) -> None:
-    """Restores a state returned by get_state (on --resume)."""
-    model.load_state(torch.load(io.BytesIO(state)))
+    """Restores a state returned by get_state (on --resume).  States from
+    checkpoints written before the switch to pickle are torch.save zip
+    archives ("PK" magic) and still load."""
+    if state[:2] == b"PK":
+        model.load_state(torch.load(io.BytesIO(state)))
+    else:
+        model.load_state(pickle.loads(state))
 
 
 def embeddings(model) -> np.ndarray:

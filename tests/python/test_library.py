@@ -220,3 +220,24 @@ def test_state_round_trip_continues_identically(name):
     library.train_step(a, windows)
     library.train_step(b, windows)
     np.testing.assert_array_equal(wa, wb)
+
+
+@pytest.mark.parametrize("name", ["softmax", "neg"])
+def test_state_saved_by_torch_save_in_older_checkpoints_still_loads(name):
+    """Checkpoints written before get_state switched to pickle hold torch.save archives; --resume from one
+    continues as exactly as from a new one."""
+    import io
+    import torch
+    cfg = {**CFG, "model": name, "lr": 0.05 if name == "softmax" else 0.1, "counts": list(range(1, 51))}
+    a, wa = make(cfg)
+    windows = cyclic_windows(cfg["vocab_size"], cfg["window"], 64)
+    for _ in range(3):
+        library.train_step(a, windows)
+    buf = io.BytesIO()
+    torch.save(a.state(), buf)
+    b, wb = make(cfg, init=False)
+    wb[...] = wa
+    library.set_state(b, buf.getvalue())
+    library.train_step(a, windows)
+    library.train_step(b, windows)
+    np.testing.assert_array_equal(wa, wb)
