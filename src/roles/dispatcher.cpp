@@ -100,6 +100,8 @@ class Run {
 
  private:
   double elapsed() const { return seconds_before_ + seconds_since(t0_); }
+  // Every learner has set up and joined the first exchange: the clock of training time starts (again) here.
+  void training_begins() { t0_ = Clock::now(); }
   // Decides whether to stop before the next round; remembers why.
   bool should_stop();
   // Books a finished round (the sums over its learners / pushes), evaluates, checkpoints if due, logs.
@@ -133,7 +135,9 @@ class Run {
   comm::Outbox outbox_;
   std::unique_ptr<core::MetricsLog> metrics_;
 
-  Clock::time_point t0_ = Clock::now();  // restarted once set-up is done: seconds count training only
+  // Restarted when the Dispatcher's set-up is done and again when every learner's is (training_begins): seconds
+  // count training only, not the learners' torch import and model set-up.
+  Clock::time_point t0_ = Clock::now();
   double seconds_before_ = 0.0;          // training time of the run this one resumes
   double evaluated_at_ = 0.0;            // training time when the current weights were last evaluated
   long round_ = 0;
@@ -317,6 +321,7 @@ void Run::synchronous_rounds() {
     core::inject_faults(cfg_.faults, ctx_.me, round_);
     sync.control({comm::Control::Command::Train, round_});
     sync.await_reports(comm::Tag::Ready, round_, comm::kDirect);
+    if (first) training_begins();
     // Every learner is in the collectives once Ready/RoundDone arrived: these spans are pure weight exchange.
     auto sync_start = Clock::now();
     strategy_->dispatcher_begin(sync, weights_, first);
@@ -342,6 +347,7 @@ void Run::elastic_rounds() {
   {
     RoundSync start(ctx_.learners, world, s_.liveness_seconds, learner_ranks_);
     start.weights(weights_);  // every learner starts from the centre
+    training_begins();
     sync_bytes_ += start.weight_bytes();
   }
   std::vector<int> owed(static_cast<std::size_t>(learners_), 0);  // LearnerState messages still to come
