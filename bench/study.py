@@ -366,11 +366,49 @@ def write_csv(rows, path):
         writer.writerows({k: cell(v) for k, v in row.items()} for row in rows)
 
 
+def grid_cell(group):
+    """One grid cell from a combination's repeats: "274k, 1.0×; 0.3 s, 1.0×" (mean windows per learner to the
+    target and its speedup; mean training seconds and its speedup) over the repeats that reached the target;
+    "not reached" if none did, with "(k of n)" when only some did."""
+    hit = [r for r in group if r["windows_to_target"] is not None]
+    if not hit:
+        return "not reached"
+    text = (f"{mean(r['windows_to_target'] for r in hit) / 1000:.0f}k, {mean(r['speedup'] for r in hit):.1f}×; "
+            f"{mean(r['seconds_to_target'] for r in hit):.1f} s, {mean(r['time_speedup'] for r in hit):.1f}×")
+    return text if len(hit) == len(group) else f"{text} ({len(hit)} of {len(group)})"
+
+
+def grids(rows):
+    """Markdown: per pipeline mode, a strategy x learners table of grid_cell (the 1-learner runs, which have
+    one pipeline either way, appear under both modes)."""
+    learners = sorted({r["learners"] for r in rows})
+    out = []
+    for mode in ("shared", "per-learner"):
+        in_mode = [r for r in rows if r["pipelines"] == mode]
+        if not [r for r in in_mode if r["learners"] > 1]:
+            continue
+        body = []
+        for strategy in dict.fromkeys(r["strategy"] for r in rows):
+            cells = []
+            for n in learners:
+                group = [r for r in in_mode if r["strategy"] == strategy and r["learners"] == n]
+                cells.append(grid_cell(group) if group else "")
+            body.append([strategy] + cells)
+        columns = ["strategy"] + [f"{n} learner{'s' if n > 1 else ''}" for n in learners]
+        title = "One shared pipeline" if mode == "shared" else "One pipeline per learner"
+        out.append(f"{title}:\n\n" + jobs.table(body, columns))
+    return "\n\n".join(out)
+
+
 def write_markdown(rows, path, args, target, extra):
     head = (f"# Scaling study: {args.corpus}\n\nTarget test loss {target:g}, time limit {args.time_limit:g} s per run, "
             f"{args.repeat} repeat(s). Speedups are against the 1-learner fedavg run.\n\n")
     body = [[cell(row[k]).replace("|", "\\|") for k in COLUMNS] for row in rows]
-    text = head + jobs.table(body, COLUMNS) + "\n"
+    text = head
+    if any(r["windows_to_target"] is not None for r in rows):
+        text += ("Each cell: windows per learner to the target, its speedup; training seconds to the target, its "
+                 "speedup (means over the repeats).\n\n" + grids(rows) + "\n\n## Every run\n\n")
+    text += jobs.table(body, COLUMNS) + "\n"
     if extra:
         columns = ["strategy", "pipelines", "learners"] + [f"speedup at {t:g}" for t in extra] + [f"speedup at {target:g}"]
         body = [[cell(row[k]) for k in ("strategy", "pipelines", "learners")] +

@@ -67,3 +67,21 @@ def test_set_values_are_json_or_strings():
     assert study.parse_set("model=neg") == ("model", "neg")
     with pytest.raises(study.argparse.ArgumentTypeError):
         study.parse_set("novalue")
+
+
+def test_grid_shows_means_over_repeats_and_runs_that_missed_the_target():
+    def row(strategy, mode, learners, repeat, windows, seconds):
+        return dict(strategy=strategy, pipelines=mode, learners=learners, repeat=repeat,
+                    windows_to_target=windows, seconds_to_target=seconds)
+    rows = [row("fedavg", "shared", 1, 0, 300e3, 0.6), row("fedavg", "shared", 1, 1, 500e3, 1.0),
+            row("fedavg", "shared", 2, 0, 200e3, 0.4), row("fedavg", "shared", 2, 1, 200e3, 0.4),
+            row("easgd", "shared", 2, 0, 400e3, 0.8), row("easgd", "shared", 2, 1, None, None),
+            row("diloco", "shared", 2, 0, None, None)]
+    study.add_speedups(rows)
+    lines = study.grids(rows).splitlines()
+    assert lines[0] == "One shared pipeline:"
+    assert lines[2] == "| strategy | 1 learner | 2 learners |"
+    assert lines[4] == "| fedavg | 400k, 1.1×; 0.8 s, 1.1× | 200k, 2.0×; 0.4 s, 2.0× |"
+    assert lines[5] == "| easgd |  | 400k, 1.0×; 0.8 s, 1.0× (1 of 2) |"
+    assert lines[6] == "| diloco |  | not reached |"
+    assert "per learner" not in study.grids(rows)  # no per-learner runs: no second table
