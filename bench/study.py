@@ -366,15 +366,16 @@ def write_csv(rows, path):
         writer.writerows({k: cell(v) for k, v in row.items()} for row in rows)
 
 
-def grid_cell(group):
-    """One grid cell from a combination's repeats: "274k, 1.0×; 0.3 s, 1.0×" (mean windows per learner to the
-    target and its speedup; mean training seconds and its speedup) over the repeats that reached the target;
-    "not reached" if none did, with "(k of n)" when only some did."""
+def grid_cell(group, reference):
+    """One grid cell from a combination's repeats: "274k, 1.0×; 0.3 s, 1.0×": the mean windows per learner to
+    the target over the repeats that reached it, and the 1-learner fedavg mean (`reference`) divided by it; the
+    same for training seconds. "not reached" if no repeat did, "(k of n)" appended when only some did."""
     hit = [r for r in group if r["windows_to_target"] is not None]
     if not hit:
         return "not reached"
-    text = (f"{mean(r['windows_to_target'] for r in hit) / 1000:.0f}k, {mean(r['speedup'] for r in hit):.1f}×; "
-            f"{mean(r['seconds_to_target'] for r in hit):.1f} s, {mean(r['time_speedup'] for r in hit):.1f}×")
+    windows, seconds = mean(r["windows_to_target"] for r in hit), mean(r["seconds_to_target"] for r in hit)
+    text = (f"{windows / 1000:.0f}k, {reference[0] / windows:.1f}×; "
+            f"{seconds:.1f} s, {reference[1] / seconds:.1f}×")
     return text if len(hit) == len(group) else f"{text} ({len(hit)} of {len(group)})"
 
 
@@ -382,6 +383,9 @@ def grids(rows):
     """Markdown: per pipeline mode, a strategy x learners table of grid_cell (the 1-learner runs, which have
     one pipeline either way, appear under both modes)."""
     learners = sorted({r["learners"] for r in rows})
+    ref_rows = [r for r in rows if r["strategy"] == "fedavg" and r["learners"] == 1 and r["pipelines"] == "shared"
+                and r["windows_to_target"] is not None]
+    reference = (mean(r["windows_to_target"] for r in ref_rows), mean(r["seconds_to_target"] for r in ref_rows))
     out = []
     for mode in ("shared", "per-learner"):
         in_mode = [r for r in rows if r["pipelines"] == mode]
@@ -392,7 +396,7 @@ def grids(rows):
             cells = []
             for n in learners:
                 group = [r for r in in_mode if r["strategy"] == strategy and r["learners"] == n]
-                cells.append(grid_cell(group) if group else "")
+                cells.append(grid_cell(group, reference) if group and ref_rows else "")
             body.append([strategy] + cells)
         columns = ["strategy"] + [f"{n} learner{'s' if n > 1 else ''}" for n in learners]
         title = "One shared pipeline" if mode == "shared" else "One pipeline per learner"
@@ -406,8 +410,9 @@ def write_markdown(rows, path, args, target, extra):
     body = [[cell(row[k]).replace("|", "\\|") for k in COLUMNS] for row in rows]
     text = head
     if any(r["windows_to_target"] is not None for r in rows):
-        text += ("Each cell: windows per learner to the target, its speedup; training seconds to the target, its "
-                 "speedup (means over the repeats).\n\n" + grids(rows) + "\n\n## Every run\n\n")
+        text += ("Each cell: windows per learner to the target and its speedup; training seconds to the target and "
+                 "its speedup. Means over the repeats; a speedup is the 1-learner fedavg mean divided by the "
+                 "cell's.\n\n" + grids(rows) + "\n\n## Every run\n\n")
     text += jobs.table(body, COLUMNS) + "\n"
     if extra:
         columns = ["strategy", "pipelines", "learners"] + [f"speedup at {t:g}" for t in extra] + [f"speedup at {target:g}"]

@@ -81,7 +81,7 @@ def test_grid_shows_means_over_repeats_and_runs_that_missed_the_target():
     lines = study.grids(rows).splitlines()
     assert lines[0] == "One shared pipeline:"
     assert lines[2] == "| strategy | 1 learner | 2 learners |"
-    assert lines[4] == "| fedavg | 400k, 1.1×; 0.8 s, 1.1× | 200k, 2.0×; 0.4 s, 2.0× |"
+    assert lines[4] == "| fedavg | 400k, 1.0×; 0.8 s, 1.0× | 200k, 2.0×; 0.4 s, 2.0× |"
     assert lines[5] == "| easgd |  | 400k, 1.0×; 0.8 s, 1.0× (1 of 2) |"
     assert lines[6] == "| diloco |  | not reached |"
     assert "per learner" not in study.grids(rows)  # no per-learner runs: no second table
