@@ -22,8 +22,8 @@ NOTES = {
     "Pipeline, waiting ranks, memory, averaging":
         "The Batcher draws every batch at random from a pool of `shuffle_windows` windows (default 262 144, "
         "docs/architecture.md), which is most of its CPU. The weight exchange is a broadcast and point-to-point "
-        "`Average` sends: Debian's MPICH 4.0 runs `MPI_Reduce` of 1.3 MB in 5-13 ms between local ranks, a send "
-        "in 0.1 ms (docs/architecture.md).",
+        "`Average` sends, not `MPI_Reduce`, which Debian's MPICH 4.0 runs an order of magnitude slower between "
+        "local ranks (next section).",
     "Time to quality on the text8 prefix":
         "The neg model takes constant-rate steps of 1024 windows; gensim steps per window at a decaying rate. "
         "Compare the analogy column as well as rho: the two need not move together.",
@@ -51,6 +51,7 @@ def main():
     sections = [
         ("Learner throughput per core, against gensim", run("learner_throughput.py")),
         ("Pipeline, waiting ranks, memory, averaging", run("pipeline.py", "--seconds", "10" if quick else "20")),
+        ("MPI: the weight exchange between local ranks", run("mpi_exchange.py")),
         ("Time to quality on the text8 prefix", run("time_to_quality.py", "--budgets", *(["10"] if quick else ["5", "10", "15"]))),
         ("Soak", run("soak.py", "--rounds", "300" if quick else "2000")),
     ]

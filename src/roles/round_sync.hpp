@@ -38,8 +38,8 @@ class RoundSync {
   // Everyone: sums `mine` over all members (the Dispatcher contributes zeros).
   RoundTotals totals(const RoundTotals& mine);
   // Everyone: sums `w` (pre-scaled by each learner's share of the windows) into the Dispatcher's `w`, in
-  // learner order. Point to point, not MPI_Ireduce: MPICH 4.0 (ch4:ucx) takes 5-13 ms to reduce 1.3 MB between
-  // 2-3 local ranks, a send and an add 0.2-0.8 ms.
+  // learner order. Point to point, not MPI_Ireduce: MPICH 4.0 (ch4:ucx) takes 6-17 ms to reduce 1.3 MB among
+  // 2-3 local ranks, sends and an add 0.7-1.2 ms (bench/mpi_exchange.py).
   void average_into_root(std::vector<float>& w);
   // Everyone: sums the pre-scaled `w` of all members in place (bsp).
   void allreduce_in_place(std::vector<float>& w);
