@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs every benchmark in bench/ and writes docs/performance.md from what they print.
 
-Usage: /usr/bin/python3 bench/report.py [--quick]    (about 12 minutes; --quick: about 5)
+Usage: /usr/bin/python3 bench/report.py [--quick]    (5 to 15 minutes, by the machine; --quick: about half)
 Each benchmark can also be run on its own; see its docstring.
 """
 
@@ -25,8 +25,9 @@ NOTES = {
         "`Average` sends, not `MPI_Reduce`, which Debian's MPICH 4.0 runs an order of magnitude slower between "
         "local ranks (next section).",
     "Time to quality on the text8 prefix":
-        "The neg model takes constant-rate steps of 1024 windows; gensim steps per window at a decaying rate. "
-        "Compare the analogy column as well as rho: the two need not move together.",
+        "The neg model takes steps of 1024 windows, at a constant rate by default; the linear rows decay it to "
+        "zero over the run, as gensim does per window. Compare the analogy column as well as rho: the two need "
+        "not move together.",
 }
 
 
@@ -59,7 +60,7 @@ def main():
                 if l.startswith("model name")), platform.processor())
     lines = ["# Performance", "",
              f"Measured {datetime.date.today()} on {cpu}, 2 cores, Debian 12, python3-torch 1.13 with OpenBLAS, "
-             "MPICH 4.0 (ch4:ucx). Regenerate with `/usr/bin/python3 bench/report.py` (about 12 minutes).",
+             "MPICH 4.0 (ch4:ucx). Regenerate with `/usr/bin/python3 bench/report.py` (5 to 15 minutes).",
              "Figures move by ±20 % between runs on this shared machine; peers (gensim) are measured in the "
              "same run as ours.", ""]
     for title, body in sections:
