@@ -252,10 +252,11 @@ class _NegSamplingCBOW:
     Walker's alias method from a NumPy generator seeded by (seed, rank);
     counts None means uniform; a count of 0 is never drawn.
 
-    Learning rate: constant by default (measured best under averaging), or
-    word2vec's linear decay over decay_steps (model_args) or
-    bpe * max_rounds steps of this learner (cfg), starting at step
-    bpe * start_round (cfg, for a resumed run).  Recommended: lr 0.1,
+    Learning rate: constant by default (a run that stops at its target does
+    not know its length), or word2vec's linear decay over decay_steps
+    (model_args) or bpe * max_rounds steps of this learner (cfg), starting
+    at step bpe * start_round (cfg, for a resumed run); for a run of known
+    length linear gives better embeddings (docs/python_interface.md).  Recommended: lr 0.1,
     bs 1024.  model_args keys: see _ARGS and docs/python_interface.md.
 
     GPU: not used even if torch.cuda.is_available().  The step is plain
@@ -339,8 +340,8 @@ class _NegSamplingCBOW:
         rank = _int_arg("rank", opts.get("rank", 0), 0)
         self.rng = np.random.default_rng([seed, rank, 1])
         self.test_seed = [seed, 2]
-        # Learning rate: "constant" (the default: best under averaging, see
-        # docs/python_interface.md) or "linear", word2vec's schedule,
+        # Learning rate: "constant" (the default, for runs that stop at a
+        # target) or "linear", word2vec's schedule,
         # lr_t = lr * max(min_lr_ratio, 1 - t / decay_steps), t counting
         # this learner's steps, decay_steps defaulting to bpe * max_rounds.
         self.lr = opts["lr"]
