@@ -100,8 +100,12 @@ class Run {
 
  private:
   double elapsed() const { return seconds_before_ + seconds_since(t0_); }
-  // Every learner has set up and joined the first exchange: the clock of training time starts (again) here.
-  void training_begins() { t0_ = Clock::now(); }
+  // Every learner has set up and joined the first exchange: the clock of training time, stopped since the
+  // round-0 evaluation (or the resumed checkpoint), runs again from there, so seconds never go backwards.
+  void training_begins() {
+    t0_ = Clock::now() - std::chrono::duration_cast<Clock::duration>(
+                             std::chrono::duration<double>(evaluated_at_ - seconds_before_));
+  }
   // Decides whether to stop before the next round; remembers why.
   bool should_stop();
   // Books a finished round (the sums over its learners / pushes), evaluates, checkpoints if due, logs.
@@ -135,8 +139,8 @@ class Run {
   comm::Outbox outbox_;
   std::unique_ptr<core::MetricsLog> metrics_;
 
-  // Restarted when the Dispatcher's set-up is done and again when every learner's is (training_begins): seconds
-  // count training only, not the learners' torch import and model set-up.
+  // Restarted when the Dispatcher's set-up is done, and paused from the round-0 evaluation until every
+  // learner's is (training_begins): seconds count training only, not the learners' torch import and set-up.
   Clock::time_point t0_ = Clock::now();
   double seconds_before_ = 0.0;          // training time of the run this one resumes
   double evaluated_at_ = 0.0;            // training time when the current weights were last evaluated

@@ -127,6 +127,9 @@ def test_eval_every_scores_similarity_and_analogies_in_the_metrics(run_job, tmp_
         if scored:
             assert -1.0 <= r["similarity"] <= 1.0 and 0.0 <= r["analogy"] <= 1.0, r
     assert "similarity " in job.stdout and "analogies " in job.stdout
+    # Round 0's scoring counts in seconds, the learners' set-up does not: the clock never goes backwards.
+    seconds = [r["seconds"] for r in rows]
+    assert seconds == sorted(seconds), seconds
 
 
 def test_eval_every_needs_an_evaluation_file(run_job):
