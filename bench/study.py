@@ -311,13 +311,19 @@ def mean(values):
     return sum(numbers) / len(numbers) if numbers else None
 
 
+def reference_means(rows):
+    """{measure: mean over the 1-learner fedavg runs that reached the target (None if none did)} for
+    windows_to_target and seconds_to_target: what every speedup divides."""
+    reference = [r for r in rows if r["strategy"] == "fedavg" and r["learners"] == 1 and r["pipelines"] == "shared"]
+    return {m: mean(r[m] for r in reference) for m in ("windows_to_target", "seconds_to_target")}
+
+
 def add_speedups(rows):
     """speedup and time_speedup of every row against the 1-learner fedavg runs (mean over repeats)."""
-    reference = [r for r in rows if r["strategy"] == "fedavg" and r["learners"] == 1 and r["pipelines"] == "shared"]
+    ref = reference_means(rows)
     for key, measure in (("speedup", "windows_to_target"), ("time_speedup", "seconds_to_target")):
-        ref = mean(r[measure] for r in reference)
         for row in rows:
-            row[key] = ref / row[measure] if ref and row[measure] else None
+            row[key] = ref[measure] / row[measure] if ref[measure] and row[measure] else None
 
 
 def speedups_at(rows, study_dir, targets):
@@ -368,14 +374,14 @@ def write_csv(rows, path):
 
 def grid_cell(group, reference):
     """One grid cell from a combination's repeats: "274k, 1.0×; 0.3 s, 1.0×": the mean windows per learner to
-    the target over the repeats that reached it, and the 1-learner fedavg mean (`reference`) divided by it; the
+    the target over the repeats that reached it, and the 1-learner fedavg mean (reference_means) divided by it; the
     same for training seconds. "not reached" if no repeat did, "(k of n)" appended when only some did."""
     hit = [r for r in group if r["windows_to_target"] is not None]
     if not hit:
         return "not reached"
     windows, seconds = mean(r["windows_to_target"] for r in hit), mean(r["seconds_to_target"] for r in hit)
-    text = (f"{windows / 1000:.0f}k, {reference[0] / windows:.1f}×; "
-            f"{seconds:.1f} s, {reference[1] / seconds:.1f}×")
+    text = (f"{windows / 1000:.0f}k, {reference['windows_to_target'] / windows:.1f}×; "
+            f"{seconds:.1f} s, {reference['seconds_to_target'] / seconds:.1f}×")
     return text if len(hit) == len(group) else f"{text} ({len(hit)} of {len(group)})"
 
 
@@ -383,20 +389,18 @@ def grids(rows):
     """Markdown: per pipeline mode, a strategy x learners table of grid_cell (the 1-learner runs, which have
     one pipeline either way, appear under both modes)."""
     learners = sorted({r["learners"] for r in rows})
-    ref_rows = [r for r in rows if r["strategy"] == "fedavg" and r["learners"] == 1 and r["pipelines"] == "shared"
-                and r["windows_to_target"] is not None]
-    reference = (mean(r["windows_to_target"] for r in ref_rows), mean(r["seconds_to_target"] for r in ref_rows))
+    reference = reference_means(rows)
     out = []
     for mode in ("shared", "per-learner"):
         in_mode = [r for r in rows if r["pipelines"] == mode]
-        if not [r for r in in_mode if r["learners"] > 1]:
+        if not any(r["learners"] > 1 for r in in_mode):
             continue
         body = []
         for strategy in dict.fromkeys(r["strategy"] for r in rows):
             cells = []
             for n in learners:
                 group = [r for r in in_mode if r["strategy"] == strategy and r["learners"] == n]
-                cells.append(grid_cell(group, reference) if group and ref_rows else "")
+                cells.append(grid_cell(group, reference) if group and reference["windows_to_target"] else "")
             body.append([strategy] + cells)
         columns = ["strategy"] + [f"{n} learner{'s' if n > 1 else ''}" for n in learners]
         title = "One shared pipeline" if mode == "shared" else "One pipeline per learner"

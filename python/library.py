@@ -256,8 +256,8 @@ class _NegSamplingCBOW:
     not know its length), or word2vec's linear decay over decay_steps
     (model_args) or bpe * max_rounds steps of this learner (cfg), starting
     at step bpe * start_round (cfg, for a resumed run); for a run of known
-    length linear gives better embeddings (docs/python_interface.md).  Recommended: lr 0.1,
-    bs 1024.  model_args keys: see _ARGS and docs/python_interface.md.
+    length linear gives better embeddings (docs/python_interface.md).
+    Recommended: lr 0.1, bs 1024.  model_args keys: see _ARGS and docs/python_interface.md.
 
     GPU: not used even if torch.cuda.is_available().  The step is plain
     tensor ops, so a GPU learner would keep ``stacked`` and the workspace
