@@ -4,14 +4,14 @@ loss reaches the target or the time limit passes; results table and figures.
 
 Usage:
     /usr/bin/python3 bench/study.py --corpus bible|text8|PATH --out DIR [--learners 1,2,4,8,12]
-        [--pipelines shared,per-learner] [--strategies fedavg,bsp,bmuf,diloco,easgd] [--time-limit 300]
+        [--pipelines shared,per-learner] [--strategies fedavg,bsp,bmuf,diloco,easgd,hogwild] [--time-limit 300]
         [--target T] [--vocab-size N] [--set key=value ...] [--slow-learners K] [--slow-factor F]
         [--repeat R] [--fresh] [--classic] [--also-targets T1,T2,...]
 
 The corpus is prepared once into DIR/data (python/prepare.py: test windows held out of the training text;
 vocabulary 5000 words for bible, 10000 otherwise); "per-learner" mode with L learners trains on L shards of
-the training text (line i in shard i mod L, cached in DIR/data/shards_L/). Strategies: fedavg, bsp and easgd
-as named; bmuf is block momentum with block_lr 1 and block_momentum 0.3, diloco the same with nesterov
+the training text (line i in shard i mod L, cached in DIR/data/shards_L/). Strategies: fedavg, bsp, easgd and
+hogwild as named; bmuf is block momentum with block_lr 1 and block_momentum 0.3, diloco the same with nesterov
 (--classic: the published settings, block_momentum 1 - 1/L for bmuf, block_lr 0.7 and block_momentum 0.9 for
 diloco). Every run gets target, max_seconds = time limit, max_rounds 100000, then
 the --set overrides (values parsed as JSON, else taken as strings). With one learner both pipeline modes are
@@ -108,7 +108,7 @@ def parse_args(argv):
     p.add_argument("--out", required=True, type=Path, help="study folder")
     p.add_argument("--learners", type=comma_list(int), default=[1, 2, 4, 8, 12])
     p.add_argument("--pipelines", type=comma_list(str), default=list(MODES), help="shared,per-learner")
-    p.add_argument("--strategies", type=comma_list(str), default=["fedavg", "bsp", "bmuf", "diloco", "easgd"])
+    p.add_argument("--strategies", type=comma_list(str), default=["fedavg", "bsp", "bmuf", "diloco", "easgd", "hogwild"])
     p.add_argument("--time-limit", type=float, default=300, help="max_seconds of every run (default 300)")
     p.add_argument("--target", type=float, help="test loss target (default: the prepared config's)")
     p.add_argument("--vocab-size", type=int, help="default 5000 for bible, 10000 otherwise")

@@ -159,8 +159,10 @@ Settings parse_settings(const std::string& text, const std::string& path) {
       {"strategy",
        [&] {
          r.string("strategy", s.strategy);
-         if (s.strategy != "fedavg" && s.strategy != "bsp" && s.strategy != "bmuf" && s.strategy != "easgd")
-           r.fail("strategy", "\"strategy\" must be one of fedavg, bsp, bmuf, easgd, got \"" + s.strategy + "\"");
+         if (s.strategy != "fedavg" && s.strategy != "bsp" && s.strategy != "bmuf" && s.strategy != "easgd" &&
+             s.strategy != "hogwild")
+           r.fail("strategy",
+                  "\"strategy\" must be one of fedavg, bsp, bmuf, easgd, hogwild, got \"" + s.strategy + "\"");
        }},
       {"block_lr", [&] { r.number("block_lr", s.block_lr, 0.0, 100.0); }},
       {"block_momentum", [&] { r.number("block_momentum", s.block_momentum, 0.0, 0.9999); }},

@@ -9,6 +9,7 @@
 #include "comm/communicator.hpp"
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
+#include "comm/shared_weights.hpp"
 #include "core/checkpoint.hpp"
 #include "core/error.hpp"
 #include "core/fault.hpp"
@@ -93,8 +94,8 @@ class Run {
   void start();
   // fedavg, bsp, bmuf: rounds in lock step with every learner.
   void synchronous_rounds();
-  // easgd: answers each learner's push at once; a round is `learners` pushes.
-  void elastic_rounds();
+  // easgd and hogwild: answers each learner's push (hogwild: report) at once; a round is `learners` of them.
+  void asynchronous_rounds();
   // Final checkpoint, embeddings, statistics; waits for the pipelines' final reports.
   void finish();
 
@@ -134,7 +135,7 @@ class Run {
   const int learners_;
   std::vector<int> learner_ranks_;
   Positions positions_;
-  std::unique_ptr<Strategy> strategy_;  // null for easgd
+  std::unique_ptr<Strategy> strategy_;  // null for easgd and hogwild
   std::vector<std::vector<std::uint8_t>> learner_states_;
   comm::Outbox outbox_;
   std::unique_ptr<core::MetricsLog> metrics_;
@@ -167,7 +168,7 @@ Run::Run(const Context& ctx)
       test_windows_(test_.size() / static_cast<std::size_t>(width_)),
       learners_(ctx.map.learners()),
       positions_(ctx),
-      strategy_(is_elastic(s_) ? nullptr : Strategy::make(s_)),
+      strategy_(is_asynchronous(s_) ? nullptr : Strategy::make(s_)),
       learner_states_(static_cast<std::size_t>(learners_)),
       outbox_(ctx.world) {
   for (int l = 0; l < learners_; ++l) learner_ranks_.push_back(ctx.map.learner_rank(l));
@@ -257,7 +258,7 @@ void Run::end_round(double windows, double loss_sum, double sync_seconds) {
   loss_ = lib_.test_loss(test_.data(), test_windows_, width_);
   check_divergence(sync_seconds);
   if (round_ % s_.checkpoint_every == 0) {
-    if (strategy_) collect_states();  // easgd learners sent theirs during the round
+    if (strategy_) collect_states();  // easgd and hogwild learners sent theirs during the round
     checkpoint();
   }
   const auto sc = scores();
@@ -343,16 +344,30 @@ void Run::synchronous_rounds() {
   collect_states();  // every learner sends its state on Stop
 }
 
-void Run::elastic_rounds() {
+void Run::asynchronous_rounds() {
   const auto& world = ctx_.world;
+  const bool elastic = is_elastic(s_);
   const float alpha = static_cast<float>(s_.elastic_alpha > 0 ? s_.elastic_alpha : 0.9 / learners_);
   const auto params = weights_.size();
   const double push_bytes = static_cast<double>(params * sizeof(float));
-  {
+  // hogwild: the weights the learners train in place; weights_ is the snapshot taken at the end of each round
+  // (evaluated, checkpointed, and the outputs).
+  std::unique_ptr<comm::SharedWeights> shared;
+  double trained_before = 0.0;  // hogwild: windows the learners had trained at the last snapshot
+  if (elastic) {
     RoundSync start(ctx_.learners, world, s_.liveness_seconds, learner_ranks_);
     start.weights(weights_);  // every learner starts from the centre
     training_begins();
     sync_bytes_ += start.weight_bytes();
+  } else {
+    shared = std::make_unique<comm::SharedWeights>(ctx_.learners, params,
+                                                   comm::Deadline::after(s_.liveness_seconds * comm::kIndirect));
+    std::copy(weights_.begin(), weights_.end(), shared->data());
+    shared->sync();
+    for (const int rank : learner_ranks_)
+      outbox_.send(comm::ElasticReply{comm::Control::Command::Train, round_ + 1, false}.encode(), rank,
+                   comm::Tag::Elastic);
+    training_begins();
   }
   std::vector<int> owed(static_cast<std::size_t>(learners_), 0);  // LearnerState messages still to come
   std::vector<Clock::time_point> last_push(static_cast<std::size_t>(learners_), Clock::now());
@@ -383,7 +398,9 @@ void Run::elastic_rounds() {
     const double limit = s_.liveness_seconds * comm::kSlowPeer;
     for (std::size_t l = 0; l < last_push.size(); ++l)
       if (!stopped[l] && seconds_since(last_push[l]) >= limit)
-        comm::liveness_timeout("a push from learner rank " + std::to_string(learner_ranks_[l]), limit);
+        comm::liveness_timeout(std::string(elastic ? "a push" : "a report") + " from learner rank " +
+                                   std::to_string(learner_ranks_[l]),
+                               limit);
   };
   comm::Backoff backoff;
   while (running > 0) {
@@ -403,11 +420,13 @@ void Run::elastic_rounds() {
     const std::size_t l = index_of(rank);
     std::array<double, 2> info{};
     world.receive_into(*a, info.data(), info.size());
-    world.receive_into(world.await_message(rank, comm::Tag::Push, comm::Deadline::after(s_.liveness_seconds),
-                                           "the weights pushed by learner rank " + std::to_string(rank)),
-                       pushed.data(), params);
+    if (elastic) {
+      world.receive_into(world.await_message(rank, comm::Tag::Push, comm::Deadline::after(s_.liveness_seconds),
+                                             "the weights pushed by learner rank " + std::to_string(rank)),
+                         pushed.data(), params);
+      sync_bytes_ += push_bytes;
+    }
     last_push[l] = Clock::now();
-    sync_bytes_ += push_bytes;
     if (stopping) {  // the round is over: the push is not applied, so the outputs are the evaluated centre
       outbox_.send(comm::ElasticReply{comm::Control::Command::Stop, round_, false}.encode(), rank, comm::Tag::Elastic);
       ++owed[l];  // a stopped learner sends its state
@@ -415,19 +434,23 @@ void Run::elastic_rounds() {
       --running;
       continue;
     }
-    // The elastic step: d = alpha (x_i - centre); the centre moves by +d, the learner by -d.
     const auto start = Clock::now();
-    for (std::size_t i = 0; i < params; ++i) {
-      const float d = alpha * (pushed[i] - weights_[i]);
-      weights_[i] += d;
-      pushed[i] = d;
+    if (elastic) {
+      // The elastic step: d = alpha (x_i - centre); the centre moves by +d, the learner by -d.
+      for (std::size_t i = 0; i < params; ++i) {
+        const float d = alpha * (pushed[i] - weights_[i]);
+        weights_[i] += d;
+        pushed[i] = d;
+      }
     }
     const bool send_state = (round_ + 1) % s_.checkpoint_every == 0;
     outbox_.send(comm::ElasticReply{comm::Control::Command::Train, round_ + 1, send_state}.encode(), rank,
                  comm::Tag::Elastic);
-    outbox_.send(std::vector<float>(pushed), rank, comm::Tag::ElasticStep);
+    if (elastic) {
+      outbox_.send(std::vector<float>(pushed), rank, comm::Tag::ElasticStep);
+      sync_bytes_ += push_bytes;
+    }
     if (send_state) ++owed[l];
-    sync_bytes_ += push_bytes;
     sync_seconds += seconds_since(start);
     windows += info[0];
     loss_sum += info[1];
@@ -435,6 +458,18 @@ void Run::elastic_rounds() {
 
     ++round_;
     take_states();
+    if (!elastic) {
+      // The snapshot: the weights as the learners have left them so far (they go on training meanwhile), and
+      // the windows they had trained by then (read after the copy, so none is counted that it may lack).
+      const auto snap = Clock::now();
+      shared->sync();
+      std::copy(shared->data(), shared->data() + params, weights_.begin());
+      const auto trained = static_cast<double>(shared->trained());
+      if (windows > 0) loss_sum *= (trained - trained_before) / windows;  // the reports' mean training loss
+      windows = trained - trained_before;
+      trained_before = trained;
+      sync_seconds += seconds_since(snap);
+    }
     end_round(windows, loss_sum, sync_seconds);
     pushes = 0;
     windows = loss_sum = sync_seconds = 0.0;
@@ -450,6 +485,7 @@ void Run::elastic_rounds() {
         return true;
       },
       comm::Deadline::after(s_.liveness_seconds), "the learners' final states");
+  if (shared) shared->release(comm::Deadline::after(s_.liveness_seconds));
 }
 
 void Run::finish() {
@@ -490,8 +526,8 @@ void Dispatcher::run() {
   core::ensure_writable_dir(ctx_.cfg.out_dir);
   Run run(ctx_);
   run.start();
-  if (is_elastic(ctx_.cfg.settings)) {
-    run.elastic_rounds();
+  if (is_asynchronous(ctx_.cfg.settings)) {
+    run.asynchronous_rounds();
   } else {
     run.synchronous_rounds();
   }

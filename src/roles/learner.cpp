@@ -1,12 +1,17 @@
 #include "roles/learner.hpp"
 
+#include <malloc.h>
+
 #include <chrono>
+#include <memory>
+#include <string>
 #include <thread>
 
 #include "bridge/library.hpp"
 #include "bridge/text.hpp"
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
+#include "comm/shared_weights.hpp"
 #include "core/error.hpp"
 #include "core/fault.hpp"
 #include "roles/model_setup.hpp"
@@ -26,6 +31,8 @@ struct Worker {
   int dispatcher;
   bool slowed;  // one of the first slow_learners learners
   std::vector<std::int32_t> batch;
+  const comm::SharedWeights* shared = nullptr;  // hogwild: the weights, and this learner's trained-windows counter
+  int learner = 0;
 
   // Waits for this period's windows (requested one period ahead) and asks for the next period's at once.
   void next_batch() {
@@ -51,6 +58,7 @@ struct Worker {
       const auto start = std::chrono::steady_clock::now();
       const auto* data = batch.data() + static_cast<std::size_t>(b) * static_cast<std::size_t>(s.bs * width);
       loss_sum += lib.train_step(data, static_cast<std::size_t>(s.bs), width);
+      if (shared) shared->add_trained(learner, s.bs);
       if (slowed) std::this_thread::sleep_for((std::chrono::steady_clock::now() - start) * (s.slow_factor - 1.0));
     }
     return loss_sum * s.bs;
@@ -85,17 +93,36 @@ void synchronous_rounds(Worker& w) {
   }
 }
 
-// easgd: after every period of bpe steps, push the weights to the Dispatcher (the centre) and move them by the
-// elastic step it answers with; no barrier with the other learners (docs/strategies.md).
-void elastic_periods(Worker& w) {
+// Waits for the Dispatcher's answer to a period (or, for hogwild, its go to start).
+comm::ElasticReply await_reply(const Worker& w, const std::string& what) {
+  comm::ElasticReply::Wire wire{};
+  const auto& world = w.ctx.world;
+  world.receive_into(world.await_message(w.dispatcher, comm::Tag::Elastic,
+                                         comm::Deadline::after(w.ctx.cfg.settings.liveness_seconds), what),
+                     wire.data(), wire.size());
+  return comm::ElasticReply::decode(wire);
+}
+
+// easgd and hogwild: periods of bpe steps at this learner's own pace, with no barrier with the other learners
+// (docs/strategies.md). After each period an easgd learner pushes its weights to the Dispatcher (the centre)
+// and moves them by the elastic step it answers with; a hogwild learner trains the weights it shares with
+// everyone in place, so it only reports the period's windows and loss.
+void asynchronous_periods(Worker& w) {
   const auto& s = w.ctx.cfg.settings;
   const auto& world = w.ctx.world;
-  RoundSync start(w.ctx.learners, world, s.liveness_seconds, {});
-  start.weights(w.weights);  // the centre to start from
-  std::vector<float> step(w.weights.size());
+  const bool elastic = w.shared == nullptr;
+  std::vector<float> step;
   // The Dispatcher's round this period counts towards, from its answers. A slow learner may not see every
   // round, so --inject-fault fires for each round passed since the last period.
   long round = 1, faults_through = 0;
+  if (elastic) {
+    RoundSync start(w.ctx.learners, world, s.liveness_seconds, {});
+    start.weights(w.weights);  // the centre to start from
+    step.resize(w.weights.size());
+  } else {
+    round = await_reply(w, "the Dispatcher's go (the shared weights are set)").round;
+    w.shared->sync();
+  }
   for (;;) {
     for (; faults_through < round; ++faults_through)
       core::inject_faults(w.ctx.cfg.faults, w.ctx.me, faults_through + 1);
@@ -103,22 +130,21 @@ void elastic_periods(Worker& w) {
     const double loss_sum = w.train();
     w.outbox.send(std::vector<double>{static_cast<double>(s.windows_per_round()), loss_sum}, w.dispatcher,
                   comm::Tag::PushInfo);
-    w.outbox.send(std::vector<float>(w.weights), w.dispatcher, comm::Tag::Push);
-    comm::ElasticReply::Wire wire{};
-    world.receive_into(world.await_message(w.dispatcher, comm::Tag::Elastic,
-                                           comm::Deadline::after(s.liveness_seconds),
-                                           "the Dispatcher's answer to a push"),
-                       wire.data(), wire.size());
-    const comm::ElasticReply reply = comm::ElasticReply::decode(wire);
+    if (elastic) w.outbox.send(std::vector<float>(w.weights), w.dispatcher, comm::Tag::Push);
+    const comm::ElasticReply reply =
+        await_reply(w, elastic ? "the Dispatcher's answer to a push" : "the Dispatcher's answer to a report");
     if (reply.command == comm::Control::Command::Stop) {
       w.outbox.send(w.lib.get_state(), w.dispatcher, comm::Tag::LearnerState);
       return;
     }
     round = reply.round;
-    world.receive_into(world.await_message(w.dispatcher, comm::Tag::ElasticStep,
-                                           comm::Deadline::after(s.liveness_seconds), "the Dispatcher's elastic step"),
-                       step.data(), step.size());
-    for (std::size_t i = 0; i < step.size(); ++i) w.weights[i] -= step[i];
+    if (elastic) {
+      world.receive_into(world.await_message(w.dispatcher, comm::Tag::ElasticStep,
+                                             comm::Deadline::after(s.liveness_seconds),
+                                             "the Dispatcher's elastic step"),
+                         step.data(), step.size());
+      for (std::size_t i = 0; i < step.size(); ++i) w.weights[i] -= step[i];
+    }
     if (reply.send_state) w.outbox.send(w.lib.get_state(), w.dispatcher, comm::Tag::LearnerState);
   }
 }
@@ -126,19 +152,39 @@ void elastic_periods(Worker& w) {
 }  // namespace
 
 void Learner::run() {
+  // The model's per-step temporaries (a batch's gathered rows: about 0.8 MB at bs 1024) must come from the heap.
+  // Above glibc's initial 128 KB mmap threshold each one is mapped and unmapped again, page by page: 18 000 page
+  // faults per second and 20-30 % slower steps. glibc raises the threshold by itself only after some large block
+  // happens to be freed, which some strategies did and hogwild does not; fixing it makes that deliberate.
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 128 << 20);
   const auto& s = ctx_.cfg.settings;
   const auto& world = ctx_.world;
   const int learner = ctx_.map.learner_index(ctx_.me.rank);
   const int batcher = ctx_.map.batcher(ctx_.map.pipeline_of_learner(learner));
 
-  std::vector<float> weights;  // declared before the model that views it, so it outlives the model
+  // The weights, declared before the model that views them, so they outlive it: this learner's own, or for
+  // hogwild the ones it shares with the Dispatcher and the other learners (set by the Dispatcher before the go).
+  std::vector<float> weights;
+  std::unique_ptr<comm::SharedWeights> shared;
   const core::Vocabulary vocab = bridge::Text(ctx_.py).load_vocab(ctx_.cfg.vocab_path());  // before torch loads
   bridge::Library lib(ctx_.py);
-  setup_model(ctx_, vocab, lib, weights);
+  if (is_hogwild(s)) {
+    const ModelSetup m = describe_model(ctx_, vocab, lib);
+    shared = std::make_unique<comm::SharedWeights>(ctx_.learners, m.size(),
+                                                   comm::Deadline::after(s.liveness_seconds * comm::kIndirect));
+    if (shared->size() != m.size())
+      throw core::Error("the shared weights hold " + std::to_string(shared->size()) + " parameters, the model has " +
+                        std::to_string(m.size()));
+    lib.create(m.cfg, shared->data(), shared->size(), false);
+  } else {
+    setup_model(ctx_, vocab, lib, weights);
+  }
 
   comm::Outbox outbox(world);
   Worker w{ctx_,   lib,   weights, outbox, batcher, ctx_.map.dispatcher(), learner < s.slow_learners,
-           std::vector<std::int32_t>(static_cast<std::size_t>(s.windows_per_round() * s.window_width()))};
+           std::vector<std::int32_t>(static_cast<std::size_t>(s.windows_per_round() * s.window_width())),
+           shared.get(), learner};
   w.request_batch();
   if (ctx_.cfg.resume) {
     std::vector<std::uint8_t> state;
@@ -149,11 +195,13 @@ void Learner::run() {
     lib.set_state(state);
   }
 
-  if (is_elastic(s)) {
-    elastic_periods(w);
+  if (is_asynchronous(s)) {
+    asynchronous_periods(w);
   } else {
     synchronous_rounds(w);
   }
+  // The Dispatcher frees the shared weights once every learner has its Stop; a slow learner's is the last.
+  if (shared) shared->release(comm::Deadline::after(s.liveness_seconds * comm::kSlowPeer));
   const auto deadline = comm::Deadline::after(s.liveness_seconds);
   outbox.flush(deadline);
   comm::stop_upstream(world, batcher, "Batcher rank " + std::to_string(batcher), deadline);

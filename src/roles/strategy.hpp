@@ -5,8 +5,8 @@
 //           zeros only to see the average for evaluation); the replicas stay bit-identical, which is checked.
 //   bmuf    block momentum on the averaged update (a pseudo-gradient) with block_lr and block_momentum;
 //           with nesterov it is DiLoCo's outer Nesterov step.
-// easgd is not a round strategy: it has no rounds in lock step, and its own loops on both sides
-// (learner.cpp, dispatcher.cpp).
+// easgd and hogwild are not round strategies: they have no rounds in lock step, and their own loops on both
+// sides (learner.cpp, dispatcher.cpp).
 #pragma once
 
 #include <memory>
@@ -18,8 +18,12 @@
 
 namespace fedavg::roles {
 
-// True for easgd, which runs its own asynchronous loops instead of a Strategy.
+// easgd: learners push their weights to the Dispatcher's centre, which answers with an elastic step.
 inline bool is_elastic(const core::Settings& s) { return s.strategy == "easgd"; }
+// hogwild: learners train one shared copy of the weights in place; they only report their periods.
+inline bool is_hogwild(const core::Settings& s) { return s.strategy == "hogwild"; }
+// True for the strategies that run their own asynchronous loops instead of a Strategy.
+inline bool is_asynchronous(const core::Settings& s) { return is_elastic(s) || is_hogwild(s); }
 
 class Strategy {
  public:

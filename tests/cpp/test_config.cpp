@@ -72,7 +72,7 @@ TEST(Config, StrategyKeys) {
                 .find("\"elastic_alpha\" must be between"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "strategy": "gossip"})")
-                .find("must be one of fedavg, bsp, bmuf, easgd"),
+                .find("must be one of fedavg, bsp, bmuf, easgd, hogwild"),
             std::string::npos);
 }
 

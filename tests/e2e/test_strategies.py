@@ -1,6 +1,7 @@
 """Each strategy under mpiexec (time-limited: run_job passes a timeout and MPIEXEC_TIMEOUT): the loss falls, the
 outputs load, checkpoints resume with the strategy's state; bsp keeps every replica bit-identical (the run checks
-it each round and fails otherwise); easgd does not wait for a slowed learner."""
+it each round and fails otherwise); easgd and hogwild do not wait for a slowed learner; hogwild moves no
+weights."""
 
 import time
 
@@ -14,6 +15,7 @@ STRATEGIES = {
     "bmuf": {"strategy": "bmuf", "block_momentum": 0.5, "block_lr": 1.0},
     "diloco": {"strategy": "bmuf", "block_momentum": 0.9, "block_lr": 0.7, "nesterov": True},
     "easgd": {"strategy": "easgd"},
+    "hogwild": {"strategy": "hogwild"},
 }
 
 
@@ -33,9 +35,13 @@ def test_strategy_trains_and_writes_outputs(name, run_job, toy_config):
     stats = job.stats()
     assert stats["strategy"] == STRATEGIES[name]["strategy"]
     # Weights exchanged grow every round; easgd's last pushes (answered with Stop) come after the last row.
+    # hogwild's learners train one shared copy: no weights travel.
     bytes_column = [r["sync_bytes"] for r in job.metrics()]
-    assert bytes_column == sorted(bytes_column) and bytes_column[1] > 0
-    assert bytes_column[-1] <= float(stats["sync_bytes"])
+    if name == "hogwild":
+        assert set(bytes_column) == {0} and float(stats["sync_bytes"]) == 0, bytes_column
+    else:
+        assert bytes_column == sorted(bytes_column) and bytes_column[1] > 0
+        assert bytes_column[-1] <= float(stats["sync_bytes"])
 
 
 def test_bsp_with_two_pipelines(run_job, toy_config):
@@ -60,40 +66,45 @@ def test_bmuf_resumes_with_its_momentum(run_job):
 def test_unknown_strategy_is_rejected(run_job):
     job = run_job(5, cfg={"strategy": "gossip"})
     assert job.rc != 0
-    assert '"strategy" must be one of fedavg, bsp, bmuf, easgd' in job.stderr
+    assert '"strategy" must be one of fedavg, bsp, bmuf, easgd, hogwild' in job.stderr
 
 
-@pytest.mark.parametrize("pipelines", [1, 2])
-def test_easgd_does_not_wait_for_a_slow_learner(run_job, toy_config, pipelines):
-    """One of two learners runs 20x slower: fedavg's rounds wait for it, easgd's centre keeps moving."""
+@pytest.mark.parametrize("strategy,pipelines", [("easgd", 1), ("easgd", 2), ("hogwild", 1)])
+def test_asynchronous_strategies_do_not_wait_for_a_slow_learner(run_job, toy_config, strategy, pipelines):
+    """One of two learners runs 20x slower: fedavg's rounds wait for it, easgd's centre and hogwild's shared
+    weights keep moving."""
     corpora = [toy_config / "train.txt"] * pipelines
     n = 1 + 3 * pipelines + 2
     slow = {"max_rounds": 8, "bpe": 20, "bs": 256, "slow_learners": 1, "slow_factor": 20}
     seconds = {}
-    for strategy in ("fedavg", "easgd"):
+    for strategy in ("fedavg", strategy):
         job = run_job(n, corpora=corpora, cfg={**slow, "strategy": strategy})
         assert job.rc == 0, job.stderr
         assert job.stats()["rounds"] == "8"
         seconds[strategy] = float(job.stats()["seconds"])
         losses = [r["test_loss"] for r in job.metrics()]
         assert losses[-1] < losses[0] - 0.3, (strategy, losses)
-    assert seconds["easgd"] < 0.5 * seconds["fedavg"], seconds
+    assert seconds[strategy] < 0.5 * seconds["fedavg"], seconds
 
 
-def test_easgd_resumes_from_its_centre(run_job):
-    cfg = {"max_rounds": 8, "strategy": "easgd"}
+@pytest.mark.parametrize("strategy", ["easgd", "hogwild"])
+def test_asynchronous_strategies_resume_from_their_checkpoint(run_job, strategy):
+    cfg = {"max_rounds": 8, "strategy": strategy}
     job = run_job(6, cfg=cfg, extra=["--inject-fault", "0:5:exception"])
     assert job.rc != 0
     with h5py.File(job.out / "toy.h5", "r") as f:
         assert int(f.attrs["round"]) == 4
-        assert f.attrs["strategy"] in (b"easgd", "easgd")
+        assert f.attrs["strategy"] in (strategy.encode(), strategy)
     job = run_job(6, cfg=cfg, extra=["--resume"])
     assert job.rc == 0, job.stderr
     rows = job.metrics()
     assert [int(r["round"]) for r in rows] == list(range(9))
-    # The resumed run starts from the checkpointed centre, not from the initial weights (loss ~4 on this corpus).
+    # The resumed run starts from the checkpointed centre (hogwild: the shared weights), not from the initial
+    # weights (loss ~4 on this corpus).
     assert rows[5]["test_loss"] < rows[0]["test_loss"] - 0.5, rows
-    assert rows[8]["sync_bytes"] > rows[4]["sync_bytes"]
+    assert rows[8]["windows_per_learner"] > rows[4]["windows_per_learner"]
+    if strategy == "easgd":
+        assert rows[8]["sync_bytes"] > rows[4]["sync_bytes"]
 
 
 def test_resume_with_another_strategy_is_refused(run_job):
@@ -104,12 +115,13 @@ def test_resume_with_another_strategy_is_refused(run_job):
     assert "written with strategy fedavg, cfg.json says easgd" in job.stderr
 
 
-def test_easgd_names_a_learner_that_stops_pushing(run_job):
-    """The other learner keeps the centre busy, so the Dispatcher must watch each learner's silence."""
+@pytest.mark.parametrize("strategy,what", [("easgd", "a push"), ("hogwild", "a report")])
+def test_asynchronous_strategies_name_a_learner_that_stops(run_job, strategy, what):
+    """The other learner keeps the Dispatcher busy, so it must watch each learner's silence."""
     t0 = time.monotonic()
-    job = run_job(7, cfg={"max_rounds": 100000, "strategy": "easgd", "liveness_seconds": 3},
+    job = run_job(7, cfg={"max_rounds": 100000, "strategy": strategy, "liveness_seconds": 3},
                   extra=["--inject-fault", "6:3:hang"])
     assert job.rc != 0
     first = [l for l in job.stderr.splitlines() if "liveness limit" in l][0]
-    assert "rank 0 (Dispatcher): liveness limit: a push from learner rank 6" in first, job.stderr
+    assert f"rank 0 (Dispatcher): liveness limit: {what} from learner rank 6" in first, job.stderr
     assert time.monotonic() - t0 < 40
