@@ -105,8 +105,9 @@ comm::ElasticReply await_reply(const Worker& w, const std::string& what) {
 
 // easgd and hogwild: periods of bpe steps at this learner's own pace, with no barrier with the other learners
 // (docs/strategies.md). After each period an easgd learner pushes its weights to the Dispatcher (the centre)
-// and moves them by the elastic step it answers with; a hogwild learner trains the weights it shares with
-// everyone in place, so it only reports the period's windows and loss.
+// and moves them by the elastic step it answers with. A hogwild learner trains the weights it shares with
+// everyone in place, so it only reports the period's windows and loss, and goes on at once: it takes the
+// answer (Train or Stop) after its next period, so it never waits for the Dispatcher while that evaluates.
 void asynchronous_periods(Worker& w) {
   const auto& s = w.ctx.cfg.settings;
   const auto& world = w.ctx.world;
@@ -123,19 +124,12 @@ void asynchronous_periods(Worker& w) {
     round = await_reply(w, "the Dispatcher's go (the shared weights are set)").round;
     w.shared->sync();
   }
-  for (;;) {
-    for (; faults_through < round; ++faults_through)
-      core::inject_faults(w.ctx.cfg.faults, w.ctx.me, faults_through + 1);
-    w.next_batch();
-    const double loss_sum = w.train();
-    w.outbox.send(std::vector<double>{static_cast<double>(s.windows_per_round()), loss_sum}, w.dispatcher,
-                  comm::Tag::PushInfo);
-    if (elastic) w.outbox.send(std::vector<float>(w.weights), w.dispatcher, comm::Tag::Push);
-    const comm::ElasticReply reply =
-        await_reply(w, elastic ? "the Dispatcher's answer to a push" : "the Dispatcher's answer to a report");
+  // Takes the Dispatcher's answer to a period; false on Stop (the state is then sent).
+  auto answer = [&](const std::string& what) {
+    const comm::ElasticReply reply = await_reply(w, what);
     if (reply.command == comm::Control::Command::Stop) {
       w.outbox.send(w.lib.get_state(), w.dispatcher, comm::Tag::LearnerState);
-      return;
+      return false;
     }
     round = reply.round;
     if (elastic) {
@@ -146,6 +140,23 @@ void asynchronous_periods(Worker& w) {
       for (std::size_t i = 0; i < step.size(); ++i) w.weights[i] -= step[i];
     }
     if (reply.send_state) w.outbox.send(w.lib.get_state(), w.dispatcher, comm::Tag::LearnerState);
+    return true;
+  };
+  bool answer_due = false;  // hogwild: the answer to the last report, taken after this period
+  for (;;) {
+    for (; faults_through < round; ++faults_through)
+      core::inject_faults(w.ctx.cfg.faults, w.ctx.me, faults_through + 1);
+    w.next_batch();
+    const double loss_sum = w.train();
+    if (answer_due && !answer("the Dispatcher's answer to a report")) return;
+    w.outbox.send(std::vector<double>{static_cast<double>(s.windows_per_round()), loss_sum}, w.dispatcher,
+                  comm::Tag::PushInfo);
+    if (!elastic) {
+      answer_due = true;
+      continue;
+    }
+    w.outbox.send(std::vector<float>(w.weights), w.dispatcher, comm::Tag::Push);
+    if (!answer("the Dispatcher's answer to a push")) return;
   }
 }
 
