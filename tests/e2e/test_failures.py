@@ -54,6 +54,19 @@ def test_killed_learner_ends_the_job(run_job, broken_python):
     assert took < LIMIT
 
 
+@pytest.mark.parametrize("how", ["raise", "kill"])
+def test_hogwild_learner_failure_ends_the_job(run_job, broken_python, how):
+    """A hogwild learner fails in a step while it shares the weights with the others: the job still ends at once
+    (the shared window is not freed collectively while an error unwinds)."""
+    code = {"raise": "def train_step(model, windows):\n    raise RuntimeError('injected in train_step')",
+            "kill": "import os, signal\ndef train_step(model, windows):\n    os.kill(os.getpid(), signal.SIGKILL)"}
+    job, took = timed(run_job, 7, cfg={"strategy": "hogwild", "max_rounds": 100}, python_dir=broken_python(code[how]))
+    assert job.rc != 0
+    if how == "raise":
+        assert "(Learner): library.train_step" in job.stderr and "injected in train_step" in job.stderr
+    assert took < LIMIT
+
+
 def test_missing_corpus_names_the_file(run_job, tmp_path):
     job, took = timed(run_job, 5, corpora=[tmp_path / "nope.txt"])
     assert job.rc != 0
