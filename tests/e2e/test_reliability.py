@@ -1,6 +1,6 @@
 """Faults at run time: every role's exception, kill and hang end the job quickly and name the rank; a killed
 run resumes from its checkpoint; a kill during a checkpoint write leaves the previous one; SIGTERM stops
-cleanly; the same seed gives bit-identical embeddings."""
+cleanly (fedavg and hogwild); the same seed gives bit-identical embeddings."""
 
 import os
 import signal
@@ -79,16 +79,17 @@ def test_kill_during_checkpoint_write_keeps_the_previous_checkpoint(run_job):
     assert "resuming from round 2" in job.stdout
 
 
-def test_sigterm_stops_at_a_round_boundary_with_outputs(app, toy_config, tmp_path, run_job):
+@pytest.mark.parametrize("strategy,ranks", [("fedavg", 5), ("hogwild", 6)])
+def test_sigterm_stops_at_a_round_boundary_with_outputs(app, toy_config, tmp_path, run_job, strategy, ranks):
     import json
     import shutil
     cfg_dir = tmp_path / "config"
     shutil.copytree(toy_config / "config", cfg_dir)
     cfg = json.loads((cfg_dir / "cfg.json").read_text())
-    cfg.update({"bpe": 10, "bs": 64, "target": 0.0, "max_rounds": 100000, "max_seconds": 60})
+    cfg.update({"bpe": 10, "bs": 64, "target": 0.0, "max_rounds": 100000, "max_seconds": 60, "strategy": strategy})
     (cfg_dir / "cfg.json").write_text(json.dumps(cfg))
     out = tmp_path / "out"
-    proc = subprocess.Popen(["mpiexec", "-n", "5", str(app), "--config", str(cfg_dir), "--out", str(out),
+    proc = subprocess.Popen(["mpiexec", "-n", str(ranks), str(app), "--config", str(cfg_dir), "--out", str(out),
                              str(toy_config / "train.txt")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env={**os.environ, "MPIEXEC_TIMEOUT": "80"})
     try:
