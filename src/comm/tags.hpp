@@ -19,6 +19,7 @@ enum class Tag : int {
   Elastic = 22,       // Dispatcher -> Learner (easgd, hogwild): int64 [command, round, send_state] answering a period
   ElasticStep = 23,   // Dispatcher -> Learner (easgd): float [params] alpha (x_i - centre), after a Train answer
   Average = 24,  // Learner -> Dispatcher (fedavg, bmuf; learner communicator): float [params] weights x share
+  Cut = 25,      // Dispatcher -> Learner (balance_rounds): int64 round whose training ends after the current step
   Shutdown = 98,  // downstream -> upstream: stop producing (empty)
   ShutdownAck = 99,  // upstream -> downstream: nothing more will follow (empty)
 };

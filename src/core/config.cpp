@@ -171,6 +171,7 @@ Settings parse_settings(const std::string& text, const std::string& path) {
       {"slow_learners", [&] { r.integer("slow_learners", s.slow_learners, 0, 1'000'000); }},
       {"slow_factor", [&] { r.number("slow_factor", s.slow_factor, 1.0, 1000.0); }},
       {"fixed_batch_order", [&] { r.boolean("fixed_batch_order", s.fixed_batch_order); }},
+      {"balance_rounds", [&] { r.boolean("balance_rounds", s.balance_rounds); }},
       {"liveness_seconds", [&] { r.number("liveness_seconds", s.liveness_seconds, 0.1, 1e7); }},
       {"torch_threads", [&] { r.integer("torch_threads", s.torch_threads, 1, 1024); }},
       {"text_block_bytes", [&] { r.integer("text_block_bytes", s.text_block_bytes, 1024, 1 << 28); }},

@@ -38,6 +38,7 @@ struct Settings {
   int slow_learners = 0;        // the first this many learners run slow_factor times slower (for studies)
   double slow_factor = 1.0;     // a slowed learner sleeps (slow_factor - 1) x the time of each of its steps
   bool fixed_batch_order = false;  // Batcher deals to its learners in a fixed rotation (reproducible runs)
+  bool balance_rounds = false;  // fedavg/bsp/bmuf: the first learner done ends the round for all (shared cores)
   double liveness_seconds = 120.0;  // longest wait for any peer before it is declared dead
   int torch_threads = 1;        // intra-op threads per learner
   int text_block_bytes = 1 << 18;   // text per Tokenizer read (whole lines)

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <set>
 
 #include "bridge/scores.hpp"
 #include "bridge/text.hpp"
@@ -332,7 +334,13 @@ void Run::synchronous_rounds() {
     strategy_->dispatcher_begin(sync, weights_, first);
     double sync_seconds = seconds_since(sync_start);
     first = false;
-    sync.await_reports(comm::Tag::RoundDone, round_, comm::kSlowPeer);
+    // balance_rounds: the first learner done ends the round; the others stop after their current step.
+    std::function<void(const std::set<int>&)> cut;
+    if (s_.balance_rounds)
+      cut = [&](const std::set<int>& busy) {
+        for (const int rank : busy) outbox_.send(std::vector<std::int64_t>{round_}, rank, comm::Tag::Cut);
+      };
+    sync.await_reports(comm::Tag::RoundDone, round_, comm::kSlowPeer, cut);
     sync_start = Clock::now();
     const RoundTotals total = sync.totals({0.0, 0.0});
     strategy_->dispatcher_end(sync, weights_);

@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <array>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -30,38 +31,62 @@ struct Worker {
   int batcher;
   int dispatcher;
   bool slowed;  // one of the first slow_learners learners
-  std::vector<std::int32_t> batch;
+  std::vector<std::int32_t> batch;  // windows not trained yet, in order: `ready` batches of bs windows
   const comm::SharedWeights* shared = nullptr;  // hogwild: the weights, and this learner's trained-windows counter
   int learner = 0;
+  int ready = 0;  // batches in `batch`: a period's, plus what a cut period left (balance_rounds)
 
-  // Waits for this period's windows (requested one period ahead) and asks for the next period's at once.
+  // Makes sure a whole period's batches are ready: unless a cut period left that many, waits for the next
+  // period's windows (requested one period ahead), appends them, and asks for the next period's at once.
   void next_batch() {
+    const auto& s = ctx.cfg.settings;
+    if (ready >= s.bpe) return;
     const auto& world = ctx.world;
-    world.receive_into(world.await_message(batcher, comm::Tag::Batch,
-                                           comm::Deadline::after(ctx.cfg.settings.liveness_seconds),
+    const auto batch_ints = static_cast<std::size_t>(s.bs * s.window_width());
+    const auto period_ints = static_cast<std::size_t>(s.windows_per_round() * s.window_width());
+    batch.resize(static_cast<std::size_t>(ready) * batch_ints + period_ints);
+    world.receive_into(world.await_message(batcher, comm::Tag::Batch, comm::Deadline::after(s.liveness_seconds),
                                            "a batch from Batcher rank " + std::to_string(batcher)),
-                       batch.data(), batch.size());
+                       batch.data() + static_cast<std::size_t>(ready) * batch_ints, period_ints);
+    ready += s.bpe;
     outbox.retire();
     request_batch();
+  }
+  // balance_rounds: true once the Dispatcher has cut `round` short (older rounds' cuts are dropped).
+  bool cut(long round) const {
+    while (auto a = ctx.world.probe(dispatcher, comm::Tag::Cut)) {
+      std::int64_t r = 0;
+      ctx.world.receive_into(*a, &r, 1);
+      if (r == round) return true;
+    }
+    return false;
   }
   void request_batch() {
     outbox.send(comm::WindowRequest{ctx.cfg.settings.windows_per_round()}.encode(), batcher, comm::Tag::Request);
   }
 
-  // Runs the period's bpe steps; returns the sum over its windows of the training loss. A slowed learner sleeps
-  // (slow_factor - 1) times each step's duration after it, as if it ran on a slower machine.
-  double train() {
+  // Runs the period's bpe steps, fewer if the Dispatcher cuts `round` short (balance_rounds; 0: never); returns
+  // {windows trained, the sum over them of the training loss}. A slowed learner sleeps (slow_factor - 1) times
+  // each step's duration after it, as if it ran on a slower machine.
+  std::array<double, 2> train(long round = 0) {
     const auto& s = ctx.cfg.settings;
-    const int width = s.window_width();
+    const auto batch_ints = static_cast<std::size_t>(s.bs * s.window_width());
     double loss_sum = 0.0;
-    for (int b = 0; s.train && b < s.bpe; ++b) {
+    int b = 0;
+    for (; b < s.bpe; ++b) {
+      if (round > 0 && b > 0 && cut(round)) break;
       const auto start = std::chrono::steady_clock::now();
-      const auto* data = batch.data() + static_cast<std::size_t>(b) * static_cast<std::size_t>(s.bs * width);
-      loss_sum += lib.train_step(data, static_cast<std::size_t>(s.bs), width);
-      if (shared) shared->add_trained(learner, s.bs);
+      if (s.train) {
+        loss_sum += lib.train_step(batch.data() + static_cast<std::size_t>(b) * batch_ints,
+                                   static_cast<std::size_t>(s.bs), s.window_width());
+        if (shared) shared->add_trained(learner, s.bs);
+      }
       if (slowed) std::this_thread::sleep_for((std::chrono::steady_clock::now() - start) * (s.slow_factor - 1.0));
     }
-    return loss_sum * s.bs;
+    // What a cut left stays for the next period, first in line.
+    batch.erase(batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(b) * batch_ints));
+    ready -= b;
+    return {static_cast<double>(b) * s.bs, loss_sum * s.bs};
   }
 };
 
@@ -82,9 +107,8 @@ void synchronous_rounds(Worker& w) {
     strategy->learner_begin(sync, w.weights, first);
     first = false;
     w.next_batch();
-    const double loss_sum = w.train();
+    const auto [trained, loss_sum] = w.train(s.balance_rounds ? c.round : 0);
     sync.report(comm::Tag::RoundDone, c.round);
-    const auto trained = static_cast<double>(s.windows_per_round());
     const RoundTotals total = sync.totals({trained, loss_sum});
     const auto share = static_cast<float>(trained / total[0]);
     for (auto& x : w.weights) x *= share;
@@ -147,7 +171,7 @@ void asynchronous_periods(Worker& w) {
     for (; faults_through < round; ++faults_through)
       core::inject_faults(w.ctx.cfg.faults, w.ctx.me, faults_through + 1);
     w.next_batch();
-    const double loss_sum = w.train();
+    const double loss_sum = w.train()[1];
     if (answer_due && !answer("the Dispatcher's answer to a report")) return;
     w.outbox.send(std::vector<double>{static_cast<double>(s.windows_per_round()), loss_sum}, w.dispatcher,
                   comm::Tag::PushInfo);

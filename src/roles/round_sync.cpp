@@ -20,8 +20,10 @@ comm::Control RoundSync::control(const comm::Control& c) {
 
 void RoundSync::report(comm::Tag tag, long round) { reports_.send(std::vector<std::int64_t>{round}, 0, tag); }
 
-void RoundSync::await_reports(comm::Tag tag, long round, double factor) {
+void RoundSync::await_reports(comm::Tag tag, long round, double factor,
+                              const std::function<void(const std::set<int>&)>& first_in) {
   std::set<int> missing(learner_ranks_.begin(), learner_ranks_.end());
+  bool first = true;
   comm::IdleWatch watch(liveness_);
   while (!missing.empty()) {
     bool progress = false;
@@ -38,7 +40,9 @@ void RoundSync::await_reports(comm::Tag tag, long round, double factor) {
         ++it;
       }
     }
+    if (progress && first && first_in && !missing.empty()) first_in(missing);
     if (progress) {
+      first = false;
       watch.progress();
     } else {
       watch.idle(

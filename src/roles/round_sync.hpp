@@ -5,6 +5,8 @@
 #pragma once
 
 #include <array>
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,7 +34,9 @@ class RoundSync {
   // Learner: tells the Dispatcher (world rank 0) that it reached `tag` (Ready or RoundDone) of `round`.
   void report(comm::Tag tag, long round);
   // Dispatcher: waits until every learner reported `tag` for `round`; a Timeout names the missing ranks.
-  void await_reports(comm::Tag tag, long round, double factor);
+  // `first_in`, if set, is called once, with the learners still missing, when the first report has arrived.
+  void await_reports(comm::Tag tag, long round, double factor,
+                     const std::function<void(const std::set<int>&)>& first_in = {});
   // Dispatcher: sends the global weights. Learner: overwrites its weights with them.
   void weights(std::vector<float>& w);
   // Everyone: sums `mine` over all members (the Dispatcher contributes zeros).

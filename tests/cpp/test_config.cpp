@@ -86,6 +86,14 @@ TEST(Config, ShuffleWindows) {
   EXPECT_NE(e.find("\"shuffle_windows\" must be between 0 and"), std::string::npos) << e;
 }
 
+TEST(Config, BalanceRounds) {
+  EXPECT_FALSE(parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json").balance_rounds);
+  EXPECT_TRUE(parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "balance_rounds": true})", "cfg.json")
+                  .balance_rounds);
+  const auto e = error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "balance_rounds": 1})");
+  EXPECT_NE(e.find("balance_rounds"), std::string::npos) << e;
+}
+
 TEST(Config, MaxLossRatio) {
   EXPECT_DOUBLE_EQ(parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json").max_loss_ratio,
                    10.0);

@@ -1,7 +1,7 @@
 """Each strategy under mpiexec (time-limited: run_job passes a timeout and MPIEXEC_TIMEOUT): the loss falls, the
 outputs load, checkpoints resume with the strategy's state; bsp keeps every replica bit-identical (the run checks
-it each round and fails otherwise); easgd and hogwild do not wait for a slowed learner; hogwild moves no
-weights."""
+it each round and fails otherwise); easgd, hogwild and balanced rounds do not wait for a slowed learner;
+hogwild moves no weights."""
 
 import time
 
@@ -85,6 +85,26 @@ def test_asynchronous_strategies_do_not_wait_for_a_slow_learner(run_job, toy_con
         losses = [r["test_loss"] for r in job.metrics()]
         assert losses[-1] < losses[0] - 0.3, (strategy, losses)
     assert seconds[strategy] < 0.5 * seconds["fedavg"], seconds
+
+
+@pytest.mark.parametrize("strategy", ["fedavg", "bsp"])
+def test_balanced_rounds_do_not_wait_for_a_slow_learner(run_job, strategy):
+    """With balance_rounds the first learner done ends the round: a learner 10x slower is cut short after a few of
+    its batches instead of holding every round back, and the rounds count the windows really trained (fewer
+    than bpe x bs each)."""
+    slow = {"max_rounds": 8, "bpe": 20, "bs": 256, "slow_learners": 1, "slow_factor": 10, "strategy": strategy,
+            "shuffle_windows": 4096}
+    seconds, windows = {}, {}
+    for balanced in (False, True):
+        job = run_job(6, cfg={**slow, "balance_rounds": balanced})
+        assert job.rc == 0, job.stderr
+        rows = job.metrics()
+        assert len(rows) == 9 and rows[-1]["test_loss"] < rows[0]["test_loss"] - 0.3, rows
+        seconds[balanced] = rows[-1]["seconds"] - rows[1]["seconds"]  # round 1 also waits for the shuffle pool
+        windows[balanced] = rows[-1]["windows_per_learner"]
+    assert windows[False] == 8 * 20 * 256
+    assert windows[True] < 0.75 * windows[False], windows
+    assert seconds[True] < 0.6 * seconds[False], seconds
 
 
 @pytest.mark.parametrize("strategy", ["easgd", "hogwild"])
