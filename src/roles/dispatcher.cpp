@@ -400,7 +400,7 @@ void Run::asynchronous_rounds() {
   int running = learners_, pushes = 0;
   std::vector<bool> stopped(static_cast<std::size_t>(learners_), false);
   double windows = 0.0, loss_sum = 0.0, sync_seconds = 0.0;
-  std::vector<float> pushed(params);
+  std::vector<float> pushed(elastic ? params : 0);  // easgd: a learner's weights, then its elastic step
   // Other learners' pushes keep the loop busy, so each learner's silence is watched on its own.
   auto check_liveness = [&] {
     const double limit = s_.liveness_seconds * comm::kSlowPeer;
