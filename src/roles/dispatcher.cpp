@@ -115,6 +115,13 @@ class Run {
   void end_round(double windows, double loss_sum, double sync_seconds);
   // Throws, after logging the round, if the test loss is not finite or above max_loss_ratio x the first one.
   void check_divergence(double sync_seconds);
+  // What to change after a divergence, for this strategy.
+  std::string divergence_hint() const {
+    if (s_.strategy == "bmuf") return "lower lr, block_lr or block_momentum";
+    if (s_.strategy == "hogwild")
+      return "lower lr: hogwild's " + std::to_string(learners_) + " learners apply it to the same weights at once";
+    return "lower lr";
+  }
   // {similarity, analogy} of the current embeddings if this round is scored (eval_every), else NaN.
   std::array<double, 2> scores();
   // Receives every learner's opaque state (sent after the round's averaging on checkpoint rounds).
@@ -283,7 +290,7 @@ void Run::check_divergence(double sync_seconds) {
                 loss_, round_, s_.max_loss_ratio, first_loss_);
   throw core::Error(std::string(std::isfinite(loss_) ? what : "test loss is not finite after round " +
                                                                   std::to_string(round_)) +
-                    ": the weights diverged (lower lr, or block_lr/block_momentum); " +
+                    ": the weights diverged (" + divergence_hint() + "); " +
                     (last_checkpoint_ >= 0 ? "the checkpoint of round " + std::to_string(last_checkpoint_) + " is kept"
                                            : std::string("no checkpoint was written")));
 }

@@ -103,6 +103,7 @@ def test_diverging_weights_end_the_job_and_keep_the_last_checkpoint(run_job):
     assert job.rc != 0
     line = next(l for l in job.stderr.splitlines() if "the weights diverged" in l)
     assert "rank 0 (Dispatcher): test loss" in line
+    assert "(lower lr, block_lr or block_momentum)" in line
     rows = job.metrics()
     last = rows[-1]
     assert last["test_loss"] > 10 * rows[0]["test_loss"] or last["test_loss"] != last["test_loss"]
