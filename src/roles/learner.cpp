@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <memory>
@@ -31,7 +32,7 @@ struct Worker {
   int batcher;
   int dispatcher;
   bool slowed;  // one of the first slow_learners learners
-  std::vector<std::int32_t> batch;  // windows not trained yet, in order: `ready` batches of bs windows
+  std::vector<std::int32_t> batch;  // its first `ready` batches of bs windows are not trained yet, in order
   const comm::SharedWeights* shared = nullptr;  // hogwild: the weights, and this learner's trained-windows counter
   int learner = 0;
   int ready = 0;  // batches in `batch`: a period's, plus what a cut period left (balance_rounds)
@@ -44,7 +45,8 @@ struct Worker {
     const auto& world = ctx.world;
     const auto batch_ints = static_cast<std::size_t>(s.bs * s.window_width());
     const auto period_ints = static_cast<std::size_t>(s.windows_per_round() * s.window_width());
-    batch.resize(static_cast<std::size_t>(ready) * batch_ints + period_ints);
+    const std::size_t needed = static_cast<std::size_t>(ready) * batch_ints + period_ints;
+    if (batch.size() < needed) batch.resize(needed);  // grows once, the first time a cut leaves batches over
     world.receive_into(world.await_message(batcher, comm::Tag::Batch, comm::Deadline::after(s.liveness_seconds),
                                            "a batch from Batcher rank " + std::to_string(batcher)),
                        batch.data() + static_cast<std::size_t>(ready) * batch_ints, period_ints);
@@ -83,8 +85,10 @@ struct Worker {
       }
       if (slowed) std::this_thread::sleep_for((std::chrono::steady_clock::now() - start) * (s.slow_factor - 1.0));
     }
-    // What a cut left stays for the next period, first in line.
-    batch.erase(batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(b) * batch_ints));
+    // What a cut left stays for the next period, first in line (nothing moves when the period was whole).
+    std::copy(batch.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(b) * batch_ints),
+              batch.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(ready) * batch_ints),
+              batch.begin());
     ready -= b;
     return {static_cast<double>(b) * s.bs, loss_sum * s.bs};
   }
