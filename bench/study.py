@@ -6,7 +6,7 @@ Usage:
     /usr/bin/python3 bench/study.py --corpus bible|text8|PATH --out DIR [--learners 1,2,4,8,12]
         [--pipelines shared,per-learner] [--strategies fedavg,bsp,bmuf,diloco,easgd,hogwild] [--time-limit 300]
         [--target T] [--vocab-size N] [--set key=value ...] [--slow-learners K] [--slow-factor F]
-        [--repeat R] [--fresh] [--classic] [--also-targets T1,T2,...]
+        [--repeat R] [--fresh] [--classic] [--also-targets T1,T2,...] [--reference STUDY_DIR]
 
 The corpus is prepared once into DIR/data (python/prepare.py: test windows held out of the training text;
 vocabulary 5000 words for bible, 10000 otherwise); "per-learner" mode with L learners trains on L shards of
@@ -26,6 +26,10 @@ STRATEGY_MODE_loss_vs_seconds.{png,pdf} (one line per learner count), speedup.{p
 to target, 1-learner fedavg over this run) and time_speedup.{png,pdf} (training seconds to target, likewise).
 --also-targets adds, from the same runs, the speedups at other (higher) test losses: a second table in
 results.md and speedup_at_T.{png,pdf}. Speedups depend on the target (docs/experiments.md says why).
+--reference STUDY_DIR takes the reference from another finished study on the same prepared data instead: its
+1-learner fedavg runs, read again at this study's targets; use it to measure against a single learner tuned
+separately (another lr or batch size), which is the fair reference where this study's settings suit many
+learners but not one.
 """
 
 import argparse
@@ -122,6 +126,8 @@ def parse_args(argv):
                    help="published bmuf/diloco settings instead of the tuned ones (see strategy_settings)")
     p.add_argument("--also-targets", type=comma_list(float), default=[],
                    help="more test-loss targets to report speedups at (reached before --target)")
+    p.add_argument("--reference", type=Path,
+                   help="a finished study folder whose 1-learner fedavg runs are the speedups' reference")
     args = p.parse_args(argv)
     if not args.learners or min(args.learners) < 1:
         p.error("--learners must be positive integers")
@@ -132,6 +138,8 @@ def parse_args(argv):
     if args.time_limit <= 0 or args.repeat < 1:
         p.error("--time-limit must be > 0 and --repeat >= 1")
     args.out = args.out.resolve()
+    if args.reference is not None:
+        args.reference = args.reference.resolve()
     if args.vocab_size is None:
         args.vocab_size = 5000 if args.corpus == "bible" else 10000
     return args
@@ -311,35 +319,65 @@ def mean(values):
     return sum(numbers) / len(numbers) if numbers else None
 
 
-def reference_means(rows):
-    """{measure: mean over the 1-learner fedavg runs that reached the target (None if none did)} for
+def is_reference(row):
+    return row["strategy"] == "fedavg" and row["learners"] == 1 and row["pipelines"] == "shared"
+
+
+def reference_means(reference):
+    """{measure: mean over the reference rows that reached the target (None if none did)} for
     windows_to_target and seconds_to_target: what every speedup divides."""
-    reference = [r for r in rows if r["strategy"] == "fedavg" and r["learners"] == 1 and r["pipelines"] == "shared"]
     return {m: mean(r[m] for r in reference) for m in ("windows_to_target", "seconds_to_target")}
 
 
-def add_speedups(rows):
-    """speedup and time_speedup of every row against the 1-learner fedavg runs (mean over repeats)."""
-    ref = reference_means(rows)
+def add_speedups(rows, reference=None):
+    """speedup and time_speedup of every row against the reference rows (default: the 1-learner fedavg rows
+    among rows), mean over repeats."""
+    ref = reference_means([r for r in rows if is_reference(r)] if reference is None else reference)
     for key, measure in (("speedup", "windows_to_target"), ("time_speedup", "seconds_to_target")):
         for row in rows:
             row[key] = ref[measure] / row[measure] if ref[measure] and row[measure] else None
 
 
-def speedups_at(rows, study_dir, targets):
+def at_target(rows, study_dir, target):
+    """Copies of rows with windows_to_target and seconds_to_target read again from each run's metrics at
+    target (None where the run did not get there or left no metrics)."""
+    out = []
+    for row in rows:
+        try:
+            hit = plots.reached(plots.load_run(study_dir / row["run"]).metrics, target)
+        except (OSError, ValueError):
+            hit = None
+        out.append({**row, "windows_to_target": hit[0] if hit else None,
+                    "seconds_to_target": hit[1] if hit else None})
+    return out
+
+
+def load_reference(reference_dir, data_dir):
+    """The 1-learner fedavg rows of the finished study in reference_dir (from its results.csv). Exits with a
+    message if it has none, or if it held out other test windows than data_dir's: its losses would not
+    compare."""
+    results = reference_dir / "results.csv"
+    if not results.is_file():
+        sys.exit(f"study: --reference {reference_dir}: no results.csv (not a finished study)")
+    theirs, ours = reference_dir / "data" / "config" / "test.txt", data_dir / "config" / "test.txt"
+    if not theirs.is_file() or theirs.read_bytes() != ours.read_bytes():
+        sys.exit(f"study: --reference {reference_dir}: its test windows differ from {ours} "
+                 "(another corpus or vocabulary size), so its losses do not compare")
+    with open(results, newline="") as f:
+        rows = [{**r, "learners": int(r["learners"])} for r in csv.DictReader(f)]
+    rows = [r for r in rows if is_reference(r)]
+    if not rows:
+        sys.exit(f"study: --reference {reference_dir}: no 1-learner fedavg run in its results.csv")
+    return rows
+
+
+def speedups_at(rows, study_dir, targets, reference=None):
     """{target: [row with "speedup" at that target]}: windows per learner to each extra target, read from the
-    runs' metrics, against the 1-learner fedavg runs."""
+    runs' metrics, against the 1-learner fedavg runs (or reference: (study folder, rows), read likewise)."""
     out = {}
     for target in targets:
-        at = []
-        for row in rows:
-            try:
-                hit = plots.reached(plots.load_run(study_dir / row["run"]).metrics, target)
-            except (OSError, ValueError):
-                hit = None
-            at.append({**row, "windows_to_target": hit[0] if hit else None,
-                       "seconds_to_target": hit[1] if hit else None})
-        add_speedups(at)
+        at = at_target(rows, study_dir, target)
+        add_speedups(at, at_target(reference[1], reference[0], target) if reference else None)
         out[target] = at
     return out
 
@@ -374,22 +412,26 @@ def write_csv(rows, path):
 
 def grid_cell(group, reference):
     """One grid cell from a combination's repeats: "274k, 1.0×; 0.3 s, 1.0×": the mean windows per learner to
-    the target over the repeats that reached it, and the 1-learner fedavg mean (reference_means) divided by it; the
-    same for training seconds. "not reached" if no repeat did, "(k of n)" appended when only some did."""
+    the target over the repeats that reached it, and the reference mean (reference_means) divided by it; the
+    same for training seconds; without the speedups ("274k; 0.3 s") if the reference did not reach the target.
+    "not reached" if no repeat did, "(k of n)" appended when only some did."""
     hit = [r for r in group if r["windows_to_target"] is not None]
     if not hit:
         return "not reached"
     windows, seconds = mean(r["windows_to_target"] for r in hit), mean(r["seconds_to_target"] for r in hit)
-    text = (f"{windows / 1000:.0f}k, {reference['windows_to_target'] / windows:.1f}×; "
-            f"{seconds:.1f} s, {reference['seconds_to_target'] / seconds:.1f}×")
+    if reference["windows_to_target"]:
+        text = (f"{windows / 1000:.0f}k, {reference['windows_to_target'] / windows:.1f}×; "
+                f"{seconds:.1f} s, {reference['seconds_to_target'] / seconds:.1f}×")
+    else:
+        text = f"{windows / 1000:.0f}k; {seconds:.1f} s"
     return text if len(hit) == len(group) else f"{text} ({len(hit)} of {len(group)})"
 
 
-def grids(rows):
+def grids(rows, reference=None):
     """Markdown: per pipeline mode, a strategy x learners table of grid_cell (the 1-learner runs, which have
-    one pipeline either way, appear under both modes)."""
+    one pipeline either way, appear under both modes); speedups against reference rows as in add_speedups."""
     learners = sorted({r["learners"] for r in rows})
-    reference = reference_means(rows)
+    reference = reference_means([r for r in rows if is_reference(r)] if reference is None else reference)
     out = []
     for mode in ("shared", "per-learner"):
         in_mode = [r for r in rows if r["pipelines"] == mode]
@@ -400,7 +442,7 @@ def grids(rows):
             cells = []
             for n in learners:
                 group = [r for r in in_mode if r["strategy"] == strategy and r["learners"] == n]
-                cells.append(grid_cell(group, reference) if group and reference["windows_to_target"] else "")
+                cells.append(grid_cell(group, reference) if group else "")
             body.append([strategy] + cells)
         columns = ["strategy"] + [f"{n} learner{'s' if n > 1 else ''}" for n in learners]
         title = "One shared pipeline" if mode == "shared" else "One pipeline per learner"
@@ -408,19 +450,23 @@ def grids(rows):
     return "\n\n".join(out)
 
 
-def write_markdown(rows, path, args, target, extra):
+def write_markdown(rows, path, args, target, extra, reference=None):
+    against = (f"the 1-learner fedavg runs of {args.reference}" if args.reference else "the 1-learner fedavg run")
     head = (f"# Scaling study: {args.corpus}\n\nTarget test loss {target:g}, time limit {args.time_limit:g} s per run, "
-            f"{args.repeat} repeat(s). Speedups are against the 1-learner fedavg run.\n\n")
+            f"{args.repeat} repeat(s). Speedups are against {against}.\n\n")
+    if not reference_means([r for r in rows if is_reference(r)] if reference is None else reference)["windows_to_target"]:
+        head += f"No speedups: {against} did not reach the target.\n\n"
     body = [[cell(row[k]).replace("|", "\\|") for k in COLUMNS] for row in rows]
     text = head
     if any(r["windows_to_target"] is not None for r in rows):
         text += ("Each cell: windows per learner to the target and its speedup; training seconds to the target and "
                  "its speedup. Means over the repeats; a speedup is the 1-learner fedavg mean divided by the "
-                 "cell's.\n\n" + grids(rows) + "\n\n## Every run\n\n")
+                 "cell's.\n\n" + grids(rows, reference) + "\n\n## Every run\n\n")
     text += jobs.table(body, COLUMNS) + "\n"
     if extra:
-        columns = ["strategy", "pipelines", "learners"] + [f"speedup at {t:g}" for t in extra] + [f"speedup at {target:g}"]
-        body = [[cell(row[k]) for k in ("strategy", "pipelines", "learners")] +
+        columns = (["strategy", "pipelines", "learners", "repeat"] + [f"speedup at {t:g}" for t in extra] +
+                   [f"speedup at {target:g}"])
+        body = [[cell(row[k]) for k in ("strategy", "pipelines", "learners", "repeat")] +
                 [cell(extra[t][i]["speedup"]) for t in extra] + [cell(row["speedup"])] for i, row in enumerate(rows)]
         text += ("\n## Speedup in windows per learner at other targets\n\n" + jobs.table(body, columns) + "\n")
     path.write_text(text)
@@ -460,6 +506,8 @@ def main(argv=None):
     data_dir = args.out / "data"
     prep_spec = prepare_data(args.corpus, args.vocab_size, data_dir)
     base = json.loads((data_dir / "config" / "cfg.json").read_text())
+    # checked before any run, so that a wrong folder does not cost the whole grid
+    reference_runs = (args.reference, load_reference(args.reference, data_dir)) if args.reference else None
     combos = plan(args)
     rows, done = [], {}
     for index, combo in enumerate(combos, 1):
@@ -471,10 +519,12 @@ def main(argv=None):
         row = summarize(combo, run_dir, rc, args.out)
         rows.append(row)
         print(progress_line(index, len(combos), combo, row, reused), flush=True)
-    add_speedups(rows)
-    extra = speedups_at(rows, args.out, args.also_targets)
+    target = run_config(base, combos[0], args)["target"]
+    reference = at_target(reference_runs[1], reference_runs[0], target) if reference_runs else None
+    add_speedups(rows, reference)
+    extra = speedups_at(rows, args.out, args.also_targets, reference_runs)
     write_csv(rows, args.out / "results.csv")
-    write_markdown(rows, args.out / "results.md", args, run_config(base, combos[0], args)["target"], extra)
+    write_markdown(rows, args.out / "results.md", args, target, extra, reference)
     write_figures(rows, args.out, extra)
     print(f"study: wrote {args.out / 'results.csv'}, {args.out / 'results.md'} and {args.out / 'figures'}/")
 

@@ -85,3 +85,71 @@ def test_grid_shows_means_over_repeats_and_runs_that_missed_the_target():
     assert lines[5] == "| easgd |  | 400k, 1.0×; 0.8 s, 1.0× (1 of 2) |"
     assert lines[6] == "| diloco |  | not reached |"
     assert "per learner" not in study.grids(rows)  # no per-learner runs: no second table
+
+
+def test_grid_without_a_reference_that_reached_shows_the_figures_without_speedups():
+    rows = [dict(strategy="fedavg", pipelines="shared", learners=1, repeat=0,
+                 windows_to_target=None, seconds_to_target=None),
+            dict(strategy="fedavg", pipelines="shared", learners=4, repeat=0,
+                 windows_to_target=290e3, seconds_to_target=1.0)]
+    study.add_speedups(rows)
+    assert [r["speedup"] for r in rows] == [None, None]
+    lines = study.grids(rows).splitlines()
+    assert lines[4] == "| fedavg | not reached | 290k; 1.0 s |"
+
+
+def write_metrics_run(directory, losses):
+    """A run folder as fedavg_mpi writes it: rounds of 1000 windows and 0.5 s."""
+    directory.mkdir(parents=True)
+    rows = [f"{i},{1000 * i},{0.5 * i},{loss}" for i, loss in enumerate(losses)]
+    (directory / "kjv_metrics.csv").write_text("round,windows_per_learner,seconds,test_loss\n" + "\n".join(rows) + "\n")
+    (directory / "kjv_stats.txt").write_text("final: rounds=3 seconds=1.5 final_loss=2.0 stopped=target\n")
+
+
+def write_reference_study(folder, test_windows=b"1 2 3 4 5\n"):
+    """A finished study with one 1-learner fedavg run (loss 3.0 after 2000 windows, 2.0 after 3000) and a
+    4-learner run that is no reference."""
+    (folder / "data" / "config").mkdir(parents=True)
+    (folder / "data" / "config" / "test.txt").write_bytes(test_windows)
+    write_metrics_run(folder / "runs" / "fedavg_L1", [4.0, 3.5, 3.0, 2.0])
+    with open(folder / "results.csv", "w", newline="") as f:
+        writer = study.csv.DictWriter(f, fieldnames=study.COLUMNS)
+        writer.writeheader()
+        writer.writerow({"strategy": "fedavg", "pipelines": "shared", "learners": 1, "run": "runs/fedavg_L1"})
+        writer.writerow({"strategy": "fedavg", "pipelines": "shared", "learners": 4, "run": "runs/fedavg_L4_shared"})
+
+
+def test_a_reference_study_is_read_again_at_this_studys_targets(tmp_path):
+    ours = tmp_path / "ours"
+    (ours / "data" / "config").mkdir(parents=True)
+    (ours / "data" / "config" / "test.txt").write_bytes(b"1 2 3 4 5\n")
+    write_metrics_run(ours / "runs" / "fedavg_L2_shared", [4.0, 2.5, 2.0])
+    write_reference_study(tmp_path / "ref")
+    reference = study.load_reference(tmp_path / "ref", ours / "data")
+    assert [r["run"] for r in reference] == ["runs/fedavg_L1"]
+    # at 2.5 the reference is half way from 3.0 (2000 windows) to 2.0 (3000): 2500 windows, 1.25 s
+    ref_at = study.at_target(reference, tmp_path / "ref", 2.5)
+    assert (ref_at[0]["windows_to_target"], ref_at[0]["seconds_to_target"]) == (2500.0, 1.25)
+    rows = [dict(strategy="fedavg", pipelines="shared", learners=2, repeat=0, run="runs/fedavg_L2_shared",
+                 windows_to_target=1000.0, seconds_to_target=0.5)]
+    study.add_speedups(rows, ref_at)
+    assert rows[0]["speedup"] == 2.5 and rows[0]["time_speedup"] == 2.5
+    extra = study.speedups_at(rows, ours, [3.0], (tmp_path / "ref", reference))
+    # at 3.0: ours half way from 4.0 (0) to 2.5 (1000) is 666.7 windows, the reference 2000
+    assert extra[3.0][0]["speedup"] == pytest.approx(3.0)
+
+
+def test_a_reference_with_other_test_windows_or_no_single_learner_is_refused(tmp_path):
+    ours = tmp_path / "ours" / "data"
+    (ours / "config").mkdir(parents=True)
+    (ours / "config" / "test.txt").write_bytes(b"1 2 3 4 5\n")
+    write_reference_study(tmp_path / "other", test_windows=b"9 9 9 9 9\n")
+    with pytest.raises(SystemExit, match="test windows differ"):
+        study.load_reference(tmp_path / "other", ours)
+    with pytest.raises(SystemExit, match="no results.csv"):
+        study.load_reference(tmp_path / "ours", ours)
+    write_reference_study(tmp_path / "multi")
+    rows = (tmp_path / "multi" / "results.csv").read_text().splitlines()
+    (tmp_path / "multi" / "results.csv").write_text("\n".join(r for r in rows if ",1," not in r) + "\n")
+    with pytest.raises(SystemExit, match="no 1-learner fedavg run"):
+        study.load_reference(tmp_path / "multi", ours)
