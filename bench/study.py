@@ -6,7 +6,7 @@ Usage:
     /usr/bin/python3 bench/study.py --corpus bible|text8|PATH --out DIR [--learners 1,2,4,8,12]
         [--pipelines shared,per-learner] [--strategies fedavg,bsp,bmuf,diloco,easgd,hogwild] [--time-limit 300]
         [--target T] [--vocab-size N] [--set key=value ...] [--slow-learners K] [--slow-factor F]
-        [--repeat R] [--fresh] [--classic] [--also-targets T1,T2,...] [--reference STUDY_DIR]
+        [--repeat R] [--fresh] [--classic] [--also-targets T1,T2,...] [--reference STUDY_DIR ...]
 
 The corpus is prepared once into DIR/data (python/prepare.py: test windows held out of the training text;
 vocabulary 5000 words for bible, 10000 otherwise); "per-learner" mode with L learners trains on L shards of
@@ -29,7 +29,8 @@ results.md and speedup_at_T.{png,pdf}. Speedups depend on the target (docs/exper
 --reference STUDY_DIR takes the reference from another finished study on the same prepared data instead: its
 1-learner fedavg runs, read again at this study's targets; use it to measure against a single learner tuned
 separately (another lr or batch size), which is the fair reference where this study's settings suit many
-learners but not one.
+learners but not one. Given more than once, each target takes the folder whose runs all reached it with the
+fewest windows per learner on average (the best single learner for that target); results.md names it.
 """
 
 import argparse
@@ -126,8 +127,9 @@ def parse_args(argv):
                    help="published bmuf/diloco settings instead of the tuned ones (see strategy_settings)")
     p.add_argument("--also-targets", type=comma_list(float), default=[],
                    help="more test-loss targets to report speedups at (reached before --target)")
-    p.add_argument("--reference", type=Path,
-                   help="a finished study folder whose 1-learner fedavg runs are the speedups' reference")
+    p.add_argument("--reference", type=Path, action="append", default=[],
+                   help="a finished study folder whose 1-learner fedavg runs are the speedups' reference "
+                        "(repeatable: the best at each target)")
     args = p.parse_args(argv)
     if not args.learners or min(args.learners) < 1:
         p.error("--learners must be positive integers")
@@ -138,8 +140,7 @@ def parse_args(argv):
     if args.time_limit <= 0 or args.repeat < 1:
         p.error("--time-limit must be > 0 and --repeat >= 1")
     args.out = args.out.resolve()
-    if args.reference is not None:
-        args.reference = args.reference.resolve()
+    args.reference = [r.resolve() for r in args.reference]
     if args.vocab_size is None:
         args.vocab_size = 5000 if args.corpus == "bible" else 10000
     return args
@@ -371,15 +372,34 @@ def load_reference(reference_dir, data_dir):
     return rows
 
 
-def speedups_at(rows, study_dir, targets, reference=None):
-    """{target: [row with "speedup" at that target]}: windows per learner to each extra target, read from the
-    runs' metrics, against the 1-learner fedavg runs (or reference: (study folder, rows), read likewise)."""
-    out = {}
+def best_reference(references, target):
+    """(study folder, its rows read at target) of the reference whose runs all reached target with the fewest
+    mean windows per learner; (None, []) if none did. references: [(study folder, rows)]."""
+    best, best_windows = (None, []), None
+    for folder, rows in references:
+        at = at_target(rows, folder, target)
+        if not all(r["windows_to_target"] is not None for r in at):
+            continue
+        windows = mean(r["windows_to_target"] for r in at)
+        if best_windows is None or windows < best_windows:
+            best, best_windows = (folder, at), windows
+    return best
+
+
+def speedups_at(rows, study_dir, targets, references=()):
+    """({target: [row with "speedup" at that target]}, {target: reference folder or None}): windows per learner
+    to each extra target, read from the runs' metrics, against this study's 1-learner fedavg runs or, given
+    references ([(study folder, rows)]), the best of them at that target (best_reference)."""
+    out, used = {}, {}
     for target in targets:
         at = at_target(rows, study_dir, target)
-        add_speedups(at, at_target(reference[1], reference[0], target) if reference else None)
+        if references:
+            used[target], reference = best_reference(references, target)
+        else:
+            used[target], reference = None, None
+        add_speedups(at, reference)
         out[target] = at
-    return out
+    return out, used
 
 
 def progress_line(index, total, combo, row, reused):
@@ -450,12 +470,23 @@ def grids(rows, reference=None):
     return "\n\n".join(out)
 
 
-def write_markdown(rows, path, args, target, extra, reference=None):
-    against = (f"the 1-learner fedavg runs of {args.reference}" if args.reference else "the 1-learner fedavg run")
+def reference_text(args, folder, target):
+    """Whose 1-learner runs the speedups at target divide, in words."""
+    if not args.reference:
+        return "the 1-learner fedavg run"
+    if folder is None:
+        return f"the best 1-learner fedavg runs of {', '.join(map(str, args.reference))}, none of which reached {target:g}"
+    return f"the 1-learner fedavg runs of {folder}"
+
+
+def write_markdown(rows, path, args, target, extra, reference=None, used=None):
+    """results.md; used: {target: the reference folder chosen there} (main target and extra ones)."""
+    used = used or {}
+    against = reference_text(args, used.get(target), target)
     head = (f"# Scaling study: {args.corpus}\n\nTarget test loss {target:g}, time limit {args.time_limit:g} s per run, "
             f"{args.repeat} repeat(s). Speedups are against {against}.\n\n")
     if not reference_means([r for r in rows if is_reference(r)] if reference is None else reference)["windows_to_target"]:
-        head += f"No speedups: {against} did not reach the target.\n\n"
+        head += f"No speedups at {target:g}: the reference did not reach it.\n\n"
     body = [[cell(row[k]).replace("|", "\\|") for k in COLUMNS] for row in rows]
     text = head
     if any(r["windows_to_target"] is not None for r in rows):
@@ -468,7 +499,9 @@ def write_markdown(rows, path, args, target, extra, reference=None):
                    [f"speedup at {target:g}"])
         body = [[cell(row[k]) for k in ("strategy", "pipelines", "learners", "repeat")] +
                 [cell(extra[t][i]["speedup"]) for t in extra] + [cell(row["speedup"])] for i, row in enumerate(rows)]
-        text += ("\n## Speedup in windows per learner at other targets\n\n" + jobs.table(body, columns) + "\n")
+        text += "\n## Speedup in windows per learner at other targets\n\n" + jobs.table(body, columns) + "\n"
+        if args.reference:
+            text += "\n" + "\n".join(f"- at {t:g}: against {reference_text(args, used.get(t), t)}" for t in extra) + "\n"
     path.write_text(text)
 
 
@@ -507,7 +540,7 @@ def main(argv=None):
     prep_spec = prepare_data(args.corpus, args.vocab_size, data_dir)
     base = json.loads((data_dir / "config" / "cfg.json").read_text())
     # checked before any run, so that a wrong folder does not cost the whole grid
-    reference_runs = (args.reference, load_reference(args.reference, data_dir)) if args.reference else None
+    references = [(folder, load_reference(folder, data_dir)) for folder in args.reference]
     combos = plan(args)
     rows, done = [], {}
     for index, combo in enumerate(combos, 1):
@@ -520,11 +553,13 @@ def main(argv=None):
         rows.append(row)
         print(progress_line(index, len(combos), combo, row, reused), flush=True)
     target = run_config(base, combos[0], args)["target"]
-    reference = at_target(reference_runs[1], reference_runs[0], target) if reference_runs else None
+    used, reference = {}, None
+    if references:
+        used[target], reference = best_reference(references, target)
     add_speedups(rows, reference)
-    extra = speedups_at(rows, args.out, args.also_targets, reference_runs)
+    extra, used_extra = speedups_at(rows, args.out, args.also_targets, references)
     write_csv(rows, args.out / "results.csv")
-    write_markdown(rows, args.out / "results.md", args, target, extra, reference)
+    write_markdown(rows, args.out / "results.md", args, target, extra, reference, {**used_extra, **used})
     write_figures(rows, args.out, extra)
     print(f"study: wrote {args.out / 'results.csv'}, {args.out / 'results.md'} and {args.out / 'figures'}/")
 

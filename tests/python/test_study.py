@@ -134,9 +134,30 @@ def test_a_reference_study_is_read_again_at_this_studys_targets(tmp_path):
                  windows_to_target=1000.0, seconds_to_target=0.5)]
     study.add_speedups(rows, ref_at)
     assert rows[0]["speedup"] == 2.5 and rows[0]["time_speedup"] == 2.5
-    extra = study.speedups_at(rows, ours, [3.0], (tmp_path / "ref", reference))
+    extra, used = study.speedups_at(rows, ours, [3.0], [(tmp_path / "ref", reference)])
     # at 3.0: ours half way from 4.0 (0) to 2.5 (1000) is 666.7 windows, the reference 2000
     assert extra[3.0][0]["speedup"] == pytest.approx(3.0)
+    assert used == {3.0: tmp_path / "ref"}
+
+
+def test_of_several_references_each_target_takes_the_best_that_always_reached_it(tmp_path):
+    write_reference_study(tmp_path / "steady")            # 2000 windows to 3.0, 3000 to 2.0
+    fast = tmp_path / "fast"
+    write_reference_study(fast)
+    (fast / "runs" / "fedavg_L1").rename(fast / "runs" / "keep")
+    write_metrics_run(fast / "runs" / "fedavg_L1", [4.0, 3.0, 2.8, 2.6])  # 1000 to 3.0, never 2.0
+    with open(fast / "results.csv", "a", newline="") as f:   # a second repeat that reached 3.0 later
+        study.csv.DictWriter(f, fieldnames=study.COLUMNS).writerow(
+            {"strategy": "fedavg", "pipelines": "shared", "learners": 1, "repeat": 1, "run": "runs/keep"})
+    references = [(tmp_path / "steady", study.load_reference(tmp_path / "steady", tmp_path / "steady" / "data")),
+                  (fast, study.load_reference(fast, tmp_path / "steady" / "data"))]
+    folder, rows = study.best_reference(references, 3.0)      # fast: mean of 1000 and 2000 < 2000
+    assert folder == fast and [r["windows_to_target"] for r in rows] == [1000.0, 2000.0]
+    folder, rows = study.best_reference(references, 2.5)      # fast's first repeat never got there
+    assert folder == tmp_path / "steady" and rows[0]["windows_to_target"] == 2500.0
+    assert study.best_reference(references, 1.0) == (None, [])
+    extra, used = study.speedups_at([], tmp_path, [3.0, 2.5, 1.0], references)
+    assert used == {3.0: fast, 2.5: tmp_path / "steady", 1.0: None}
 
 
 def test_a_reference_with_other_test_windows_or_no_single_learner_is_refused(tmp_path):
