@@ -23,7 +23,7 @@ data) is unchanged, so an interrupted study continues where it stopped; --fresh 
 
 Writes DIR/results.csv, DIR/results.md and DIR/figures/: STRATEGY_MODE_loss_vs_windows.{png,pdf} and
 STRATEGY_MODE_loss_vs_seconds.{png,pdf} (one line per learner count), speedup.{png,pdf} (windows per learner
-to target, 1-learner fedavg over this run) and time_speedup.{png,pdf} (training seconds to target, likewise).
+to target, the 1-learner reference over this run) and time_speedup.{png,pdf} (training seconds to target, likewise).
 --also-targets adds, from the same runs, the speedups at other (higher) test losses: a second table in
 results.md and speedup_at_T.{png,pdf}. Speedups depend on the target (docs/experiments.md says why).
 --reference STUDY_DIR takes the reference from another finished study on the same prepared data instead: its
