@@ -24,8 +24,8 @@ data) is unchanged, so an interrupted study continues where it stopped; --fresh 
 Writes DIR/results.csv, DIR/results.md and DIR/figures/: STRATEGY_MODE_loss_vs_windows.{png,pdf} and
 STRATEGY_MODE_loss_vs_seconds.{png,pdf} (one line per learner count), speedup.{png,pdf} (windows per learner
 to target, the 1-learner reference over this run) and time_speedup.{png,pdf} (training seconds to target, likewise).
---also-targets adds, from the same runs, the speedups at other (higher) test losses: a second table in
-results.md and speedup_at_T.{png,pdf}. Speedups depend on the target (docs/experiments.md says why).
+--also-targets adds, from the same runs, the speedups at other (higher) test losses: in results.md a grid per
+target and a table of every run's speedups, and speedup_at_T.{png,pdf}. Speedups depend on the target (docs/experiments.md says why).
 --reference STUDY_DIR takes the reference from another finished study on the same prepared data instead: its
 1-learner fedavg runs, read again at this study's targets; use it to measure against a single learner tuned
 separately (another lr or batch size), which is the fair reference where this study's settings suit many
@@ -387,17 +387,15 @@ def best_reference(references, target):
 
 
 def speedups_at(rows, study_dir, targets, references=()):
-    """({target: [row with "speedup" at that target]}, {target: reference folder or None}): windows per learner
-    to each extra target, read from the runs' metrics, against this study's 1-learner fedavg runs or, given
-    references ([(study folder, rows)]), the best of them at that target (best_reference)."""
+    """({target: [row with "speedup" at that target]}, {target: (reference folder, reference rows)}): windows
+    per learner to each extra target, read from the runs' metrics, against this study's 1-learner fedavg runs
+    (folder and rows None) or, given references ([(study folder, rows)]), the best of them at that target
+    (best_reference; folder None and rows [] if none reached it)."""
     out, used = {}, {}
     for target in targets:
         at = at_target(rows, study_dir, target)
-        if references:
-            used[target], reference = best_reference(references, target)
-        else:
-            used[target], reference = None, None
-        add_speedups(at, reference)
+        used[target] = best_reference(references, target) if references else (None, None)
+        add_speedups(at, used[target][1])
         out[target] = at
     return out, used
 
@@ -479,10 +477,11 @@ def reference_text(args, folder, target):
     return f"the 1-learner fedavg runs of {folder}"
 
 
-def write_markdown(rows, path, args, target, extra, reference=None, used=None):
-    """results.md; used: {target: the reference folder chosen there} (main target and extra ones)."""
-    used = used or {}
-    against = reference_text(args, used.get(target), target)
+def write_markdown(rows, path, args, target, extra, used):
+    """results.md; extra: {target: rows read at that target}; used: {target: (reference folder, reference
+    rows)} as speedups_at gives, for the main target and the extra ones."""
+    against = reference_text(args, used[target][0], target)
+    reference = used[target][1]
     head = (f"# Scaling study: {args.corpus}\n\nTarget test loss {target:g}, time limit {args.time_limit:g} s per run, "
             f"{args.repeat} repeat(s). Speedups are against {against}.\n\n")
     if not reference_means([r for r in rows if is_reference(r)] if reference is None else reference)["windows_to_target"]:
@@ -499,9 +498,11 @@ def write_markdown(rows, path, args, target, extra, reference=None, used=None):
                    [f"speedup at {target:g}"])
         body = [[cell(row[k]) for k in ("strategy", "pipelines", "learners", "repeat")] +
                 [cell(extra[t][i]["speedup"]) for t in extra] + [cell(row["speedup"])] for i, row in enumerate(rows)]
-        text += "\n## Speedup in windows per learner at other targets\n\n" + jobs.table(body, columns) + "\n"
-        if args.reference:
-            text += "\n" + "\n".join(f"- at {t:g}: against {reference_text(args, used.get(t), t)}" for t in extra) + "\n"
+        text += "\n## Other targets\n"
+        for t, at in extra.items():
+            text += (f"\n### Test loss {t:g}\n\nAgainst {reference_text(args, used[t][0], t)}.\n\n" +
+                     grids(at, used[t][1]) + "\n")
+        text += "\n### Every run's speedup in windows per learner\n\n" + jobs.table(body, columns) + "\n"
     path.write_text(text)
 
 
@@ -553,13 +554,11 @@ def main(argv=None):
         rows.append(row)
         print(progress_line(index, len(combos), combo, row, reused), flush=True)
     target = run_config(base, combos[0], args)["target"]
-    used, reference = {}, None
-    if references:
-        used[target], reference = best_reference(references, target)
-    add_speedups(rows, reference)
+    used = {target: best_reference(references, target) if references else (None, None)}
+    add_speedups(rows, used[target][1])
     extra, used_extra = speedups_at(rows, args.out, args.also_targets, references)
     write_csv(rows, args.out / "results.csv")
-    write_markdown(rows, args.out / "results.md", args, target, extra, reference, {**used_extra, **used})
+    write_markdown(rows, args.out / "results.md", args, target, extra, {**used_extra, **used})
     write_figures(rows, args.out, extra)
     print(f"study: wrote {args.out / 'results.csv'}, {args.out / 'results.md'} and {args.out / 'figures'}/")
 

@@ -137,7 +137,7 @@ def test_a_reference_study_is_read_again_at_this_studys_targets(tmp_path):
     extra, used = study.speedups_at(rows, ours, [3.0], [(tmp_path / "ref", reference)])
     # at 3.0: ours half way from 4.0 (0) to 2.5 (1000) is 666.7 windows, the reference 2000
     assert extra[3.0][0]["speedup"] == pytest.approx(3.0)
-    assert used == {3.0: tmp_path / "ref"}
+    assert used[3.0][0] == tmp_path / "ref" and used[3.0][1][0]["windows_to_target"] == 2000.0
 
 
 def test_of_several_references_each_target_takes_the_best_that_always_reached_it(tmp_path):
@@ -157,7 +157,7 @@ def test_of_several_references_each_target_takes_the_best_that_always_reached_it
     assert folder == tmp_path / "steady" and rows[0]["windows_to_target"] == 2500.0
     assert study.best_reference(references, 1.0) == (None, [])
     extra, used = study.speedups_at([], tmp_path, [3.0, 2.5, 1.0], references)
-    assert used == {3.0: fast, 2.5: tmp_path / "steady", 1.0: None}
+    assert {t: folder for t, (folder, _) in used.items()} == {3.0: fast, 2.5: tmp_path / "steady", 1.0: None}
 
 
 def test_a_reference_with_other_test_windows_or_no_single_learner_is_refused(tmp_path):
@@ -174,3 +174,23 @@ def test_a_reference_with_other_test_windows_or_no_single_learner_is_refused(tmp
     (tmp_path / "multi" / "results.csv").write_text("\n".join(r for r in rows if ",1," not in r) + "\n")
     with pytest.raises(SystemExit, match="no 1-learner fedavg run"):
         study.load_reference(tmp_path / "multi", ours)
+
+
+def test_results_md_has_a_grid_for_every_other_target_and_names_its_reference(tmp_path):
+    def row(learners, windows, repeat=0):
+        return {**dict.fromkeys(study.COLUMNS), "strategy": "fedavg", "pipelines": "shared", "learners": learners,
+                "repeat": repeat, "run": f"runs/L{learners}", "windows_to_target": windows,
+                "seconds_to_target": None if windows is None else windows / 1e6}
+    rows = [row(1, None), row(4, 300e3)]            # at the main target 2.0 the single learner missed
+    at_25 = [row(1, 800e3), row(4, 200e3)]
+    args = args_for("--target", "2.0", "--also-targets", "2.5", "--reference", str(tmp_path / "ref"))
+    study.add_speedups(rows, [])
+    study.add_speedups(at_25, [row(1, 600e3)])
+    study.write_markdown(rows, tmp_path / "results.md", args, 2.0, {2.5: at_25},
+                         {2.0: (None, []), 2.5: (tmp_path / "ref", [row(1, 600e3)])})
+    text = (tmp_path / "results.md").read_text()
+    assert "none of which reached 2" in text and "No speedups at 2:" in text
+    assert "| fedavg | not reached | 300k; 0.3 s |" in text
+    at = text[text.index("### Test loss 2.5"):]
+    assert f"Against the 1-learner fedavg runs of {tmp_path / 'ref'}." in at
+    assert "| fedavg | 800k, 0.8×; 0.8 s, 0.7× | 200k, 3.0×; 0.2 s, 3.0× |" in at
