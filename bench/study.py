@@ -324,16 +324,19 @@ def is_reference(row):
     return row["strategy"] == "fedavg" and row["learners"] == 1 and row["pipelines"] == "shared"
 
 
-def reference_means(reference):
+def reference_means(rows, reference=None):
     """{measure: mean over the reference rows that reached the target (None if none did)} for
-    windows_to_target and seconds_to_target: what every speedup divides."""
+    windows_to_target and seconds_to_target: what every speedup divides. reference None: the 1-learner fedavg
+    rows among rows."""
+    if reference is None:
+        reference = [r for r in rows if is_reference(r)]
     return {m: mean(r[m] for r in reference) for m in ("windows_to_target", "seconds_to_target")}
 
 
 def add_speedups(rows, reference=None):
     """speedup and time_speedup of every row against the reference rows (default: the 1-learner fedavg rows
     among rows), mean over repeats."""
-    ref = reference_means([r for r in rows if is_reference(r)] if reference is None else reference)
+    ref = reference_means(rows, reference)
     for key, measure in (("speedup", "windows_to_target"), ("time_speedup", "seconds_to_target")):
         for row in rows:
             row[key] = ref[measure] / row[measure] if ref[measure] and row[measure] else None
@@ -386,6 +389,12 @@ def best_reference(references, target):
     return best
 
 
+def reference_at(references, target):
+    """(folder, rows) the speedups at target divide: best_reference of references, or (None, None) for this
+    study's own 1-learner fedavg runs when there are none."""
+    return best_reference(references, target) if references else (None, None)
+
+
 def speedups_at(rows, study_dir, targets, references=()):
     """({target: [row with "speedup" at that target]}, {target: (reference folder, reference rows)}): windows
     per learner to each extra target, read from the runs' metrics, against this study's 1-learner fedavg runs
@@ -394,7 +403,7 @@ def speedups_at(rows, study_dir, targets, references=()):
     out, used = {}, {}
     for target in targets:
         at = at_target(rows, study_dir, target)
-        used[target] = best_reference(references, target) if references else (None, None)
+        used[target] = reference_at(references, target)
         add_speedups(at, used[target][1])
         out[target] = at
     return out, used
@@ -449,7 +458,7 @@ def grids(rows, reference=None):
     """Markdown: per pipeline mode, a strategy x learners table of grid_cell (the 1-learner runs, which have
     one pipeline either way, appear under both modes); speedups against reference rows as in add_speedups."""
     learners = sorted({r["learners"] for r in rows})
-    reference = reference_means([r for r in rows if is_reference(r)] if reference is None else reference)
+    reference = reference_means(rows, reference)
     out = []
     for mode in ("shared", "per-learner"):
         in_mode = [r for r in rows if r["pipelines"] == mode]
@@ -484,7 +493,7 @@ def write_markdown(rows, path, args, target, extra, used):
     reference = used[target][1]
     head = (f"# Scaling study: {args.corpus}\n\nTarget test loss {target:g}, time limit {args.time_limit:g} s per run, "
             f"{args.repeat} repeat(s). Speedups are against {against}.\n\n")
-    if not reference_means([r for r in rows if is_reference(r)] if reference is None else reference)["windows_to_target"]:
+    if not reference_means(rows, reference)["windows_to_target"]:
         head += f"No speedups at {target:g}: the reference did not reach it.\n\n"
     body = [[cell(row[k]).replace("|", "\\|") for k in COLUMNS] for row in rows]
     text = head
@@ -554,7 +563,7 @@ def main(argv=None):
         rows.append(row)
         print(progress_line(index, len(combos), combo, row, reused), flush=True)
     target = run_config(base, combos[0], args)["target"]
-    used = {target: best_reference(references, target) if references else (None, None)}
+    used = {target: reference_at(references, target)}
     add_speedups(rows, used[target][1])
     extra, used_extra = speedups_at(rows, args.out, args.also_targets, references)
     write_csv(rows, args.out / "results.csv")
