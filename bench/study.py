@@ -15,7 +15,8 @@ hogwild as named; bmuf is block momentum with block_lr 1 and block_momentum 0.3,
 (--classic: the published settings, block_momentum 1 - 1/L for bmuf, block_lr 0.7 and block_momentum 0.9 for
 diloco). Every run gets target, max_seconds = time limit, max_rounds 100000, then
 the --set overrides (values parsed as JSON, else taken as strings). With one learner both pipeline modes are
-the same job, which runs once. The 1-learner fedavg run, the reference for the speedups, is always run.
+the same job, which runs once. The 1-learner fedavg run, the reference for the speedups, is always run, unless
+--reference is given and --learners leaves out 1.
 
 Each run lives in DIR/runs/STRATEGY_L<L>[_MODE][_r<repeat>]/ (config/, the job's outputs, job.stdout,
 job.stderr, job.rc, spec.json) and is reused when it finished with status 0 and spec.json (config, command,
@@ -201,8 +202,10 @@ def shards(data_dir, count):
 # ---------------------------------------------------------------- runs
 
 def plan(args):
-    """Every combination to run, reference first; L=1 appears once per mode (both name one job)."""
-    reference = [Combo("fedavg", "shared", 1, r) for r in range(args.repeat)]
+    """Every combination to run, reference first; L=1 appears once per mode (both name one job). With
+    --reference and no 1 in --learners there is no 1-learner run: the reference folders hold it."""
+    own_reference = 1 in args.learners or not args.reference
+    reference = [Combo("fedavg", "shared", 1, r) for r in range(args.repeat)] if own_reference else []
     combos = [Combo(s, m, n, r) for r in range(args.repeat) for n in sorted(set(args.learners))
               for s in args.strategies for m in args.pipelines]
     return reference + [c for c in combos if c not in reference]

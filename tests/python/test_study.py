@@ -22,6 +22,13 @@ def test_plan_runs_one_learner_once_and_always_has_the_reference():
     assert [c.ranks for c in combos[3:]] == [1 + 3 + 2, 1 + 6 + 2]
 
 
+def test_plan_leaves_out_the_single_learner_when_a_reference_study_holds_it():
+    combos = study.plan(args_for("--learners", "12", "--strategies", "fedavg", "--reference", "/tmp/ref"))
+    assert [c.run_name for c in combos] == ["fedavg_L12_shared", "fedavg_L12_per-learner"]
+    with_one = study.plan(args_for("--learners", "1,12", "--strategies", "fedavg", "--reference", "/tmp/ref"))
+    assert with_one[0] == study.Combo("fedavg", "shared", 1, 0)
+
+
 def test_run_config_maps_strategies_and_applies_overrides_last():
     args = args_for("--time-limit", "30", "--target", "2.1", "--slow-learners", "3", "--slow-factor", "2",
                     "--set", "lr=0.2", "--set", "model=softmax", "--set", "target=1.9")
