@@ -30,8 +30,9 @@ target and a table of every run's speedups, and speedup_at_T.{png,pdf}. Speedups
 --reference STUDY_DIR takes the reference from another finished study on the same prepared data instead: its
 1-learner fedavg runs, read again at this study's targets; use it to measure against a single learner tuned
 separately (another lr or batch size), which is the fair reference where this study's settings suit many
-learners but not one. Given more than once, each target takes the folder whose runs all reached it with the
-fewest windows per learner on average (the best single learner for that target); results.md names it.
+learners but not one. Given more than once, each target takes, among the folders whose runs all reached it,
+the one with the fewest windows per learner on average for the speedup in data, and the one with the fewest
+training seconds for the time speedup (the best single learner in each); results.md names them.
 """
 
 import argparse
@@ -327,13 +328,17 @@ def is_reference(row):
     return row["strategy"] == "fedavg" and row["learners"] == 1 and row["pipelines"] == "shared"
 
 
+MEASURES = ("windows_to_target", "seconds_to_target")
+
+
 def reference_means(rows, reference=None):
     """{measure: mean over the reference rows that reached the target (None if none did)} for
-    windows_to_target and seconds_to_target: what every speedup divides. reference None: the 1-learner fedavg
-    rows among rows."""
-    if reference is None:
-        reference = [r for r in rows if is_reference(r)]
-    return {m: mean(r[m] for r in reference) for m in ("windows_to_target", "seconds_to_target")}
+    windows_to_target and seconds_to_target: what every speedup divides. reference: rows for both measures,
+    {measure: rows} for a reference per measure (as reference_rows gives), or None (also per measure) for the
+    1-learner fedavg rows among rows."""
+    per_measure = reference if isinstance(reference, dict) else dict.fromkeys(MEASURES, reference)
+    own = [r for r in rows if is_reference(r)]
+    return {m: mean(r[m] for r in (own if per_measure[m] is None else per_measure[m])) for m in MEASURES}
 
 
 def add_speedups(rows, reference=None):
@@ -378,36 +383,43 @@ def load_reference(reference_dir, data_dir):
     return rows
 
 
-def best_reference(references, target):
-    """(study folder, its rows read at target) of the reference whose runs all reached target with the fewest
-    mean windows per learner; (None, []) if none did. references: [(study folder, rows)]."""
-    best, best_windows = (None, []), None
+def best_reference(references, target, measure="windows_to_target"):
+    """(study folder, its rows read at target) of the reference whose runs all reached target with the lowest
+    mean of measure (windows per learner, or training seconds); (None, []) if none did. references: [(study
+    folder, rows)]."""
+    best, best_value = (None, []), None
     for folder, rows in references:
         at = at_target(rows, folder, target)
-        if not all(r["windows_to_target"] is not None for r in at):
+        if not all(r[measure] is not None for r in at):
             continue
-        windows = mean(r["windows_to_target"] for r in at)
-        if best_windows is None or windows < best_windows:
-            best, best_windows = (folder, at), windows
+        value = mean(r[measure] for r in at)
+        if best_value is None or value < best_value:
+            best, best_value = (folder, at), value
     return best
 
 
 def reference_at(references, target):
-    """(folder, rows) the speedups at target divide: best_reference of references, or (None, None) for this
-    study's own 1-learner fedavg runs when there are none."""
-    return best_reference(references, target) if references else (None, None)
+    """{measure: (folder, rows)} the speedups at target divide: per measure the best_reference of references
+    (the single learner that needed the least data for the speedup in windows, the fastest one for the time
+    speedup), or (None, None) for this study's own 1-learner fedavg runs when there are none."""
+    return {m: best_reference(references, target, m) if references else (None, None) for m in MEASURES}
+
+
+def reference_rows(choice):
+    """{measure: rows} of a reference_at choice, as reference_means takes them."""
+    return {m: rows for m, (_, rows) in choice.items()}
 
 
 def speedups_at(rows, study_dir, targets, references=()):
-    """({target: [row with "speedup" at that target]}, {target: (reference folder, reference rows)}): windows
+    """({target: [row with "speedup" at that target]}, {target: reference_at's choice}): windows
     per learner to each extra target, read from the runs' metrics, against this study's 1-learner fedavg runs
     (folder and rows None) or, given references ([(study folder, rows)]), the best of them at that target
-    (best_reference; folder None and rows [] if none reached it)."""
+    per measure (reference_at; folder None and rows [] if none reached it)."""
     out, used = {}, {}
     for target in targets:
         at = at_target(rows, study_dir, target)
         used[target] = reference_at(references, target)
-        add_speedups(at, used[target][1])
+        add_speedups(at, reference_rows(used[target]))
         out[target] = at
     return out, used
 
@@ -480,20 +492,23 @@ def grids(rows, reference=None):
     return "\n\n".join(out)
 
 
-def reference_text(args, folder, target):
-    """Whose 1-learner runs the speedups at target divide, in words."""
+def reference_text(args, choice, target):
+    """Whose 1-learner runs the speedups at target divide (choice: reference_at's), in words."""
     if not args.reference:
         return "the 1-learner fedavg run"
-    if folder is None:
+    windows, seconds = choice["windows_to_target"][0], choice["seconds_to_target"][0]
+    if windows is None:
         return f"the best 1-learner fedavg runs of {', '.join(map(str, args.reference))}, none of which reached {target:g}"
-    return f"the 1-learner fedavg runs of {folder}"
+    if seconds == windows:
+        return f"the 1-learner fedavg runs of {windows}"
+    return f"the 1-learner fedavg runs of {windows} (in seconds: of {seconds}, the fastest)"
 
 
 def write_markdown(rows, path, args, target, extra, used):
-    """results.md; extra: {target: rows read at that target}; used: {target: (reference folder, reference
-    rows)} as speedups_at gives, for the main target and the extra ones."""
-    against = reference_text(args, used[target][0], target)
-    reference = used[target][1]
+    """results.md; extra: {target: rows read at that target}; used: {target: reference_at's choice} as
+    speedups_at gives, for the main target and the extra ones."""
+    against = reference_text(args, used[target], target)
+    reference = reference_rows(used[target])
     head = (f"# Scaling study: {args.corpus}\n\nTarget test loss {target:g}, time limit {args.time_limit:g} s per run, "
             f"{args.repeat} repeat(s). Speedups are against {against}.\n\n")
     if not reference_means(rows, reference)["windows_to_target"]:
@@ -512,8 +527,8 @@ def write_markdown(rows, path, args, target, extra, used):
                 [cell(extra[t][i]["speedup"]) for t in extra] + [cell(row["speedup"])] for i, row in enumerate(rows)]
         text += "\n## Other targets\n"
         for t, at in extra.items():
-            text += (f"\n### Test loss {t:g}\n\nAgainst {reference_text(args, used[t][0], t)}.\n\n" +
-                     grids(at, used[t][1]) + "\n")
+            text += (f"\n### Test loss {t:g}\n\nAgainst {reference_text(args, used[t], t)}.\n\n" +
+                     grids(at, reference_rows(used[t])) + "\n")
         text += "\n### Every run's speedup in windows per learner\n\n" + jobs.table(body, columns) + "\n"
     path.write_text(text)
 
@@ -567,7 +582,7 @@ def main(argv=None):
         print(progress_line(index, len(combos), combo, row, reused), flush=True)
     target = run_config(base, combos[0], args)["target"]
     used = {target: reference_at(references, target)}
-    add_speedups(rows, used[target][1])
+    add_speedups(rows, reference_rows(used[target]))
     extra, used_extra = speedups_at(rows, args.out, args.also_targets, references)
     write_csv(rows, args.out / "results.csv")
     write_markdown(rows, args.out / "results.md", args, target, extra, {**used_extra, **used})

@@ -105,10 +105,10 @@ def test_grid_without_a_reference_that_reached_shows_the_figures_without_speedup
     assert lines[4] == "| fedavg | not reached | 290k; 1.0 s |"
 
 
-def write_metrics_run(directory, losses):
-    """A run folder as fedavg_mpi writes it: rounds of 1000 windows and 0.5 s."""
+def write_metrics_run(directory, losses, round_seconds=0.5):
+    """A run folder as fedavg_mpi writes it: rounds of 1000 windows and round_seconds."""
     directory.mkdir(parents=True)
-    rows = [f"{i},{1000 * i},{0.5 * i},{loss}" for i, loss in enumerate(losses)]
+    rows = [f"{i},{1000 * i},{round_seconds * i},{loss}" for i, loss in enumerate(losses)]
     (directory / "kjv_metrics.csv").write_text("round,windows_per_learner,seconds,test_loss\n" + "\n".join(rows) + "\n")
     (directory / "kjv_stats.txt").write_text("final: rounds=3 seconds=1.5 final_loss=2.0 stopped=target\n")
 
@@ -144,7 +144,9 @@ def test_a_reference_study_is_read_again_at_this_studys_targets(tmp_path):
     extra, used = study.speedups_at(rows, ours, [3.0], [(tmp_path / "ref", reference)])
     # at 3.0: ours half way from 4.0 (0) to 2.5 (1000) is 666.7 windows, the reference 2000
     assert extra[3.0][0]["speedup"] == pytest.approx(3.0)
-    assert used[3.0][0] == tmp_path / "ref" and used[3.0][1][0]["windows_to_target"] == 2000.0
+    folder, ref_rows = used[3.0]["windows_to_target"]
+    assert folder == tmp_path / "ref" and ref_rows[0]["windows_to_target"] == 2000.0
+    assert used[3.0]["seconds_to_target"][0] == tmp_path / "ref"
 
 
 def test_of_several_references_each_target_takes_the_best_that_always_reached_it(tmp_path):
@@ -164,7 +166,35 @@ def test_of_several_references_each_target_takes_the_best_that_always_reached_it
     assert folder == tmp_path / "steady" and rows[0]["windows_to_target"] == 2500.0
     assert study.best_reference(references, 1.0) == (None, [])
     extra, used = study.speedups_at([], tmp_path, [3.0, 2.5, 1.0], references)
-    assert {t: folder for t, (folder, _) in used.items()} == {3.0: fast, 2.5: tmp_path / "steady", 1.0: None}
+    assert {t: choice["windows_to_target"][0] for t, choice in used.items()} == {
+        3.0: fast, 2.5: tmp_path / "steady", 1.0: None}
+
+
+def test_the_time_speedup_divides_the_fastest_reference_and_results_md_names_both(tmp_path):
+    lean = tmp_path / "lean"   # 2000 windows to 3.0, but 2 s a round of 1000: 4 s
+    (lean / "data" / "config").mkdir(parents=True)
+    (lean / "data" / "config" / "test.txt").write_bytes(b"1 2 3 4 5\n")
+    write_metrics_run(lean / "runs" / "fedavg_L1", [4.0, 3.5, 3.0], round_seconds=2.0)
+    with open(lean / "results.csv", "w", newline="") as f:
+        writer = study.csv.DictWriter(f, fieldnames=study.COLUMNS)
+        writer.writeheader()
+        writer.writerow({"strategy": "fedavg", "pipelines": "shared", "learners": 1, "run": "runs/fedavg_L1"})
+    quick = tmp_path / "quick"  # 3000 windows to 3.0 in 0.1 s a round: 0.3 s
+    write_reference_study(quick)
+    (quick / "runs" / "fedavg_L1").rename(quick / "runs" / "old")
+    write_metrics_run(quick / "runs" / "fedavg_L1", [4.0, 3.6, 3.3, 3.0], round_seconds=0.1)
+    data = lean / "data"
+    references = [(lean, study.load_reference(lean, data)), (quick, study.load_reference(quick, data))]
+    rows = [{**dict.fromkeys(study.COLUMNS), "strategy": "fedavg", "pipelines": "shared", "learners": 2,
+             "repeat": 0, "run": "runs/none", "windows_to_target": 500.0, "seconds_to_target": 0.1}]
+    choice = study.reference_at(references, 3.0)
+    assert choice["windows_to_target"][0] == lean and choice["seconds_to_target"][0] == quick
+    study.add_speedups(rows, study.reference_rows(choice))
+    assert rows[0]["speedup"] == 4.0 and rows[0]["time_speedup"] == pytest.approx(3.0)
+    args = args_for("--target", "3.0", "--reference", str(lean), "--reference", str(quick))
+    study.write_markdown(rows, tmp_path / "results.md", args, 3.0, {}, {3.0: choice})
+    assert f"Speedups are against the 1-learner fedavg runs of {lean} (in seconds: of {quick}, the fastest)." in \
+        (tmp_path / "results.md").read_text()
 
 
 def test_a_reference_with_other_test_windows_or_no_single_learner_is_refused(tmp_path):
@@ -194,7 +224,8 @@ def test_results_md_has_a_grid_for_every_other_target_and_names_its_reference(tm
     study.add_speedups(rows, [])
     study.add_speedups(at_25, [row(1, 600e3)])
     study.write_markdown(rows, tmp_path / "results.md", args, 2.0, {2.5: at_25},
-                         {2.0: (None, []), 2.5: (tmp_path / "ref", [row(1, 600e3)])})
+                         {2.0: dict.fromkeys(study.MEASURES, (None, [])),
+                          2.5: dict.fromkeys(study.MEASURES, (tmp_path / "ref", [row(1, 600e3)]))})
     text = (tmp_path / "results.md").read_text()
     assert "none of which reached 2" in text and "No speedups at 2:" in text
     assert "| fedavg | not reached | 300k; 0.3 s |" in text
