@@ -26,7 +26,8 @@ Writes DIR/results.csv, DIR/results.md and DIR/figures/: STRATEGY_MODE_loss_vs_w
 STRATEGY_MODE_loss_vs_seconds.{png,pdf} (one line per learner count), speedup.{png,pdf} (windows per learner
 to target, the 1-learner reference over this run) and time_speedup.{png,pdf} (training seconds to target, likewise).
 --also-targets adds, from the same runs, the speedups at other (higher) test losses: in results.md a grid per
-target and a table of every run's speedups, and speedup_at_T.{png,pdf}. Speedups depend on the target (docs/experiments.md says why).
+target and a table of every run's speedups, speedup_at_T.{png,pdf}, and speedup_vs_target.{png,pdf} (one line per
+strategy, pipeline mode and learner count). Speedups depend on the target (docs/experiments.md says why).
 --reference STUDY_DIR takes the reference from another finished study on the same prepared data instead: its
 1-learner fedavg runs, read again at this study's targets; use it to measure against a single learner tuned
 separately (another lr or batch size), which is the fair reference where this study's settings suit many
@@ -533,9 +534,11 @@ def write_markdown(rows, path, args, target, extra, used):
     path.write_text(text)
 
 
-def write_figures(rows, study_dir, extra):
-    """study_dir/figures/: loss figures per (strategy, pipeline mode), one line per run, and the two
-    speedup figures.  Figures of an earlier study in the same folder are removed first."""
+def write_figures(rows, study_dir, target, extra):
+    """study_dir/figures/: loss figures per (strategy, pipeline mode), one line per run, the two speedup
+    figures, and with extra targets ({target: rows read there}) a speedup figure per target and the speedup
+    against the target (the main target's rows are rows). Figures of an earlier study in the same folder are
+    removed first."""
     fig_dir = study_dir / "figures"
     shutil.rmtree(fig_dir, ignore_errors=True)
     groups = {}
@@ -557,9 +560,11 @@ def write_figures(rows, study_dir, extra):
     plots.plot_speedup(rows, fig_dir / "speedup")
     plots.plot_speedup(rows, fig_dir / "time_speedup", key="time_speedup",
                        y_label="speedup in training seconds to target")
-    for target, at in extra.items():
-        plots.plot_speedup(at, fig_dir / f"speedup_at_{target:g}",
-                           y_label=f"speedup in windows per learner to loss {target:g}")
+    for t, at in extra.items():
+        plots.plot_speedup(at, fig_dir / f"speedup_at_{t:g}",
+                           y_label=f"speedup in windows per learner to loss {t:g}")
+    if extra:
+        plots.plot_speedup_vs_target({**extra, target: rows}, fig_dir / "speedup_vs_target")
 
 
 def main(argv=None):
@@ -586,7 +591,7 @@ def main(argv=None):
     extra, used_extra = speedups_at(rows, args.out, args.also_targets, references)
     write_csv(rows, args.out / "results.csv")
     write_markdown(rows, args.out / "results.md", args, target, extra, {**used_extra, **used})
-    write_figures(rows, args.out, extra)
+    write_figures(rows, args.out, target, extra)
     print(f"study: wrote {args.out / 'results.csv'}, {args.out / 'results.md'} and {args.out / 'figures'}/")
 
 

@@ -18,6 +18,10 @@ Library use (bench/study.py):
     plot_loss_vs_windows(runs, stem)      the two loss figures
     plot_loss_vs_seconds(runs, stem)
     plot_speedup(rows, stem)              speedup against learner count
+    plot_speedup_vs_target(per_target, stem)
+                                          speedup against the target loss
+Repeats of one combination are combined as the study's tables do: the
+reference divided by their mean, i.e. the harmonic mean of their speedups.
 """
 
 import argparse
@@ -166,14 +170,20 @@ def plot_loss_vs_seconds(runs, path_stem, title=None, formats=FORMATS):
                      formats)
 
 
+def _speedup_mean(values):
+    """The mean of several runs' speedups as the study's tables give it: the
+    reference divided by the runs' mean, i.e. the harmonic mean."""
+    return len(values) / sum(1.0 / v for v in values)
+
+
 def _mean_by_learners(rows, key):
-    """{learners: mean of the numeric values of key} over rows."""
+    """{learners: _speedup_mean of the numeric values of key} over rows."""
     values = {}
     for row in rows:
         value = row.get(key)
         if isinstance(value, (int, float)):
             values.setdefault(int(row["learners"]), []).append(value)
-    return {n: sum(v) / len(v) for n, v in sorted(values.items())}
+    return {n: _speedup_mean(v) for n, v in sorted(values.items())}
 
 
 def plot_speedup(rows, path_stem, key="speedup",
@@ -182,7 +192,7 @@ def plot_speedup(rows, path_stem, key="speedup",
     """row[key] against row["learners"], one line per (strategy, pipelines)
     pair, with the ideal y = x.  Rows are dicts (bench/study.py's results);
     rows whose key is not a number (target not reached) are left out and
-    repeats of one combination are averaged."""
+    repeats of one combination are combined by _speedup_mean."""
     groups = {}
     for row in rows:
         groups.setdefault((row["strategy"], row["pipelines"]), []).append(row)
@@ -201,6 +211,45 @@ def plot_speedup(rows, path_stem, key="speedup",
             linewidth=1, label="ideal")
     ax.set_xticks(counts)
     ax.set_xlabel("learners")
+    ax.set_ylabel(y_label)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
+    fig.tight_layout()
+    return save(fig, path_stem, formats)
+
+
+def speedups_by_target(per_target, key="speedup"):
+    """{(strategy, pipelines, learners): {target: _speedup_mean of key over
+    its repeats}} from {target: rows}; 1-learner rows and rows that did not
+    reach a target are left out."""
+    lines = {}
+    for target, rows in per_target.items():
+        groups = {}
+        for row in rows:
+            value = row.get(key)
+            if int(row["learners"]) > 1 and isinstance(value, (int, float)):
+                name = (row["strategy"], row["pipelines"], int(row["learners"]))
+                groups.setdefault(name, []).append(value)
+        for name, values in groups.items():
+            lines.setdefault(name, {})[target] = _speedup_mean(values)
+    return {name: dict(sorted(points.items(), reverse=True))
+            for name, points in sorted(lines.items())}
+
+
+def plot_speedup_vs_target(per_target, path_stem, key="speedup",
+                           y_label="speedup in windows per learner",
+                           formats=FORMATS):
+    """The speedup at each target test loss, one line per (strategy,
+    pipelines, learners) with more than one learner (speedups_by_target),
+    tighter targets to the right."""
+    fig, ax = plt.subplots(figsize=(FIGSIZE[0] + 2, FIGSIZE[1]))
+    for name, points in speedups_by_target(per_target, key).items():
+        strategy, pipelines, learners = name
+        ax.plot(list(points), list(points.values()), marker="o",
+                linestyle="-" if pipelines == "shared" else "--",
+                label=f"{strategy}, {pipelines}, {learners} learners")
+    ax.invert_xaxis()
+    ax.set_xlabel("target test loss")
     ax.set_ylabel(y_label)
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))

@@ -88,6 +88,19 @@ def test_speedup_figure_skips_unreached_and_averages_repeats(tmp_path):
             {"strategy": "fedavg", "pipelines": "shared", "learners": 2, "speedup": 1.6},
             {"strategy": "fedavg", "pipelines": "shared", "learners": 2, "speedup": 1.8},
             {"strategy": "bmuf", "pipelines": "per-learner", "learners": 4, "speedup": None}]
-    assert plots._mean_by_learners(rows, "speedup") == {1: 1.0, 2: pytest.approx(1.7)}
+    # 1.6x and 1.8x: the reference over the mean of the two runs' windows, 2 / (1/1.6 + 1/1.8)
+    assert plots._mean_by_learners(rows, "speedup") == {1: 1.0, 2: pytest.approx(2 / (1 / 1.6 + 1 / 1.8))}
     plots.plot_speedup(rows, tmp_path / "speedup")
     assert_figures(tmp_path / "speedup")
+
+
+def test_speedup_against_target_has_a_line_per_multi_learner_combination(tmp_path):
+    def row(learners, speedup, strategy="fedavg"):
+        return {"strategy": strategy, "pipelines": "shared", "learners": learners, "speedup": speedup}
+    per_target = {2.2: [row(1, 1.0), row(12, 3.0), row(12, 6.0), row(12, 2.0, "diloco")],
+                  2.1: [row(1, 1.0), row(12, 6.0), row(12, None), row(12, None, "diloco")]}
+    lines = plots.speedups_by_target(per_target)
+    assert lines == {("fedavg", "shared", 12): {2.2: 4.0, 2.1: 6.0}, ("diloco", "shared", 12): {2.2: 2.0}}
+    assert list(lines[("fedavg", "shared", 12)]) == [2.2, 2.1]   # loosest target first
+    plots.plot_speedup_vs_target(per_target, tmp_path / "speedup_vs_target")
+    assert_figures(tmp_path / "speedup_vs_target")
