@@ -186,6 +186,16 @@ def _mean_by_learners(rows, key):
     return {n: _speedup_mean(v) for n, v in sorted(values.items())}
 
 
+def _finish_speedup(fig, ax, x_label, y_label, path_stem, formats):
+    """Labels, grid and the legend outside the axes of a speedup figure; saves it."""
+    ax.set_xlabel(x_label)
+    ax.set_ylabel(y_label)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
+    fig.tight_layout()
+    return save(fig, path_stem, formats)
+
+
 def plot_speedup(rows, path_stem, key="speedup",
                  y_label="speedup in windows per learner to target",
                  formats=FORMATS):
@@ -210,12 +220,7 @@ def plot_speedup(rows, path_stem, key="speedup",
     ax.plot([1, counts[-1]], [1, counts[-1]], color="grey", linestyle=":",
             linewidth=1, label="ideal")
     ax.set_xticks(counts)
-    ax.set_xlabel("learners")
-    ax.set_ylabel(y_label)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
-    fig.tight_layout()
-    return save(fig, path_stem, formats)
+    return _finish_speedup(fig, ax, "learners", y_label, path_stem, formats)
 
 
 def speedups_by_target(per_target, key="speedup"):
@@ -249,12 +254,7 @@ def plot_speedup_vs_target(per_target, path_stem, key="speedup",
                 linestyle="-" if pipelines == "shared" else "--",
                 label=f"{strategy}, {pipelines}, {learners} learners")
     ax.invert_xaxis()
-    ax.set_xlabel("target test loss")
-    ax.set_ylabel(y_label)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
-    fig.tight_layout()
-    return save(fig, path_stem, formats)
+    return _finish_speedup(fig, ax, "target test loss", y_label, path_stem, formats)
 
 
 def parse_args(argv):
