@@ -537,8 +537,8 @@ def write_markdown(rows, path, args, target, extra, used):
 def write_figures(rows, study_dir, target, extra):
     """study_dir/figures/: loss figures per (strategy, pipeline mode), one line per run, the two speedup
     figures, and with extra targets ({target: rows read there}) a speedup figure per target and the speedup
-    against the target (the main target's rows are rows). Figures of an earlier study in the same folder are
-    removed first."""
+    against the target (the main target's rows are rows; drawn when some multi-learner run reached some
+    target). Figures of an earlier study in the same folder are removed first."""
     fig_dir = study_dir / "figures"
     shutil.rmtree(fig_dir, ignore_errors=True)
     groups = {}
@@ -563,8 +563,9 @@ def write_figures(rows, study_dir, target, extra):
     for t, at in extra.items():
         plots.plot_speedup(at, fig_dir / f"speedup_at_{t:g}",
                            y_label=f"speedup in windows per learner to loss {t:g}")
-    if extra:
-        plots.plot_speedup_vs_target({**extra, target: rows}, fig_dir / "speedup_vs_target")
+    per_target = {**extra, target: rows}
+    if extra and plots.speedups_by_target(per_target):  # some multi-learner run reached some target
+        plots.plot_speedup_vs_target(per_target, fig_dir / "speedup_vs_target")
 
 
 def main(argv=None):
