@@ -384,13 +384,11 @@ def load_reference(reference_dir, data_dir):
     return rows
 
 
-def best_reference(references, target, measure="windows_to_target"):
-    """(study folder, its rows read at target) of the reference whose runs all reached target with the lowest
-    mean of measure (windows per learner, or training seconds); (None, []) if none did. references: [(study
-    folder, rows)]."""
+def _lowest(read, measure):
+    """(study folder, rows) of read ([(folder, rows read at a target)]) whose rows all reached the target with
+    the lowest mean of measure; (None, []) if none did."""
     best, best_value = (None, []), None
-    for folder, rows in references:
-        at = at_target(rows, folder, target)
+    for folder, at in read:
         if not all(r[measure] is not None for r in at):
             continue
         value = mean(r[measure] for r in at)
@@ -399,11 +397,22 @@ def best_reference(references, target, measure="windows_to_target"):
     return best
 
 
+def best_reference(references, target, measure="windows_to_target"):
+    """(study folder, its rows read at target) of the reference whose runs all reached target with the lowest
+    mean of measure (windows per learner, or training seconds); (None, []) if none did. references: [(study
+    folder, rows)]."""
+    return _lowest([(folder, at_target(rows, folder, target)) for folder, rows in references], measure)
+
+
 def reference_at(references, target):
-    """{measure: (folder, rows)} the speedups at target divide: per measure the best_reference of references
-    (the single learner that needed the least data for the speedup in windows, the fastest one for the time
-    speedup), or (None, None) for this study's own 1-learner fedavg runs when there are none."""
-    return {m: best_reference(references, target, m) if references else (None, None) for m in MEASURES}
+    """{measure: (folder, rows)} the speedups at target divide: per measure the reference folder that did best
+    (best_reference: the single learner that needed the least data for the speedup in windows, the fastest one
+    for the time speedup), each folder's metrics read once; or (None, None) for this study's own 1-learner
+    fedavg runs when there are no references."""
+    if not references:
+        return dict.fromkeys(MEASURES, (None, None))
+    read = [(folder, at_target(rows, folder, target)) for folder, rows in references]
+    return {m: _lowest(read, m) for m in MEASURES}
 
 
 def reference_rows(choice):

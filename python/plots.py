@@ -176,6 +176,14 @@ def _speedup_mean(values):
     return len(values) / sum(1.0 / v for v in values)
 
 
+def _by_combination(rows):
+    """{(strategy, pipelines): rows}."""
+    groups = {}
+    for row in rows:
+        groups.setdefault((row["strategy"], row["pipelines"]), []).append(row)
+    return groups
+
+
 def _mean_by_learners(rows, key):
     """{learners: _speedup_mean of the numeric values of key} over rows."""
     values = {}
@@ -203,9 +211,7 @@ def plot_speedup(rows, path_stem, key="speedup",
     pair, with the ideal y = x.  Rows are dicts (bench/study.py's results);
     rows whose key is not a number (target not reached) are left out and
     repeats of one combination are combined by _speedup_mean."""
-    groups = {}
-    for row in rows:
-        groups.setdefault((row["strategy"], row["pipelines"]), []).append(row)
+    groups = _by_combination(rows)
     strategies = sorted({strategy for strategy, _ in groups})
     fig, ax = plt.subplots(figsize=(FIGSIZE[0] + 2, FIGSIZE[1]))
     # One colour per strategy; solid for a shared pipeline, dashed for one pipeline per learner.
@@ -229,14 +235,10 @@ def speedups_by_target(per_target, key="speedup"):
     reach a target are left out."""
     lines = {}
     for target, rows in per_target.items():
-        groups = {}
-        for row in rows:
-            value = row.get(key)
-            if int(row["learners"]) > 1 and isinstance(value, (int, float)):
-                name = (row["strategy"], row["pipelines"], int(row["learners"]))
-                groups.setdefault(name, []).append(value)
-        for name, values in groups.items():
-            lines.setdefault(name, {})[target] = _speedup_mean(values)
+        for (strategy, pipelines), group in _by_combination(rows).items():
+            for learners, value in _mean_by_learners(group, key).items():
+                if learners > 1:
+                    lines.setdefault((strategy, pipelines, learners), {})[target] = value
     return {name: dict(sorted(points.items(), reverse=True))
             for name, points in sorted(lines.items())}
 
