@@ -3,7 +3,8 @@
 
 - pipeline throughput: windows/s one pipeline delivers with training switched off (cfg "train": false);
 - what the learners consume at the default settings, and the ratio of the two;
-- CPU share of every role while training (waiting ranks should sleep, not spin);
+- CPU share of every role while training (waiting ranks should sleep, not spin), and the pipeline's CPU per
+  window the learners consume (Tokenizer, Filter and Batcher: on a small machine it comes out of the learners');
 - peak RSS of every role;
 - the averaging share of a round: the weight exchange (broadcast + averaging collectives, timed by the
   Dispatcher once every learner is in them: the metrics' sync_seconds) against the whole round;
@@ -44,7 +45,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         # 1. The pipeline alone: one learner that asks for windows and does not train.
-        cfg = jobs.bible_config(tmp / "p", train=False, bpe=100, bs=1024, target=0, max_rounds=40, max_seconds=60)
+        cfg = jobs.bible_config(tmp / "p", train=False, bpe=100, bs=1024, target=0, max_rounds=200, max_seconds=60)
         m, samples, _ = jobs.run(5, [corpus], cfg, tmp / "p" / "out")
         figures["pipeline_windows_per_s"] = rate(m, 1)
 
@@ -64,6 +65,10 @@ def main():
                 "peak_rss_mib": max(s[3] for s in series),
             })
         figures["roles"] = roles
+        # CPU seconds per window consumed, from the share of a core and the windows per second of the same span.
+        for role in ("Tokenizer", "Filter", "Batcher"):
+            figures[f"{role.lower()}_ns_per_window"] = (
+                1e9 * sum(r["cpu_share"] for r in roles.get(role, [])) / figures["learners_windows_per_s"])
         figures["default_round_seconds"] = round_seconds(m)
         figures["sync_seconds"] = statistics.median(r["sync_seconds"] for r in m[1:])
         figures["averaging_share"] = figures["sync_seconds"] / figures["default_round_seconds"]
@@ -92,6 +97,9 @@ def main():
         ["pipeline alone (training off, 1 pipeline)", f"{figures['pipeline_windows_per_s']:,.0f} windows/s"],
         ["2 learners consume (default settings)", f"{figures['learners_windows_per_s']:,.0f} windows/s"],
         ["pipeline / learners", f"{figures['pipeline_over_learners']:.1f}x"],
+        ["pipeline CPU per window consumed (Tokenizer + Filter + Batcher)",
+         " + ".join(f"{figures[f'{r}_ns_per_window']:.0f}" for r in ("tokenizer", "filter", "batcher"))
+         + f" = {sum(figures[f'{r}_ns_per_window'] for r in ('tokenizer', 'filter', 'batcher')):.0f} ns"],
         ["round at default settings", f"{figures['default_round_seconds']:.3f} s"],
         ["weight exchange per round (broadcast + averaging)",
          f"{figures['sync_seconds'] * 1000:.1f} ms ({100 * figures['averaging_share']:.1f} % of a round)"],

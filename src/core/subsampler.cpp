@@ -13,21 +13,28 @@ Subsampler::Subsampler(const std::vector<std::int64_t>& counts, double sample, s
   keep_.resize(counts.size());
   for (std::size_t i = 0; i < counts.size(); ++i) {
     const double f = static_cast<double>(counts[i]);
-    keep_[i] = f <= 0.0 ? 1.0f : static_cast<float>(std::min(1.0, (std::sqrt(f / threshold) + 1.0) * threshold / f));
+    const double p = f <= 0.0 ? 1.0 : std::min(1.0, (std::sqrt(f / threshold) + 1.0) * threshold / f);
+    // p as a 53-bit fixed-point number: a word is kept when a uniform 53-bit draw falls below it, so p = 1 keeps
+    // it always.
+    keep_[i] = static_cast<std::uint64_t>(std::ldexp(p, kBits));
   }
+}
+
+double Subsampler::keep_probability(std::int32_t id) const {
+  return keep_.empty() ? 1.0 : std::ldexp(static_cast<double>(keep_[static_cast<std::size_t>(id)]), -kBits);
 }
 
 std::size_t Subsampler::apply(std::int32_t* tokens, std::size_t n) {
   if (keep_.empty()) return 0;
   std::size_t dropped = 0;
+  // One draw per word, and no branch on it: whether a frequent word stays is a coin toss the branch predictor
+  // would miss about every other time.
   for (std::size_t i = 0; i < n; ++i) {
     const std::int32_t t = tokens[i];
-    if (t < 0) continue;
-    const float p = keep_[static_cast<std::size_t>(t)];
-    if (p < 1.0f && uniform_(rng_) >= p) {
-      tokens[i] = kDropped;
-      ++dropped;
-    }
+    if (t < 0) continue;  // markers: about one per line, so this branch is predictable
+    const bool drop = (rng_() >> (64 - kBits)) >= keep_[static_cast<std::size_t>(t)];
+    tokens[i] = drop ? kDropped : t;
+    dropped += drop;
   }
   return dropped;
 }

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <cstdint>
-#include <random>
+#include <pcg_random.hpp>
 #include <vector>
 
 #include "core/markers.hpp"
@@ -18,14 +18,14 @@ class Subsampler {
   Subsampler(const std::vector<std::int64_t>& counts, double sample, std::uint64_t seed);
 
   bool active() const { return !keep_.empty(); }
-  double keep_probability(std::int32_t id) const { return keep_.empty() ? 1.0 : keep_[static_cast<std::size_t>(id)]; }
+  double keep_probability(std::int32_t id) const;
   // Replaces dropped ids in tokens[0, n) with kDropped; markers (< 0) pass through. Returns the number dropped.
   std::size_t apply(std::int32_t* tokens, std::size_t n);
 
  private:
-  std::vector<float> keep_;
-  std::mt19937_64 rng_;
-  std::uniform_real_distribution<float> uniform_{0.0f, 1.0f};
+  static constexpr int kBits = 53;
+  std::vector<std::uint64_t> keep_;  // per word: its keep probability times 2^kBits
+  pcg64 rng_;
 };
 
 }  // namespace fedavg::core

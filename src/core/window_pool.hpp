@@ -4,7 +4,7 @@
 #pragma once
 
 #include <cstdint>
-#include <random>
+#include <pcg_random.hpp>
 #include <vector>
 
 namespace fedavg::core {
@@ -23,8 +23,14 @@ class WindowPool {
  private:
   int width_;
   std::int64_t size_ = 0;
+  static constexpr std::int64_t kAhead = 8;  // draws whose window is fetched ahead of its copy
+  // Uniform in [0, n).
+  std::int64_t below(std::int64_t n);
+  // below(n), with that window's cache line requested.
+  std::int64_t fetch(std::int64_t n);
+
   std::vector<std::int32_t> data_;  // size_ windows, in no particular order
-  std::mt19937_64 rng_;
+  pcg64 rng_;
 };
 
 }  // namespace fedavg::core

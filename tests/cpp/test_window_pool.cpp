@@ -62,6 +62,40 @@ TEST(WindowPool, DrawsAreShuffledAndReproducible) {
   EXPECT_GT(*std::max_element(ids.begin(), ids.end()), 9000);
 }
 
+TEST(WindowPool, EveryPlaceInADrawIsUniform) {
+  // 12 windows drawn in one call, 3000 seeds: each window should come out at each place about 250 times. Places
+  // 0, 8 and 11 cover the first draw, the first one whose index is drawn ahead, and the last.
+  const int n = 12, seeds = 3000;
+  const auto in = windows(0, n);
+  std::vector<std::vector<int>> seen(n, std::vector<int>(n, 0));  // [place][window]
+  for (int seed = 0; seed < seeds; ++seed) {
+    WindowPool pool(3, static_cast<std::uint64_t>(seed));
+    pool.add(in.data(), n);
+    std::vector<std::int32_t> out;
+    pool.draw(n, out);
+    const auto ids = firsts(out);
+    for (int place = 0; place < n; ++place) ++seen[static_cast<std::size_t>(place)][static_cast<std::size_t>(ids[static_cast<std::size_t>(place)])];
+  }
+  for (int place : {0, 8, 11})
+    for (int window = 0; window < n; ++window)
+      EXPECT_NEAR(seen[static_cast<std::size_t>(place)][static_cast<std::size_t>(window)], seeds / n, 75)
+          << "window " << window << " at place " << place;
+}
+
+TEST(WindowPool, SmallDrawsEmptyThePoolWhole) {
+  WindowPool pool(3, 5);
+  const auto in = windows(0, 20);
+  pool.add(in.data(), 20);
+  std::vector<std::int32_t> out;
+  for (int k = 0; k < 10; ++k) pool.draw(2, out);
+  EXPECT_EQ(pool.size(), 0);
+  auto ids = firsts(out);
+  std::sort(ids.begin(), ids.end());
+  std::vector<std::int32_t> all(20);
+  std::iota(all.begin(), all.end(), 0);
+  EXPECT_EQ(ids, all);
+}
+
 TEST(WindowPool, CannotDrawMoreThanItHolds) {
   WindowPool pool(3, 1);
   const auto in = windows(0, 10);
