@@ -32,9 +32,12 @@ import os
 import sys
 import time
 
-import numpy as np
+# One BLAS thread, as fedavg_mpi gives its ranks (torch_threads): read when NumPy loads OpenBLAS, which by
+# default starts a thread per core that spins between calls, here on the one pinned core.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np  # noqa: E402
 
-import corpus
+import corpus  # noqa: E402
 
 sys.path.insert(0, str(corpus.ROOT / "python"))
 

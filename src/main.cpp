@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     const auto world = comm::Communicator::world();
     const auto learners = world.split(me.role == core::Role::Dispatcher || me.role == core::Role::Learner, me.rank);
     {
-      bridge::Interpreter py(cfg.python_dir);
+      bridge::Interpreter py(cfg.python_dir, cfg.settings.torch_threads);
       roles::make({cfg, me, map, world, learners, py, signals})->run();
     }
     // Arrive at MPI_Finalize together, sleeping rather than spinning while slower ranks finish.

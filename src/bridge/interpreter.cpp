@@ -3,6 +3,7 @@
 #include <pybind11/embed.h>
 
 #include <cstdlib>
+#include <string>
 
 #include "bridge/guard.hpp"
 #include "bridge/python_error.hpp"
@@ -15,11 +16,14 @@ struct Interpreter::Impl {
   py::scoped_interpreter guard{false};  // no Python signal handlers: signals stay with the C++ side
 };
 
-Interpreter::Interpreter(const std::filesystem::path& python_dir) {
+Interpreter::Interpreter(const std::filesystem::path& python_dir, int blas_threads) {
   if (!std::filesystem::is_directory(python_dir))
     throw PythonError("python folder " + python_dir.string() + " does not exist (--python DIR)");
   setenv("PYTHONUNBUFFERED", "1", 1);     // no Python output is lost when the job aborts
   setenv("PYTHONDONTWRITEBYTECODE", "1", 0);
+  // Read once, when the library loads. With several ranks per core, OpenBLAS's own threads (one per core,
+  // spinning on sched_yield after each call) halved the softmax learners' speed.
+  setenv("OPENBLAS_NUM_THREADS", std::to_string(blas_threads).c_str(), 0);
   impl_ = std::make_unique<Impl>();
   detail::guarded("setting sys.path", [&] {
     py::module_::import("sys").attr("path").attr("insert")(0, std::filesystem::absolute(python_dir).string());

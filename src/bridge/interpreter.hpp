@@ -1,5 +1,7 @@
 // Owns the embedded Python interpreter of this rank. Build it after comm::Environment so it is destroyed first.
-// Python runs unbuffered and sees `python_dir` first on sys.path.
+// Python runs unbuffered and sees `python_dir` first on sys.path. The BLAS library that NumPy and torch load
+// starts `blas_threads` threads (OPENBLAS_NUM_THREADS, unless the environment already sets it): by default
+// OpenBLAS starts one per core, whatever torch.set_num_threads says, and they spin between calls.
 #pragma once
 
 #include <filesystem>
@@ -10,7 +12,7 @@ namespace fedavg::bridge {
 class Interpreter {
  public:
   // Throws bridge::PythonError if Python cannot start or python_dir does not exist.
-  explicit Interpreter(const std::filesystem::path& python_dir);
+  Interpreter(const std::filesystem::path& python_dir, int blas_threads);
   ~Interpreter();
   Interpreter(const Interpreter&) = delete;
   Interpreter& operator=(const Interpreter&) = delete;

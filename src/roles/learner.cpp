@@ -1,7 +1,5 @@
 #include "roles/learner.hpp"
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -191,12 +189,6 @@ void asynchronous_periods(Worker& w) {
 }  // namespace
 
 void Learner::run() {
-  // The model's per-step temporaries (a batch's gathered rows: about 0.8 MB at bs 1024) must come from the heap.
-  // Above glibc's initial 128 KB mmap threshold each one is mapped and unmapped again, page by page: 18 000 page
-  // faults per second and 20-30 % slower steps. glibc raises the threshold by itself only after some large block
-  // happens to be freed, which some strategies did and hogwild does not; fixing it makes that deliberate.
-  mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  mallopt(M_TRIM_THRESHOLD, 128 << 20);
   const auto& s = ctx_.cfg.settings;
   const auto& world = ctx_.world;
   const int learner = ctx_.map.learner_index(ctx_.me.rank);

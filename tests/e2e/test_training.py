@@ -102,6 +102,37 @@ def test_report_softmax_model_is_one_switch_away(run_job):
         assert set(f.keys()) >= {"embedding", "out_weight", "out_bias"}
 
 
+# Appended to library.py: every model the job builds prints how many threads its BLAS library now uses.
+REPORT_BLAS_THREADS = """
+import ctypes
+
+_create = create
+
+
+def create(cfg, weights, init):
+    model = _create(cfg, weights, init)
+    blas = [line.split()[-1] for line in open("/proc/self/maps") if "libopenblas" in line]
+    print("BLAS threads", ctypes.CDLL(blas[0]).openblas_get_num_threads() if blas else "none", flush=True)
+    return model
+"""
+
+
+@pytest.mark.parametrize("torch_threads,env,expected", [(1, None, "1"), (2, None, "2"), (2, "1", "1")])
+def test_blas_threads_follow_torch_threads(run_job, broken_python, monkeypatch, torch_threads, env, expected):
+    """OpenBLAS would start a thread per core in every rank that loads it, spinning between calls; the Dispatcher
+    and the learners get torch_threads of them, unless OPENBLAS_NUM_THREADS is set by the user."""
+    if env is None:
+        monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OPENBLAS_NUM_THREADS", env)
+    job = run_job(6, cfg={"model": "softmax", "max_rounds": 1, "torch_threads": torch_threads},
+                  python_dir=broken_python(REPORT_BLAS_THREADS))
+    assert job.rc == 0, job.stderr
+    seen = re.findall(r"BLAS threads (\S+)", job.stdout)
+    assert len(seen) == 3, job.stdout  # the Dispatcher and 2 learners
+    assert set(seen) == {expected}, seen
+
+
 def _config_with(tmp_path, toy_config, files):
     """The toy config folder (where run_job will find it) plus extra files."""
     config = tmp_path / "config"
