@@ -27,6 +27,15 @@ std::vector<std::int32_t> firsts(const std::vector<std::int32_t>& drawn) {
   return ids;
 }
 
+// Every window 0..n-1 came out of `drawn` exactly once, whole.
+void expect_each_once(const std::vector<std::int32_t>& drawn, std::int32_t n) {
+  auto ids = firsts(drawn);
+  std::sort(ids.begin(), ids.end());
+  std::vector<std::int32_t> all(static_cast<std::size_t>(n));
+  std::iota(all.begin(), all.end(), 0);
+  EXPECT_EQ(ids, all);
+}
+
 }  // namespace
 
 TEST(WindowPool, EveryWindowComesOutOnceWhole) {
@@ -38,11 +47,7 @@ TEST(WindowPool, EveryWindowComesOutOnceWhole) {
   pool.add(b.data(), 500);
   pool.draw(700, out);
   EXPECT_EQ(pool.size(), 0);
-  auto ids = firsts(out);
-  std::sort(ids.begin(), ids.end());
-  std::vector<std::int32_t> all(1000);
-  std::iota(all.begin(), all.end(), 0);
-  EXPECT_EQ(ids, all);
+  expect_each_once(out, 1000);
 }
 
 TEST(WindowPool, DrawsAreShuffledAndReproducible) {
@@ -89,11 +94,7 @@ TEST(WindowPool, SmallDrawsEmptyThePoolWhole) {
   std::vector<std::int32_t> out;
   for (int k = 0; k < 10; ++k) pool.draw(2, out);
   EXPECT_EQ(pool.size(), 0);
-  auto ids = firsts(out);
-  std::sort(ids.begin(), ids.end());
-  std::vector<std::int32_t> all(20);
-  std::iota(all.begin(), all.end(), 0);
-  EXPECT_EQ(ids, all);
+  expect_each_once(out, 20);
 }
 
 TEST(WindowPool, CannotDrawMoreThanItHolds) {
