@@ -21,14 +21,15 @@ class WindowPool {
   void draw(std::int64_t count, std::vector<std::int32_t>& out);
 
  private:
-  int width_;
-  std::int64_t size_ = 0;
   static constexpr std::int64_t kAhead = 8;  // draws whose window is fetched ahead of its copy
+
   // Uniform in [0, n).
   std::int64_t below(std::int64_t n);
   // below(n), with that window's cache line requested.
   std::int64_t fetch(std::int64_t n);
 
+  int width_;
+  std::int64_t size_ = 0;
   std::vector<std::int32_t> data_;  // size_ windows, in no particular order
   pcg64 rng_;
 };
