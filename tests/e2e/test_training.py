@@ -1,6 +1,7 @@
 """End to end under mpiexec: the happy paths, the stop conditions and the outputs users load."""
 
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -130,7 +131,7 @@ def test_blas_threads_follow_torch_threads(run_job, broken_python, monkeypatch, 
     assert job.rc == 0, job.stderr
     seen = re.findall(r"BLAS threads (\S+)", job.stdout)
     assert len(seen) == 3, job.stdout  # the Dispatcher and 2 learners
-    assert set(seen) == {expected}, seen
+    assert set(seen) == {str(min(int(expected), os.cpu_count()))}, seen  # OpenBLAS uses at most one per core
 
 
 def _config_with(tmp_path, toy_config, files):
