@@ -397,18 +397,11 @@ def _lowest(read, measure):
     return best
 
 
-def best_reference(references, target, measure="windows_to_target"):
-    """(study folder, its rows read at target) of the reference whose runs all reached target with the lowest
-    mean of measure (windows per learner, or training seconds); (None, []) if none did. references: [(study
-    folder, rows)]."""
-    return _lowest([(folder, at_target(rows, folder, target)) for folder, rows in references], measure)
-
-
 def reference_at(references, target):
-    """{measure: (folder, rows)} the speedups at target divide: per measure the reference folder that did best
-    (best_reference: the single learner that needed the least data for the speedup in windows, the fastest one
-    for the time speedup), each folder's metrics read once; or (None, None) for this study's own 1-learner
-    fedavg runs when there are no references."""
+    """{measure: (folder, rows)} the speedups at target divide: per measure the reference folder whose runs all
+    reached target with the lowest mean (the single learner that needed the least data for the speedup in
+    windows, the fastest one for the time speedup; (None, []) if none reached it), each folder's metrics read
+    once; or (None, None) for this study's own 1-learner fedavg runs when there are no references."""
     if not references:
         return dict.fromkeys(MEASURES, (None, None))
     read = [(folder, at_target(rows, folder, target)) for folder, rows in references]

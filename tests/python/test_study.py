@@ -160,11 +160,13 @@ def test_of_several_references_each_target_takes_the_best_that_always_reached_it
             {"strategy": "fedavg", "pipelines": "shared", "learners": 1, "repeat": 1, "run": "runs/keep"})
     references = [(tmp_path / "steady", study.load_reference(tmp_path / "steady", tmp_path / "steady" / "data")),
                   (fast, study.load_reference(fast, tmp_path / "steady" / "data"))]
-    folder, rows = study.best_reference(references, 3.0)      # fast: mean of 1000 and 2000 < 2000
+    def best(target):
+        return study.reference_at(references, target)["windows_to_target"]
+    folder, rows = best(3.0)                                  # fast: mean of 1000 and 2000 < 2000
     assert folder == fast and [r["windows_to_target"] for r in rows] == [1000.0, 2000.0]
-    folder, rows = study.best_reference(references, 2.5)      # fast's first repeat never got there
+    folder, rows = best(2.5)                                  # fast's first repeat never got there
     assert folder == tmp_path / "steady" and rows[0]["windows_to_target"] == 2500.0
-    assert study.best_reference(references, 1.0) == (None, [])
+    assert best(1.0) == (None, [])
     extra, used = study.speedups_at([], tmp_path, [3.0, 2.5, 1.0], references)
     assert {t: choice["windows_to_target"][0] for t, choice in used.items()} == {
         3.0: fast, 2.5: tmp_path / "steady", 1.0: None}
