@@ -1,5 +1,6 @@
 #include "comm/backoff.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <thread>
 
@@ -8,9 +9,17 @@
 namespace fedavg::comm {
 
 void Backoff::sleep() {
+  const auto waited = Clock::now() - start_;
+  if (waited < pace_.quiet) {
+    std::this_thread::sleep_for(std::min<Clock::duration>(pace_.quiet - waited, kLongMax));
+    return;
+  }
   std::this_thread::sleep_for(delay_);
-  waited_ += delay_;
-  if (waited_ >= fast_) delay_ = std::min(delay_ * 2, kMax);
+  if (waited - pace_.quiet < pace_.fast) return;
+  auto cap = kMax;
+  if (pace_.patient)
+    cap = std::clamp(std::chrono::duration_cast<std::chrono::microseconds>(waited / kPatience), kMax, kLongMax);
+  delay_ = std::min(delay_ * 2, cap);
 }
 
 Deadline Deadline::after(double seconds) {
@@ -30,8 +39,8 @@ void IdleWatch::idle(const std::function<std::string()>& awaited, double factor)
 }
 
 void poll_until(const std::function<bool()>& done, const Deadline& deadline, const std::string& what,
-                std::chrono::microseconds fast) {
-  Backoff backoff(fast);
+                const Pace& pace) {
+  Backoff backoff(pace);
   while (!done()) {
     if (deadline.passed()) liveness_timeout(what, deadline.seconds);
     backoff.sleep();

@@ -1,5 +1,6 @@
 // The one way a rank waits: poll, and sleep between polls with a delay that grows from microseconds to ~1 ms,
-// so a waiting rank costs almost no CPU (MPICH's blocking calls would busy-poll a whole core).
+// so a waiting rank costs almost no CPU (MPICH's blocking calls would busy-poll a whole core). A Pace lets a
+// wait sleep longer where nobody is held up by it, so idle ranks wake a core's learner less often.
 #pragma once
 
 #include <chrono>
@@ -10,31 +11,50 @@ namespace fedavg::comm {
 
 using Clock = std::chrono::steady_clock;
 
+// How a wait spaces its polls. The default suits a wait that others wait on in turn: the delay grows from
+// Backoff::kFirst to Backoff::kMax, so the rank notices an arrival at most about 1 ms late.
+struct Pace {
+  // Keep the delay at kFirst this long (after any quiet phase) before it starts to grow. Collectives need it:
+  // MPI advances a nonblocking collective only inside MPI_Test, so each stage of its algorithm waits for the
+  // next poll.
+  std::chrono::microseconds fast{0};
+  // The wait is forecast to last at least this long (a recurring wait, see Cadence): until then, sleep in
+  // steps of up to Backoff::kLongMax, so an arrival before the forecast is noticed at most that late.
+  Clock::duration quiet{0};
+  // Nobody is held up by how soon this rank notices an arrival (a pipeline stage: what it feeds is buffered
+  // rounds ahead): the delay may grow to 1/Backoff::kPatience of the time waited so far, up to kLongMax.
+  bool patient = false;
+};
+
 class Backoff {
  public:
   static constexpr std::chrono::microseconds kFirst{20};
   static constexpr std::chrono::microseconds kMax{1000};
+  static constexpr std::chrono::microseconds kLongMax{10000};
+  static constexpr int kPatience = 8;
 
-  // `fast` keeps the delay at kFirst for that long before it starts to grow. Collectives need it: MPI advances
-  // a nonblocking collective only inside MPI_Test, so each stage of its algorithm waits for the next poll.
-  explicit Backoff(std::chrono::microseconds fast = std::chrono::microseconds{0}) : fast_(fast) {}
+  explicit Backoff(const Pace& pace = {}) : pace_(pace), start_(Clock::now()) {}
 
-  // Sleeps for the current delay, then doubles it up to kMax (after the fast phase).
+  // Sleeps for the current delay, then doubles it up to its cap (after the fast phase); see Pace.
   void sleep();
-  // Call after useful work: the next sleep is short again.
+  // Call after useful work: the next sleep is short again. The quiet phase, a forecast of the first arrival,
+  // does not come back.
   void reset() {
     delay_ = kFirst;
-    waited_ = std::chrono::microseconds{0};
+    start_ = Clock::now();
+    pace_.quiet = Clock::duration{0};
   }
 
  private:
-  std::chrono::microseconds fast_;
+  Pace pace_;
+  Clock::time_point start_;
   std::chrono::microseconds delay_ = kFirst;
-  std::chrono::microseconds waited_{0};
 };
 
-// The fast phase used for collectives whose members are all known to be in them.
-inline constexpr std::chrono::microseconds kCollectiveFastPhase{5000};
+// The pace of collectives whose members are all known to be in them.
+inline constexpr Pace kCollective{std::chrono::microseconds{5000}};
+// The pace of pipeline stages (Tokenizer, Filter, Batcher).
+inline constexpr Pace kPatient{std::chrono::microseconds{0}, Clock::duration{0}, true};
 
 // Liveness tiers. A rank that waits directly on a failed peer must be the one that reports it, so waits that
 // only follow from a stall further away (back-pressure, demand, the final barrier) get a longer limit.
@@ -60,7 +80,8 @@ struct Deadline {
 // was awaited once nothing has happened for the liveness limit.
 class IdleWatch {
  public:
-  explicit IdleWatch(double liveness_seconds) : liveness_(liveness_seconds), last_(Clock::now()) {}
+  explicit IdleWatch(double liveness_seconds, const Pace& pace = {})
+      : backoff_(pace), liveness_(liveness_seconds), last_(Clock::now()) {}
   void progress() {
     backoff_.reset();
     last_ = Clock::now();
@@ -77,6 +98,6 @@ class IdleWatch {
 // Polls `done` until it returns true, sleeping with Backoff in between. Throws comm::Timeout(what) once the
 // deadline passes.
 void poll_until(const std::function<bool()>& done, const Deadline& deadline, const std::string& what,
-                std::chrono::microseconds fast = std::chrono::microseconds{0});
+                const Pace& pace = {});
 
 }  // namespace fedavg::comm

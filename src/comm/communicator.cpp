@@ -75,9 +75,9 @@ std::optional<Arrival> Communicator::probe(int source, std::optional<Tag> tag) c
 }
 
 Arrival Communicator::await_message(int source, Tag tag, const Deadline& deadline, const std::string& what,
-                                    std::chrono::microseconds fast) const {
+                                    const Pace& pace) const {
   std::optional<Arrival> a;
-  poll_until([&] { return (a = probe(source, tag)).has_value(); }, deadline, what, fast);
+  poll_until([&] { return (a = probe(source, tag)).has_value(); }, deadline, what, pace);
   return *a;
 }
 

@@ -63,10 +63,10 @@ class Communicator {
   // A message from `source` (MPI_ANY_SOURCE allowed) with `tag` (nullopt: any tag) that has arrived, if any.
   std::optional<Arrival> probe(int source, std::optional<Tag> tag) const;
   // Waits, sleeping with backoff, until a message from `source` with `tag` has arrived, and returns it ready to
-  // receive. Throws comm::Timeout naming `what` once the deadline passes. `fast`: see Backoff (for a message
-  // known to be on its way).
+  // receive. Throws comm::Timeout naming `what` once the deadline passes. `pace`: see Pace (kCollective for a
+  // message known to be on its way).
   Arrival await_message(int source, Tag tag, const Deadline& deadline, const std::string& what,
-                        std::chrono::microseconds fast = std::chrono::microseconds{0}) const;
+                        const Pace& pace = {}) const;
   // Receives a probed message into `out` (resized to fit). Returns at once: the message has arrived.
   template <typename T> void receive(const Arrival& a, std::vector<T>& out) const {
     out.resize(a.count<T>());

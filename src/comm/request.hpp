@@ -25,9 +25,9 @@ class Request {
   bool pending() const { return r_ != MPI_REQUEST_NULL; }
   // True once the operation has completed (the request is then released). Never blocks.
   bool test();
-  // Polls with backoff until complete; throws comm::Timeout naming `what` once the deadline passes. `fast`:
-  // see Backoff (for collectives).
-  void wait_until(const Deadline& deadline, std::chrono::microseconds fast = std::chrono::microseconds{0});
+  // Polls with backoff until complete; throws comm::Timeout naming `what` once the deadline passes. `pace`:
+  // see Pace (kCollective for collectives).
+  void wait_until(const Deadline& deadline, const Pace& pace = {});
   const std::string& what() const { return what_; }
 
  private:

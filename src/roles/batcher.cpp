@@ -43,7 +43,7 @@ void Batcher::run() {
   const auto capacity_blocks = static_cast<std::int32_t>(std::max<std::int64_t>(2, (want + s.window_block - 1) / s.window_block + 1));
 
   comm::Outbox outbox(world);
-  comm::IdleWatch watch(s.liveness_seconds);
+  comm::IdleWatch watch(s.liveness_seconds, comm::kPatient);  // what it feeds is buffered ahead
   outbox.send(comm::Credit{capacity_blocks}.encode(), filter, comm::Tag::Credit);
 
   std::deque<std::vector<std::int32_t>> blocks;

@@ -28,7 +28,7 @@ void Filter::run() {
   core::Windower windower(s.window, s.cross_lines, s.cross_oov);
   const auto block_windows = static_cast<std::size_t>(s.window_block);
   comm::Outbox outbox(world);
-  comm::IdleWatch watch(s.liveness_seconds);
+  comm::IdleWatch watch(s.liveness_seconds, comm::kPatient);  // what it feeds is buffered ahead
 
   outbox.send(comm::Credit{s.credits}.encode(), tokenizer, comm::Tag::Credit);
   std::vector<std::int32_t> tokens;

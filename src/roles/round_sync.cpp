@@ -14,7 +14,10 @@ comm::Deadline RoundSync::deadline() const {
 comm::Control RoundSync::control(const comm::Control& c) {
   auto wire = c.encode();
   // A learner waiting for the next Control waits on the Dispatcher directly.
-  comm_.ibcast(wire.data(), wire.size(), 0).wait_until(comm::Deadline::after(liveness_), comm::kCollectiveFastPhase);
+  const auto start = comm::Clock::now();
+  comm_.ibcast(wire.data(), wire.size(), 0)
+      .wait_until(comm::Deadline::after(liveness_), control_wait_.pace(comm::kCollective));
+  control_wait_.record(comm::Clock::now() - start);
   return comm::Control::decode(wire);
 }
 
@@ -24,7 +27,9 @@ void RoundSync::await_reports(comm::Tag tag, long round, double factor,
                               const std::function<void(const std::set<int>&)>& first_in) {
   std::set<int> missing(learner_ranks_.begin(), learner_ranks_.end());
   bool first = true;
-  comm::IdleWatch watch(liveness_);
+  const bool training = tag == comm::Tag::RoundDone;
+  const auto start = comm::Clock::now();
+  comm::IdleWatch watch(liveness_, training ? training_wait_.pace() : comm::Pace{});
   while (!missing.empty()) {
     bool progress = false;
     for (auto it = missing.begin(); it != missing.end();) {
@@ -40,6 +45,7 @@ void RoundSync::await_reports(comm::Tag tag, long round, double factor,
         ++it;
       }
     }
+    if (progress && first && training) training_wait_.record(comm::Clock::now() - start);
     if (progress && first && first_in && !missing.empty()) first_in(missing);
     if (progress) {
       first = false;
@@ -58,26 +64,26 @@ void RoundSync::await_reports(comm::Tag tag, long round, double factor,
 }
 
 void RoundSync::weights(std::vector<float>& w) {
-  comm_.ibcast(w.data(), w.size(), 0).wait_until(deadline(), comm::kCollectiveFastPhase);
+  comm_.ibcast(w.data(), w.size(), 0).wait_until(deadline(), comm::kCollective);
   weight_bytes_ += static_cast<double>(comm_.size() - 1) * static_cast<double>(w.size() * sizeof(float));
 }
 
 RoundTotals RoundSync::totals(const RoundTotals& mine) {
   RoundTotals sum{};
-  comm_.iallreduce_sum(mine.data(), sum.data(), mine.size()).wait_until(deadline(), comm::kCollectiveFastPhase);
+  comm_.iallreduce_sum(mine.data(), sum.data(), mine.size()).wait_until(deadline(), comm::kCollective);
   return sum;
 }
 
 void RoundSync::average_into_root(std::vector<float>& w) {
   if (comm_.rank() != 0) {
-    comm_.isend(w.data(), w.size(), 0, comm::Tag::Average).wait_until(deadline(), comm::kCollectiveFastPhase);
+    comm_.isend(w.data(), w.size(), 0, comm::Tag::Average).wait_until(deadline(), comm::kCollective);
   } else {
     incoming_.resize(w.size());
     for (int m = 1; m < comm_.size(); ++m) {
       const std::string who = "the weights of learner rank " + std::to_string(learner_ranks_[m - 1]);
       // The first learner's weights go straight into w (0 + x = x, so the sum is the same).
       float* into = m == 1 ? w.data() : incoming_.data();
-      comm_.receive_into(comm_.await_message(m, comm::Tag::Average, deadline(), who, comm::kCollectiveFastPhase),
+      comm_.receive_into(comm_.await_message(m, comm::Tag::Average, deadline(), who, comm::kCollective),
                          into, w.size());
       if (m > 1)
         for (std::size_t i = 0; i < w.size(); ++i) w[i] += incoming_[i];
@@ -88,14 +94,14 @@ void RoundSync::average_into_root(std::vector<float>& w) {
 }
 
 void RoundSync::allreduce_in_place(std::vector<float>& w) {
-  comm_.iallreduce_sum_in_place(w.data(), w.size()).wait_until(deadline(), comm::kCollectiveFastPhase);
+  comm_.iallreduce_sum_in_place(w.data(), w.size()).wait_until(deadline(), comm::kCollective);
   weight_bytes_ += 2.0 * static_cast<double>(comm_.size()) * static_cast<double>(w.size() * sizeof(float));
   complete_reports();
 }
 
 std::array<double, 2> RoundSync::max_of(const std::array<double, 2>& mine) {
   std::array<double, 2> out{};
-  comm_.iallreduce_max(mine.data(), out.data(), mine.size()).wait_until(deadline(), comm::kCollectiveFastPhase);
+  comm_.iallreduce_max(mine.data(), out.data(), mine.size()).wait_until(deadline(), comm::kCollective);
   return out;
 }
 

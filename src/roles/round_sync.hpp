@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/cadence.hpp"
 #include "comm/communicator.hpp"
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
@@ -29,12 +30,15 @@ class RoundSync {
         learner_ranks_(std::move(learner_ranks)),
         reports_(world) {}
 
-  // Dispatcher: sends `c`. Learner: receives it.
+  // Dispatcher: sends `c`. Learner: receives it, sleeping through most of the usual wait (the Dispatcher's
+  // evaluation and checkpoint) rather than polling every millisecond.
   comm::Control control(const comm::Control& c = {});
   // Learner: tells the Dispatcher (world rank 0) that it reached `tag` (Ready or RoundDone) of `round`.
   void report(comm::Tag tag, long round);
   // Dispatcher: waits until every learner reported `tag` for `round`; a Timeout names the missing ranks.
   // `first_in`, if set, is called once, with the learners still missing, when the first report has arrived.
+  // For RoundDone the wait until the first report (the learners' training) is forecast from the last rounds'
+  // and mostly slept through, so the Dispatcher does not wake the learners' cores every millisecond.
   void await_reports(comm::Tag tag, long round, double factor,
                      const std::function<void(const std::set<int>&)>& first_in = {});
   // Dispatcher: sends the global weights. Learner: overwrites its weights with them.
@@ -63,6 +67,8 @@ class RoundSync {
   std::vector<int> learner_ranks_;
   comm::Outbox reports_;  // Ready/RoundDone in flight
   std::vector<float> incoming_;  // Dispatcher: one learner's weights in average_into_root
+  comm::Cadence control_wait_;   // Learner: how long the Control of a round takes to come
+  comm::Cadence training_wait_;  // Dispatcher: how long the first RoundDone of a round takes to come
   double weight_bytes_ = 0.0;
 };
 

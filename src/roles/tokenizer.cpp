@@ -30,7 +30,7 @@ void Tokenizer::run() {
   }
 
   comm::Outbox outbox(ctx_.world);
-  comm::IdleWatch watch(s.liveness_seconds);
+  comm::IdleWatch watch(s.liveness_seconds, comm::kPatient);  // what it feeds is buffered ahead
   comm::CreditLine to_filter(ctx_.world, filter, "Filter rank " + std::to_string(filter));
   long blocks = 0;
 
