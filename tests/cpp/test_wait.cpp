@@ -77,4 +77,30 @@ TEST(Wait, BarrierCompletesAndIdleRankSleeps) {
   }
 }
 
+TEST(Wait, OneProbeSeesAMessageThatHasArrived) {
+  // A polled wait looks once per wake-up: if a probe missed messages already there, every hand-off would cost a
+  // poll interval (1-10 ms). MPICH 4.0 ch4:ucx needs two MPI_Iprobe calls for that; probe() makes them.
+  auto world = Communicator::world();
+  const int peer = 1 - world.rank();
+  int seen_at_once = 0;
+  constexpr int kTries = 20;
+  for (int i = 0; i < kTries; ++i) {
+    world.ibarrier().wait_until(Deadline::after(10));
+    if (world.rank() == 1) {
+      const std::int64_t x = i;
+      world.isend(&x, 1, peer, Tag::Cut).wait_until(Deadline::after(10));
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));  // the message is in by now
+      if (world.probe(peer, Tag::Cut)) ++seen_at_once;
+      std::int64_t x = -1;
+      world.receive_into(world.await_message(peer, Tag::Cut, Deadline::after(10), "the test message"), &x, 1);
+      EXPECT_EQ(x, i);
+    }
+  }
+  if (world.rank() == 0) {
+    EXPECT_GE(seen_at_once, kTries - 2) << "probe() missed messages that had arrived";
+  }
+  world.ibarrier().wait_until(Deadline::after(10));
+}
+
 FEDAVG_MPI_TEST_MAIN
