@@ -30,8 +30,12 @@ class Backoff {
  public:
   static constexpr std::chrono::microseconds kFirst{20};
   static constexpr std::chrono::microseconds kMax{1000};
-  static constexpr std::chrono::microseconds kLongMax{10000};
-  static constexpr int kPatience = 8;
+  // Every wake-up of a waiting rank lands on a core that a learner is using once learners fill the cores, and
+  // costs that learner far more than the poll itself (four sleepers waking every 10 ms slowed two busy softmax
+  // processes on 2 cores by 3-5 %). So the long steps are long: an arrival that nobody is held up by may be
+  // noticed up to 50 ms, or half the time waited, late.
+  static constexpr std::chrono::microseconds kLongMax{50000};
+  static constexpr int kPatience = 2;
 
   explicit Backoff(const Pace& pace = {}) : pace_(pace), start_(Clock::now()) {}
 

@@ -15,7 +15,7 @@ class Cadence {
  public:
   // The quiet phase is kShare of the shortest of the last kHistory waits: one long wait (a checkpoint round, a
   // slow start) does not stretch it, and a wait shorter than forecast is noticed at most Backoff::kLongMax late.
-  static constexpr double kShare = 0.8;
+  static constexpr double kShare = 0.9;
   static constexpr std::size_t kHistory = 3;
 
   // `base` with its quiet phase set from the forecast (none before the first recorded wait).
