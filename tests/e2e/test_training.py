@@ -103,9 +103,11 @@ def test_report_softmax_model_is_one_switch_away(run_job):
         assert set(f.keys()) >= {"embedding", "out_weight", "out_bias"}
 
 
-# Appended to library.py: every model the job builds prints how many threads its BLAS library now uses.
+# Appended to library.py: every model the job builds prints how many threads its BLAS library now uses, in one
+# write (print() writes its parts one by one, and mpiexec may then interleave two ranks' lines).
 REPORT_BLAS_THREADS = """
 import ctypes
+import sys
 
 _create = create
 
@@ -113,7 +115,9 @@ _create = create
 def create(cfg, weights, init):
     model = _create(cfg, weights, init)
     blas = [line.split()[-1] for line in open("/proc/self/maps") if "libopenblas" in line]
-    print("BLAS threads", ctypes.CDLL(blas[0]).openblas_get_num_threads() if blas else "none", flush=True)
+    threads = ctypes.CDLL(blas[0]).openblas_get_num_threads() if blas else "none"
+    sys.stdout.write(f"BLAS threads {threads}\\n")
+    sys.stdout.flush()
     return model
 """
 
