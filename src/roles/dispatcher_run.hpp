@@ -2,6 +2,7 @@
 // metrics log and the stop rule, with the round loops that drive them (asynchronous: dispatcher_async.cpp).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>

@@ -79,7 +79,7 @@ TEST(Wait, BarrierCompletesAndIdleRankSleeps) {
 
 TEST(Wait, OneProbeSeesAMessageThatHasArrived) {
   // A polled wait looks once per wake-up: if a probe missed messages already there, every hand-off would cost a
-  // poll interval (1-10 ms). MPICH 4.0 ch4:ucx needs two MPI_Iprobe calls for that; probe() makes them.
+  // poll interval (1-50 ms). MPICH 4.0 ch4:ucx needs two MPI_Iprobe calls for that; probe() makes them.
   auto world = Communicator::world();
   const int peer = 1 - world.rank();
   int seen_at_once = 0;
