@@ -38,13 +38,16 @@ void IdleWatch::idle(const std::function<std::string()>& awaited, double factor)
   backoff_.sleep();
 }
 
-void poll_until(const std::function<bool()>& done, const Deadline& deadline, const std::string& what,
-                const Pace& pace) {
+Clock::time_point poll_until(const std::function<bool()>& done, const Deadline& deadline, const std::string& what,
+                             const Pace& pace) {
   Backoff backoff(pace);
+  auto missed = Clock::now();
   while (!done()) {
+    missed = Clock::now();
     if (deadline.passed()) liveness_timeout(what, deadline.seconds);
     backoff.sleep();
   }
+  return missed;
 }
 
 }  // namespace fedavg::comm

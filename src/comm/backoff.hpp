@@ -100,8 +100,9 @@ class IdleWatch {
 };
 
 // Polls `done` until it returns true, sleeping with Backoff in between. Throws comm::Timeout(what) once the
-// deadline passes.
-void poll_until(const std::function<bool()>& done, const Deadline& deadline, const std::string& what,
-                const Pace& pace = {});
+// deadline passes. Returns when it last found `done` false (its start if never): what it waited for came after
+// that, however long the last sleep overshot it.
+Clock::time_point poll_until(const std::function<bool()>& done, const Deadline& deadline, const std::string& what,
+                             const Pace& pace = {});
 
 }  // namespace fedavg::comm

@@ -5,13 +5,15 @@
 namespace fedavg::comm {
 
 Pace Cadence::pace(Pace base) const {
-  if (recorded_ == 0) return base;
-  const auto known = last_.begin() + static_cast<std::ptrdiff_t>(std::min(recorded_, kHistory));
-  const Clock::duration shortest = *std::min_element(last_.begin(), known);
+  if (seen_ < kHistory + 1) return base;
+  const Clock::duration shortest = *std::min_element(last_.begin(), last_.end());
   base.quiet = std::chrono::duration_cast<Clock::duration>(shortest * kShare);
   return base;
 }
 
-void Cadence::record(Clock::duration waited) { last_[recorded_++ % kHistory] = waited; }
+void Cadence::record(Clock::time_point start, Clock::time_point missed) {
+  if (seen_++ == 0) return;
+  last_[seen_ % kHistory] = missed - start;
+}
 
 }  // namespace fedavg::comm

@@ -38,8 +38,8 @@ bool Request::test() {
   return flag != 0;
 }
 
-void Request::wait_until(const Deadline& deadline, const Pace& pace) {
-  poll_until([this] { return test(); }, deadline, what_, pace);
+Clock::time_point Request::wait_until(const Deadline& deadline, const Pace& pace) {
+  return poll_until([this] { return test(); }, deadline, what_, pace);
 }
 
 }  // namespace fedavg::comm

@@ -26,8 +26,8 @@ class Request {
   // True once the operation has completed (the request is then released). Never blocks.
   bool test();
   // Polls with backoff until complete; throws comm::Timeout naming `what` once the deadline passes. `pace`:
-  // see Pace (kCollective for collectives).
-  void wait_until(const Deadline& deadline, const Pace& pace = {});
+  // see Pace (kCollective for collectives). Returns when a poll last found it pending (see poll_until).
+  Clock::time_point wait_until(const Deadline& deadline, const Pace& pace = {});
   const std::string& what() const { return what_; }
 
  private:

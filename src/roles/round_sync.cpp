@@ -15,9 +15,9 @@ comm::Control RoundSync::control(const comm::Control& c) {
   auto wire = c.encode();
   // A learner waiting for the next Control waits on the Dispatcher directly.
   const auto start = comm::Clock::now();
-  comm_.ibcast(wire.data(), wire.size(), 0)
-      .wait_until(comm::Deadline::after(liveness_), control_wait_.pace(comm::kCollective));
-  control_wait_.record(comm::Clock::now() - start);
+  const auto missed = comm_.ibcast(wire.data(), wire.size(), 0)
+                          .wait_until(comm::Deadline::after(liveness_), control_wait_.pace(comm::kCollective));
+  control_wait_.record(start, missed);
   return comm::Control::decode(wire);
 }
 
@@ -29,6 +29,7 @@ void RoundSync::await_reports(comm::Tag tag, long round, double factor,
   bool first = true;
   const bool training = tag == comm::Tag::RoundDone;
   const auto start = comm::Clock::now();
+  auto missed = start;  // when a pass last found no report
   comm::IdleWatch watch(liveness_, training ? training_wait_.pace() : comm::Pace{});
   while (!missing.empty()) {
     bool progress = false;
@@ -45,12 +46,13 @@ void RoundSync::await_reports(comm::Tag tag, long round, double factor,
         ++it;
       }
     }
-    if (progress && first && training) training_wait_.record(comm::Clock::now() - start);
+    if (progress && first && training) training_wait_.record(start, missed);
     if (progress && first && first_in && !missing.empty()) first_in(missing);
     if (progress) {
       first = false;
       watch.progress();
     } else {
+      missed = comm::Clock::now();
       watch.idle(
           [&] {
             std::string who;
