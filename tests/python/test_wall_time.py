@@ -1,6 +1,7 @@
 """bench/wall_time.py: the alternated study's commands and its figures (no MPI job is started)."""
 
 import csv
+import json
 import sys
 
 import pytest
@@ -11,22 +12,30 @@ sys.path.insert(0, str(ROOT / "bench"))
 import study  # noqa: E402
 import wall_time  # noqa: E402
 
-FIELDS = ["strategy", "pipelines", "learners", "repeat", "stopped", "windows_to_target", "seconds_to_target"]
+FIELDS = ["strategy", "pipelines", "learners", "repeat", "stopped", "windows_to_target", "seconds_to_target",
+          "windows_per_learner", "seconds", "run"]
+LIMIT = (3e6, 75.0)  # where a run that misses the target stops
 
 
-def write_side(folder, learners, runs):
-    """runs: {repeat: (windows, seconds) or None for a run stopped by its time limit}."""
+def write_side(folder, learners, runs, seed=1):
+    """runs: {repeat: (windows, seconds) to the target, or None for a run stopped at LIMIT}; repeat k has seed
+    `seed` + k, as bench/study.py gives it."""
     folder.mkdir(parents=True)
+    for k in runs:
+        (folder / "runs" / f"r{k}" / "config").mkdir(parents=True)
+        (folder / "runs" / f"r{k}" / "config" / "cfg.json").write_text(json.dumps({"seed": seed + k}))
     with open(folder / "results.csv", "w", newline="") as f:
         w = csv.DictWriter(f, FIELDS)
         w.writeheader()
         if learners == 2:  # a study with --reference may list the reference's rows too
             w.writerow({"strategy": "fedavg", "pipelines": "shared", "learners": 1, "repeat": 0,
-                        "stopped": "target", "windows_to_target": 1, "seconds_to_target": 1})
+                        "stopped": "target", "windows_to_target": 1, "seconds_to_target": 1,
+                        "windows_per_learner": 1, "seconds": 1, "run": "runs/reference"})
         for k, r in runs.items():
             w.writerow({"strategy": "fedavg", "pipelines": "shared", "learners": learners, "repeat": k,
                         "stopped": "target" if r else "max_seconds",
-                        "windows_to_target": r[0] if r else "", "seconds_to_target": r[1] if r else ""})
+                        "windows_to_target": r[0] if r else "", "seconds_to_target": r[1] if r else "",
+                        "windows_per_learner": (r or LIMIT)[0], "seconds": (r or LIMIT)[1], "run": f"runs/r{k}"})
 
 
 def test_each_seed_runs_the_single_learner_then_the_pair_with_the_same_seed(tmp_path):
@@ -43,35 +52,68 @@ def test_each_seed_runs_the_single_learner_then_the_pair_with_the_same_seed(tmp_
     assert s.target == p.target == 5.0 and s.strategies == p.strategies == ["fedavg"]
 
 
-def test_figures_pair_runs_by_seed_and_leave_out_a_missed_target(tmp_path):
-    write_side(tmp_path / "single", 1, {0: (2000e3, 40.0), 1: (1500e3, 30.0), 2: (1800e3, 36.0)})
-    write_side(tmp_path / "pair", 2, {0: (1000e3, 20.0), 1: (900e3, 20.0), 2: None})
+def test_figures_pair_runs_by_seed_and_leave_out_a_pair_that_missed(tmp_path):
+    write_side(tmp_path / "single", 1, {0: (2000e3, 40.0), 1: (1500e3, 30.0), 2: (1800e3, 36.0), 3: None})
+    write_side(tmp_path / "pair", 2, {0: (1000e3, 20.0), 1: (900e3, 20.0), 2: None, 3: (800e3, 25.0)})
     seeds = wall_time.read_seeds(tmp_path)
-    assert [s.name for s in seeds] == [f"{tmp_path.name}/r{k}" for k in range(3)]
+    assert [s.name for s in seeds] == ["seed 1", "seed 2", "seed 3", "seed 4"]
     f = wall_time.summary(seeds)
-    assert f["seeds"] == 2 and f["missed"] == [f"{tmp_path.name}/r2"]
-    assert f["time_ratio"] == pytest.approx(70 / 40)
-    assert f["data_ratio"] == pytest.approx(3500 / 1900)
-    assert f["speed_ratio"] == pytest.approx((1900 / 40) / (3500 / 70))
-    assert f["mean_of_ratios"] == pytest.approx((2.0 + 1.5) / 2)
-    assert f["at_goal"] == 1  # 2.0x yes, 1.5x no
-    assert f["interval"][0] <= f["time_ratio"] <= f["interval"][1]
+    assert f["missed"] == ["seed 3", "seed 4"]
+    assert f["bounded"] is None  # a pair that missed bounds nothing
+    r = f["reached"]
+    assert r["seeds"] == 2
+    assert r["time_ratio"] == pytest.approx(70 / 40)
+    assert r["data_ratio"] == pytest.approx(3500 / 1900)
+    assert r["speed_ratio"] == pytest.approx((1900 / 40) / (3500 / 70))
+    assert r["mean_of_ratios"] == pytest.approx((2.0 + 1.5) / 2)
+    assert r["at_goal"] == 1  # 2.0x yes, 1.5x no
+    assert r["interval"][0] <= r["time_ratio"] <= r["interval"][1]
     text = wall_time.report(seeds)
-    assert "not reached" in text and f"left out (a side missed the target): {tmp_path.name}/r2" in text
+    assert "missed in 75 s" in text and "a side missed the target: seed 3, seed 4" in text
     assert "time 1.750x less" in text and "1 of 2 seeds at or above 1.7x" in text
+    assert ">3.00x" in text  # r3: 75 s against 25 s, a lower bound
+    assert "lower bounds" not in text
+
+
+def test_a_single_learner_that_missed_counts_at_its_stop_as_a_lower_bound(tmp_path):
+    write_side(tmp_path / "single", 1, {0: (2000e3, 40.0), 1: None})
+    write_side(tmp_path / "pair", 2, {0: (1000e3, 25.0), 1: (1500e3, 30.0)})
+    f = wall_time.summary(wall_time.read_seeds(tmp_path))
+    assert f["reached"]["seeds"] == 1 and f["reached"]["time_ratio"] == pytest.approx(1.6)
+    b = f["bounded"]
+    assert b["seeds"] == 2
+    assert b["time_ratio"] == pytest.approx((40 + 75) / (25 + 30))
+    assert b["data_ratio"] == pytest.approx((2000e3 + 3e6) / (1000e3 + 1500e3))
+    assert b["at_goal"] == 1  # 75 / 30 = 2.5x at least; 1.6x not
+    text = wall_time.report(wall_time.read_seeds(tmp_path))
+    assert "all 2 seeds, a single learner that missed counted at its stop (lower bounds):" in text
+    assert f"time >={(40 + 75) / (25 + 30):.3f}x less" in text
 
 
 def test_the_paired_interval_is_exact_when_every_seed_has_the_same_ratio(tmp_path):
     seconds = [30.0, 40.0, 50.0, 60.0]
     write_side(tmp_path / "single", 1, {k: (1e6, 2 * t) for k, t in enumerate(seconds)})
     write_side(tmp_path / "pair", 2, {k: (5e5, t) for k, t in enumerate(seconds)})
-    f = wall_time.summary(wall_time.read_seeds(tmp_path))
+    f = wall_time.summary(wall_time.read_seeds(tmp_path))["reached"]
     assert f["paired_interval"] == pytest.approx((2.0, 2.0))
     assert f["interval"][0] < 2.0 < f["interval"][1]  # over unpaired runs the seeds' spread shows
 
 
 def test_nothing_reached_says_so(tmp_path):
-    write_side(tmp_path / "single", 1, {0: None})
-    write_side(tmp_path / "pair", 2, {0: (5e5, 10.0)})
-    assert wall_time.summary(wall_time.read_seeds(tmp_path))["seeds"] == 0
+    write_side(tmp_path / "single", 1, {0: (1e6, 10.0)})
+    write_side(tmp_path / "pair", 2, {0: None})
+    f = wall_time.summary(wall_time.read_seeds(tmp_path))
+    assert f["reached"] is None and f["bounded"] is None
     assert "no seed reached the target on both sides" in wall_time.report(wall_time.read_seeds(tmp_path))
+
+
+def test_a_rerun_in_a_later_folder_replaces_the_same_seed(tmp_path):
+    first, rerun = tmp_path / "first", tmp_path / "rerun"
+    write_side(first / "single", 1, {0: (2000e3, 40.0), 1: None}, seed=201)
+    write_side(first / "pair", 2, {0: (1000e3, 20.0), 1: (900e3, 20.0)}, seed=201)
+    write_side(rerun / "single", 1, {0: (3000e3, 90.0)}, seed=202)  # seed 202 again, with a longer limit
+    write_side(rerun / "pair", 2, {0: (950e3, 22.5)}, seed=202)
+    seeds = wall_time.pooled([first, rerun])
+    assert [(s.name, s.single.reached, s.time_ratio) for s in seeds] == [("seed 201", True, 2.0),
+                                                                          ("seed 202", True, 4.0)]
+    assert wall_time.summary(seeds)["missed"] == []
