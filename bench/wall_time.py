@@ -116,14 +116,15 @@ def read_seeds(folder):
             return {}
         with open(path, newline="") as f:
             rows = [r for r in csv.DictReader(f) if int(r["learners"]) == learners and r["strategy"] == "fedavg"]
-        return {int(r["repeat"]): (_to_target(r), _seed_of(folder / side / r["run"])) for r in rows}
+        return {int(r["repeat"]): (_to_target(r), _name_of(folder / side / r["run"])) for r in rows}
     single, pair = load("single", 1), load("pair", 2)
-    return [Seed(f"seed {single[k][1]}", single[k][0], pair[k][0]) for k in sorted(set(single) & set(pair))]
+    return [Seed(single[k][1], single[k][0], pair[k][0]) for k in sorted(set(single) & set(pair))]
 
 
-def _seed_of(run_dir):
+def _name_of(run_dir):
+    """"seed N" from the run's cfg.json, or the run folder itself if that is gone."""
     cfg = run_dir / "config" / "cfg.json"
-    return json.loads(cfg.read_text()).get("seed", study.SEED) if cfg.exists() else "?"
+    return f"seed {json.loads(cfg.read_text()).get('seed', study.SEED)}" if cfg.exists() else str(run_dir)
 
 
 def pooled(folders):
