@@ -7,7 +7,9 @@
 #include "comm/communicator.hpp"
 #include "comm/environment.hpp"
 #include "core/config.hpp"
+#include "comm/wait_policy.hpp"
 #include "core/error.hpp"
+#include "core/hooks.hpp"
 #include "core/rank_map.hpp"
 #include "core/stop_signal.hpp"
 #include "roles/role.hpp"
@@ -29,9 +31,12 @@ int main(int argc, char** argv) {
     core::check_faults(cfg.faults, mpi.world_size());
     const auto world = comm::Communicator::world();
     const auto learners = world.split(me.role == core::Role::Dispatcher || me.role == core::Role::Learner, me.rank);
+    const auto waits = comm::WaitPolicy::choose(cfg.settings.wait_profile, world.ranks_on_node(),
+                                                comm::WaitPolicy::usable_cores());
+    core::Hooks hooks(cfg, map, me);
     {
       bridge::Interpreter py(cfg.python_dir, cfg.settings.torch_threads);
-      roles::make({cfg, me, map, world, learners, py, signals})->run();
+      roles::make({cfg, me, map, world, learners, py, signals, waits, hooks})->run();
     }
     // Arrive at MPI_Finalize together, sleeping rather than spinning while slower ranks finish.
     world.ibarrier().wait_until(comm::Deadline::after(cfg.settings.liveness_seconds * comm::kIndirect));

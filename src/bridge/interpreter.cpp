@@ -21,8 +21,8 @@ Interpreter::Interpreter(const std::filesystem::path& python_dir, int blas_threa
     throw PythonError("python folder " + python_dir.string() + " does not exist (--python DIR)");
   setenv("PYTHONUNBUFFERED", "1", 1);     // no Python output is lost when the job aborts
   setenv("PYTHONDONTWRITEBYTECODE", "1", 0);
-  // Read once, when the library loads. With several ranks per core, OpenBLAS's own threads (one per core,
-  // spinning on sched_yield after each call) halved the softmax learners' speed.
+  // Read once, when the library loads. With several ranks per core, OpenBLAS's own threads (one per core, spinning
+  // on sched_yield after each call) take the cores that the learners need (docs/performance.md).
   setenv("OPENBLAS_NUM_THREADS", std::to_string(blas_threads).c_str(), 0);
   impl_ = std::make_unique<Impl>();
   detail::guarded("setting sys.path", [&] {

@@ -46,11 +46,11 @@ struct Library::Impl {
 };
 
 Library::Library(Interpreter&) : impl_(std::make_unique<Impl>()) {
-  // The model's temporaries (a batch's gathered rows: about 0.8 MB at bs 1024; a chunk of the test loss) must come
-  // from the heap. Above glibc's initial 128 KB mmap threshold each one is mapped and unmapped again, page by page:
-  // in a learner that was 18 000 page faults per second and 20-30 % slower steps. glibc raises the threshold by
-  // itself only after some large block happens to be freed, which some strategies did and hogwild does not; this
-  // makes it deliberate, in every rank that runs the model (the learners and the Dispatcher).
+  // The model's temporaries (a batch's gathered rows, a chunk of the test loss) must come from the heap: above
+  // glibc's initial mmap threshold each one is mapped and unmapped again, page by page, at every step, which makes
+  // the steps markedly slower (docs/performance.md). glibc raises the threshold by itself only after some large
+  // block happens to be freed, which depends on the strategy; this makes it deliberate, in every rank that runs
+  // the model (the learners and the Dispatcher).
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, 128 << 20);
   impl_->mod = detail::import_checked("library", {"param_shapes", "create", "train_step", "test_loss", "embeddings"});

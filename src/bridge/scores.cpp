@@ -29,12 +29,12 @@ Scores::Scores(Interpreter&, const std::vector<std::string>& words, const std::f
 
 Scores::~Scores() = default;
 
-std::array<double, 2> Scores::score(const core::Matrix& embeddings) {
+Scores::Result Scores::score(const core::Matrix& embeddings) {
   return detail::guarded("evaluate.Scorer", [&] {
     // A view of the C++ matrix: no copy; the call only reads it.
     py::array_t<float> view({embeddings.rows, embeddings.cols}, embeddings.data.data(), py::none());
     py::tuple r = impl_->scorer(view);
-    return std::array<double, 2>{r[0].cast<double>(), r[1].cast<double>()};
+    return Result{r[0].cast<double>(), r[1].cast<double>()};
   });
 }
 

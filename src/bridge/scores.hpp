@@ -2,7 +2,7 @@
 // (Spearman rho) and analogies (3CosAdd accuracy) of the current embeddings. Imports NumPy only.
 #pragma once
 
-#include <array>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -16,6 +16,12 @@ class Interpreter;
 
 class Scores {
  public:
+  // Spearman's rho on the similarity pairs and the analogy accuracy; NaN where not scored.
+  struct Result {
+    double similarity = std::nan("");
+    double analogy = std::nan("");
+  };
+
   // Either path may be empty (not scored). Both files are parsed now: a bad line throws core::InputError
   // naming the file and the line.
   Scores(Interpreter& py, const std::vector<std::string>& words, const std::filesystem::path& similarity,
@@ -24,9 +30,9 @@ class Scores {
   Scores(const Scores&) = delete;
   Scores& operator=(const Scores&) = delete;
 
-  // {Spearman rho, analogy accuracy} of `embeddings` (one row per vocabulary word); NaN where there is no
-  // file or none of its words are in the vocabulary.
-  std::array<double, 2> score(const core::Matrix& embeddings);
+  // The scores of `embeddings` (one row per vocabulary word); NaN where there is no file or none of its words
+  // are in the vocabulary.
+  Result score(const core::Matrix& embeddings);
 
  private:
   struct Impl;

@@ -38,6 +38,16 @@ Communicator Communicator::split(bool member, int key) const {
   return Communicator(c);
 }
 
+int Communicator::ranks_on_node() const {
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+  int n = 0;
+  const int rc = MPI_Comm_size(node, &n);
+  MPI_Comm_free(&node);
+  check_mpi(rc, "MPI_Comm_size node");
+  return n;
+}
+
 Communicator::Communicator(Communicator&& o) noexcept
     : comm_(std::exchange(o.comm_, MPI_COMM_NULL)), rank_(o.rank_), size_(o.size_) {}
 

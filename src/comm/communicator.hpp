@@ -41,6 +41,8 @@ class Communicator {
   static Communicator world();
   // Collective over this communicator. Ranks passing `member == false` get an empty Communicator.
   Communicator split(bool member, int key) const;
+  // Collective: how many members share this rank's node (its shared memory).
+  int ranks_on_node() const;
 
   Communicator() = default;
   Communicator(Communicator&& o) noexcept;
@@ -63,8 +65,7 @@ class Communicator {
   // A message from `source` (MPI_ANY_SOURCE allowed) with `tag` (nullopt: any tag) that has arrived, if any.
   std::optional<Arrival> probe(int source, std::optional<Tag> tag) const;
   // Waits, sleeping with backoff, until a message from `source` with `tag` has arrived, and returns it ready to
-  // receive. Throws comm::Timeout naming `what` once the deadline passes. `pace`: see Pace (kCollective for a
-  // message known to be on its way).
+  // receive. Throws comm::Timeout naming `what` once the deadline passes. `pace`: see WaitPolicy.
   Arrival await_message(int source, Tag tag, const Deadline& deadline, const std::string& what,
                         const Pace& pace = {}) const;
   // Receives a probed message into `out` (resized to fit). Returns at once: the message has arrived.

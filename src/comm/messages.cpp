@@ -15,14 +15,12 @@ Control Control::decode(const Wire& w) {
   return Control{static_cast<Command>(w[0]), w[1]};
 }
 
-ElasticReply::Wire ElasticReply::encode() const {
-  return {static_cast<std::int64_t>(command), round, send_state ? 1 : 0};
-}
+Answer::Wire Answer::encode() const { return {static_cast<std::int64_t>(command), round, send_state ? 1 : 0}; }
 
-ElasticReply ElasticReply::decode(const Wire& w) {
+Answer Answer::decode(const Wire& w) {
   const Control c = Control::decode({w[0], w[1]});
-  if (w[2] != 0 && w[2] != 1) throw Error("Elastic message with send_state " + std::to_string(w[2]));
-  return ElasticReply{c.command, c.round, w[2] == 1};
+  if (w[2] != 0 && w[2] != 1) throw Error("Answer message with send_state " + std::to_string(w[2]));
+  return Answer{c.command, c.round, w[2] == 1};
 }
 
 WindowRequest::Wire WindowRequest::encode() const { return {windows}; }

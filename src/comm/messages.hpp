@@ -3,17 +3,10 @@
 #pragma once
 
 #include <array>
-#include <cstdint>
 #include <cstddef>
-
-#include "core/markers.hpp"
+#include <cstdint>
 
 namespace fedavg::comm {
-
-// Marker values inside a Tokens block: see core/markers.hpp.
-using core::kBreak;
-using core::kEof;
-using core::kOov;
 
 // Broadcast by the Dispatcher to the learners at the start of every round.
 struct Control {
@@ -26,16 +19,33 @@ struct Control {
   static Control decode(const Wire& w);  // throws comm::Error on an unknown command or negative round
 };
 
-// Dispatcher -> Learner (easgd): the answer to a Push. Train: an ElasticStep follows; `send_state` asks the
-// learner for its LearnerState (a checkpoint is due). Stop: the learner stops.
-struct ElasticReply {
+// Dispatcher -> Learner (easgd, hogwild): the answer to a period. Train: go on (easgd: an ElasticStep follows);
+// `send_state` asks the learner for its LearnerState (a checkpoint is due). Stop: the learner stops.
+struct Answer {
   Control::Command command = Control::Command::Train;
   std::int64_t round = 0;  // the round the Dispatcher is in
   bool send_state = false;
 
   using Wire = std::array<std::int64_t, 3>;
   Wire encode() const;
-  static ElasticReply decode(const Wire& w);  // throws comm::Error like Control::decode
+  static Answer decode(const Wire& w);  // throws comm::Error like Control::decode
+};
+
+// What learners trained: windows, and the sum over them of the training loss. Summed over the learners each
+// round (RoundSync::totals); a learner of easgd or hogwild sends its period's in PeriodDone.
+struct WindowTotals {
+  double windows = 0.0;
+  double loss_sum = 0.0;
+
+  WindowTotals& operator+=(const WindowTotals& o) {
+    windows += o.windows;
+    loss_sum += o.loss_sum;
+    return *this;
+  }
+  double mean_loss() const { return windows > 0 ? loss_sum / windows : 0.0; }
+  using Wire = std::array<double, 2>;
+  Wire encode() const { return {windows, loss_sum}; }
+  static WindowTotals decode(const Wire& w) { return {w[0], w[1]}; }
 };
 
 // Learner -> Batcher: how many windows it wants for its next round.

@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "comm/backoff.hpp"
+#include "comm/wait.hpp"
 
 namespace fedavg::comm {
 
@@ -26,7 +26,7 @@ class Request {
   // True once the operation has completed (the request is then released). Never blocks.
   bool test();
   // Polls with backoff until complete; throws comm::Timeout naming `what` once the deadline passes. `pace`:
-  // see Pace (kCollective for collectives). Returns when a poll last found it pending (see poll_until).
+  // see WaitPolicy. Returns when a poll last found it pending (see poll_until).
   Clock::time_point wait_until(const Deadline& deadline, const Pace& pace = {});
   const std::string& what() const { return what_; }
 

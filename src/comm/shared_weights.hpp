@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "comm/backoff.hpp"
+#include "comm/wait.hpp"
 #include "comm/communicator.hpp"
 
 namespace fedavg::comm {

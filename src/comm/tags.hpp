@@ -14,9 +14,9 @@ enum class Tag : int {
   Position = 17,      // Tokenizer -> Dispatcher: int64 [byte offset, passes] of its next block
   ResumeFrom = 18,    // Dispatcher -> Tokenizer (with --resume): int64 [byte offset, passes] to start from
   LearnerState = 19,  // Learner <-> Dispatcher: uint8 opaque model state (optimizer, RNG) for checkpoints
-  PushInfo = 20,      // Learner -> Dispatcher (easgd, hogwild): double [windows, windows * mean train loss] of a period
+  PeriodDone = 20,    // Learner -> Dispatcher (easgd, hogwild): double [windows, windows * mean train loss] of a period
   Push = 21,          // Learner -> Dispatcher (easgd): float [params] the learner's weights after that period
-  Elastic = 22,       // Dispatcher -> Learner (easgd, hogwild): int64 [command, round, send_state] answering a period
+  Answer = 22,        // Dispatcher -> Learner (easgd, hogwild): int64 [command, round, send_state] answering a period
   ElasticStep = 23,   // Dispatcher -> Learner (easgd): float [params] alpha (x_i - centre), after a Train answer
   Average = 24,  // Learner -> Dispatcher (fedavg, bmuf; learner communicator): float [params] weights x share
   Cut = 25,      // Dispatcher -> Learner (balance_rounds): int64 round whose training ends after the current step

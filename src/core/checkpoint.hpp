@@ -4,11 +4,12 @@
 // temporary file and renamed, so a crash during the write leaves the previous checkpoint intact.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include "core/read_position.hpp"
 
 namespace fedavg::core {
 
@@ -30,9 +31,6 @@ struct CheckpointInfo {
   std::string data_name;
   std::string strategy;  // a run resumes only with the strategy that wrote its checkpoint
 };
-
-// A pipeline's position in its corpus: byte offset of the next block and completed passes over the file.
-using ReadPosition = std::array<std::int64_t, 2>;
 
 struct Checkpoint {
   CheckpointInfo info;

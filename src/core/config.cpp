@@ -96,6 +96,31 @@ class Reader {
   const json& doc_;
 };
 
+constexpr std::pair<const char*, StrategyKind> kStrategies[] = {
+    {"fedavg", StrategyKind::FedAvg}, {"bsp", StrategyKind::Bsp},         {"bmuf", StrategyKind::Bmuf},
+    {"easgd", StrategyKind::Easgd},   {"hogwild", StrategyKind::Hogwild},
+};
+
+constexpr std::pair<const char*, WaitProfile> kWaitProfiles[] = {
+    {"auto", WaitProfile::Auto}, {"plain", WaitProfile::Plain}, {"oversubscribed", WaitProfile::Oversubscribed}};
+
+// Reads a string key that must be one of `table`'s names.
+template <typename E, std::size_t N>
+void one_of(const Reader& r, const std::string& key, const std::pair<const char*, E> (&table)[N], E& out) {
+  if (!r.find(key, false)) return;
+  std::string name;
+  r.string(key, name);
+  std::string names;
+  for (const auto& [n, value] : table) {
+    if (name == n) {
+      out = value;
+      return;
+    }
+    names += (names.empty() ? "" : ", ") + std::string(n);
+  }
+  r.fail(key, "\"" + key + "\" must be one of " + names + ", got \"" + name + "\"");
+}
+
 bool is_safe_name(const std::string& s) {
   return !s.empty() && s.size() <= 100 && std::all_of(s.begin(), s.end(), [](unsigned char c) {
     return std::isalnum(c) || c == '_' || c == '-' || c == '.';
@@ -103,6 +128,12 @@ bool is_safe_name(const std::string& s) {
 }
 
 }  // namespace
+
+const char* strategy_name(StrategyKind k) {
+  for (const auto& [name, value] : kStrategies)
+    if (value == k) return name;
+  return "?";
+}
 
 json Settings::to_json() const {
   json j{{"data_name", data_name}, {"bpe", bpe},       {"bs", bs},
@@ -156,14 +187,7 @@ Settings parse_settings(const std::string& text, const std::string& path) {
       {"cross_oov", [&] { r.boolean("cross_oov", s.cross_oov); }},
       {"sample", [&] { r.number("sample", s.sample, 0.0, 1.0); }},
       {"train", [&] { r.boolean("train", s.train); }},
-      {"strategy",
-       [&] {
-         r.string("strategy", s.strategy);
-         if (s.strategy != "fedavg" && s.strategy != "bsp" && s.strategy != "bmuf" && s.strategy != "easgd" &&
-             s.strategy != "hogwild")
-           r.fail("strategy",
-                  "\"strategy\" must be one of fedavg, bsp, bmuf, easgd, hogwild, got \"" + s.strategy + "\"");
-       }},
+      {"strategy", [&] { one_of(r, "strategy", kStrategies, s.strategy); }},
       {"block_lr", [&] { r.number("block_lr", s.block_lr, 0.0, 100.0); }},
       {"block_momentum", [&] { r.number("block_momentum", s.block_momentum, 0.0, 0.9999); }},
       {"nesterov", [&] { r.boolean("nesterov", s.nesterov); }},
@@ -173,6 +197,7 @@ Settings parse_settings(const std::string& text, const std::string& path) {
       {"fixed_batch_order", [&] { r.boolean("fixed_batch_order", s.fixed_batch_order); }},
       {"balance_rounds", [&] { r.boolean("balance_rounds", s.balance_rounds); }},
       {"liveness_seconds", [&] { r.number("liveness_seconds", s.liveness_seconds, 0.1, 1e7); }},
+      {"wait_profile", [&] { one_of(r, "wait_profile", kWaitProfiles, s.wait_profile); }},
       {"torch_threads", [&] { r.integer("torch_threads", s.torch_threads, 1, 1024); }},
       {"text_block_bytes", [&] { r.integer("text_block_bytes", s.text_block_bytes, 1024, 1 << 28); }},
       {"window_block", [&] { r.integer("window_block", s.window_block, 1, 1 << 24); }},

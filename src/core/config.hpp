@@ -13,6 +13,14 @@
 
 namespace fedavg::core {
 
+// How learners' models are combined (docs/strategies.md); "strategy" in cfg.json.
+enum class StrategyKind { FedAvg, Bsp, Bmuf, Easgd, Hogwild };
+// The cfg.json name of a strategy.
+const char* strategy_name(StrategyKind k);
+
+// How waiting ranks sleep (comm::WaitPolicy); "wait_profile" in cfg.json.
+enum class WaitProfile { Auto, Plain, Oversubscribed };
+
 // Settings read from cfg.json. Required: data_name, bpe, bs, target. Everything else has a default.
 struct Settings {
   std::string data_name;        // run name, used in output file names
@@ -30,7 +38,7 @@ struct Settings {
   bool cross_oov = false;       // may a window span a word that is not in the vocabulary?
   double sample = 1e-3;         // word2vec subsampling threshold (0: off); needs counts in vocab.txt
   bool train = true;            // false: learners skip the model step (pipeline benchmarks)
-  std::string strategy = "fedavg";  // fedavg, bsp, bmuf or easgd (docs/strategies.md)
+  StrategyKind strategy = StrategyKind::FedAvg;
   double block_lr = 1.0;        // bmuf: step size of the outer update
   double block_momentum = 0.0;  // bmuf: momentum of the outer update
   bool nesterov = false;        // bmuf: Nesterov outer momentum (DiLoCo)
@@ -40,6 +48,7 @@ struct Settings {
   bool fixed_batch_order = false;  // Batcher deals to its learners in a fixed rotation (reproducible runs)
   bool balance_rounds = false;  // fedavg/bsp/bmuf: the first learner done ends the round for all (shared cores)
   double liveness_seconds = 120.0;  // longest wait for any peer before it is declared dead
+  WaitProfile wait_profile = WaitProfile::Auto;  // auto: oversubscribed when a node has more ranks than cores
   int torch_threads = 1;        // intra-op threads per learner
   int text_block_bytes = 1 << 18;   // text per Tokenizer read (whole lines)
   int window_block = 4096;      // windows per Filter -> Batcher message

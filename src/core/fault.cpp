@@ -1,11 +1,8 @@
 #include "core/fault.hpp"
 
 #include <csignal>
-#include <chrono>
-#include <thread>
 
 #include "core/error.hpp"
-#include "core/log.hpp"
 
 namespace fedavg::core {
 
@@ -47,30 +44,6 @@ void check_faults(const std::vector<Fault>& faults, int world_size) {
 void die_now() {
   std::raise(SIGKILL);
   std::abort();
-}
-
-void inject_faults(const std::vector<Fault>& faults, const RankInfo& me, long round) {
-  for (const auto& f : faults) {
-    if (f.rank != me.rank || f.round != round) continue;
-    switch (f.kind) {
-      case Fault::Kind::Exception:
-        throw Error("injected fault: exception at round " + std::to_string(round) + " (--inject-fault)");
-      case Fault::Kind::Kill:
-        warn(me, "injected fault: killing this rank at round " + std::to_string(round));
-        die_now();
-      case Fault::Kind::Hang:
-        warn(me, "injected fault: hanging at round " + std::to_string(round));
-        for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
-      case Fault::Kind::KillInCheckpoint:
-        break;
-    }
-  }
-}
-
-bool kill_in_checkpoint_planned(const std::vector<Fault>& faults, const RankInfo& me, long round) {
-  for (const auto& f : faults)
-    if (f.rank == me.rank && f.round == round && f.kind == Fault::Kind::KillInCheckpoint) return true;
-  return false;
 }
 
 }  // namespace fedavg::core

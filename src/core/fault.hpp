@@ -1,11 +1,9 @@
 // Scripted failures for testing (--inject-fault RANK:ROUND:KIND): a rank throws, kills itself or hangs when it
-// reaches the given round (for pipeline ranks: the given block). Lets tests exercise every role's failure.
+// reaches the given round (for pipeline ranks: the given block). Parsed here; core::Hooks fires them.
 #pragma once
 
 #include <string>
 #include <vector>
-
-#include "core/role.hpp"
 
 namespace fedavg::core {
 
@@ -22,10 +20,6 @@ void check_faults(const std::vector<Fault>& faults, int world_size);
 // Parses "RANK:ROUND:KIND" (KIND: exception, kill, hang, kill_in_checkpoint); throws InputError.
 Fault parse_fault(const std::string& spec);
 
-// Injects every fault planned for `me.rank` at `round` whose kind is not KillInCheckpoint.
-void inject_faults(const std::vector<Fault>& faults, const RankInfo& me, long round);
-// True if a KillInCheckpoint fault is planned for `me.rank` at `round`.
-bool kill_in_checkpoint_planned(const std::vector<Fault>& faults, const RankInfo& me, long round);
 // Kills this process at once with SIGKILL (no cleanup, like a crash).
 [[noreturn]] void die_now();
 

@@ -3,7 +3,7 @@
 
 #include <string_view>
 
-#include "core/role.hpp"
+#include "core/rank_info.hpp"
 
 namespace fedavg::core {
 

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "core/role.hpp"
+#include "core/rank_info.hpp"
 
 namespace fedavg::core {
 

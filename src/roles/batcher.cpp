@@ -8,8 +8,7 @@
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
 #include "core/error.hpp"
-#include "core/fault.hpp"
-#include "core/window_pool.hpp"
+#include "data/window_pool.hpp"
 
 namespace fedavg::roles {
 namespace {
@@ -43,7 +42,7 @@ void Batcher::run() {
   const auto capacity_blocks = static_cast<std::int32_t>(std::max<std::int64_t>(2, (want + s.window_block - 1) / s.window_block + 1));
 
   comm::Outbox outbox(world);
-  comm::IdleWatch watch(s.liveness_seconds, comm::kPatient);  // what it feeds is buffered ahead
+  comm::IdleWatch watch(s.liveness_seconds, ctx_.waits.stage());
   outbox.send(comm::Credit{capacity_blocks}.encode(), filter, comm::Tag::Credit);
 
   std::deque<std::vector<std::int32_t>> blocks;
@@ -53,7 +52,7 @@ void Batcher::run() {
   // batch, and batches draw from it at random. The pool is outside the credit line, so the Filter keeps the
   // prefetch blocks coming while it fills.
   const std::int64_t shuffle = s.shuffle_windows;
-  core::WindowPool pool(width, s.seed * 1000003u + static_cast<std::uint64_t>(pipeline) + 0x5eedu);
+  data::WindowPool pool(width, s.seed * 1000003u + static_cast<std::uint64_t>(pipeline) + 0x5eedu);
   auto pool_front_block = [&] {
     const auto n = static_cast<std::int64_t>(blocks.front().size()) / width;
     pool.add(blocks.front().data(), n);
@@ -114,7 +113,7 @@ void Batcher::run() {
       const Pending p = *it;
       pending.erase(it);
       turn = (turn + 1) % learners.size();
-      core::inject_faults(ctx_.cfg.faults, ctx_.me, ++served);
+      ctx_.hooks.reached(++served);
       std::vector<std::int32_t> batch;
       batch.reserve(static_cast<std::size_t>(p.windows * width));
       if (shuffle > 0) {

@@ -1,20 +1,17 @@
 #include "roles/dispatcher.hpp"
 
 #include "core/outputs.hpp"
-#include "roles/dispatcher_run.hpp"
-#include "roles/strategy.hpp"
+#include "training/dispatcher_run.hpp"
+#include "training/strategy.hpp"
 
 namespace fedavg::roles {
 
 void Dispatcher::run() {
   core::ensure_writable_dir(ctx_.cfg.out_dir);
-  DispatcherRun run(ctx_);
+  const auto strategy = training::Strategy::make(ctx_.cfg.settings);
+  training::DispatcherRun run(ctx_, *strategy);
   run.start();
-  if (is_asynchronous(ctx_.cfg.settings)) {
-    run.asynchronous_rounds();
-  } else {
-    run.synchronous_rounds();
-  }
+  strategy->dispatcher_rounds(run);
   run.finish();
 }
 

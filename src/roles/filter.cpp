@@ -5,10 +5,9 @@
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
 #include "core/error.hpp"
-#include "core/fault.hpp"
 #include "core/log.hpp"
-#include "core/subsampler.hpp"
-#include "core/windower.hpp"
+#include "data/subsampler.hpp"
+#include "data/windower.hpp"
 
 namespace fedavg::roles {
 
@@ -24,11 +23,11 @@ void Filter::run() {
   const core::Vocabulary vocab = text.load_vocab(ctx_.cfg.vocab_path());
   if (s.sample > 0 && vocab.counts.empty())
     core::warn(ctx_.me, "vocab.txt has no word counts, so subsampling (sample in cfg.json) is off");
-  core::Subsampler subsampler(vocab.counts, s.sample, s.seed * 1000003u + static_cast<std::uint64_t>(pipeline));
-  core::Windower windower(s.window, s.cross_lines, s.cross_oov);
+  data::Subsampler subsampler(vocab.counts, s.sample, s.seed * 1000003u + static_cast<std::uint64_t>(pipeline));
+  data::Windower windower(s.window, s.cross_lines, s.cross_oov);
   const auto block_windows = static_cast<std::size_t>(s.window_block);
   comm::Outbox outbox(world);
-  comm::IdleWatch watch(s.liveness_seconds, comm::kPatient);  // what it feeds is buffered ahead
+  comm::IdleWatch watch(s.liveness_seconds, ctx_.waits.stage());
 
   outbox.send(comm::Credit{s.credits}.encode(), tokenizer, comm::Tag::Credit);
   std::vector<std::int32_t> tokens;
@@ -46,7 +45,7 @@ void Filter::run() {
     if (!have_tokens) {
       if (auto a = world.probe(tokenizer, comm::Tag::Tokens)) {
         world.receive(*a, tokens);
-        core::inject_faults(ctx_.cfg.faults, ctx_.me, ++blocks);
+        ctx_.hooks.reached(++blocks);
         subsampler.apply(tokens.data(), tokens.size());
         pos = 0;
         have_tokens = true;

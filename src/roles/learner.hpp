@@ -1,5 +1,5 @@
-// Learner: each round, takes the global weights from the Dispatcher, trains `bpe` batches from its Batcher,
-// and contributes its weights to the window-weighted average.
+// Learner: trains a copy of the model on batches from its Batcher, `bpe` steps a round, and exchanges weights
+// with the Dispatcher as the strategy's Learner side says (training::Strategy, training::LearnerRun).
 #pragma once
 
 #include "roles/role.hpp"

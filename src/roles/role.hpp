@@ -1,28 +1,13 @@
-// The interface every role implements, the context a role is built from, and the factory.
+// The interface every role implements, and the factory that builds this rank's role from its Context.
 #pragma once
 
 #include <memory>
 
-#include "core/config.hpp"
-#include "core/rank_map.hpp"
-#include "core/role.hpp"
-#include "core/stop_signal.hpp"
-
-namespace fedavg::comm { class Communicator; }
-namespace fedavg::bridge { class Interpreter; }
+#include "training/context.hpp"
 
 namespace fedavg::roles {
 
-// What a role needs; everything is owned by main() and outlives the role.
-struct Context {
-  const core::Config& cfg;
-  core::RankInfo me;
-  const core::RankMap& map;
-  const comm::Communicator& world;     // duplicate of MPI_COMM_WORLD
-  const comm::Communicator& learners;  // Dispatcher (rank 0 here) + Learners; invalid on pipeline ranks
-  bridge::Interpreter& py;
-  const core::StopSignal& signals;     // SIGINT/SIGTERM seen by this rank
-};
+using training::Context;
 
 class Role {
  public:

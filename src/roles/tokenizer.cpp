@@ -4,9 +4,7 @@
 #include "comm/credit_line.hpp"
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
-#include "core/error.hpp"
-#include "core/fault.hpp"
-#include "roles/token_source.hpp"
+#include "data/token_source.hpp"
 
 namespace fedavg::roles {
 
@@ -18,19 +16,21 @@ void Tokenizer::run() {
 
   bridge::Text text(ctx_.py);
   text.load_vocab(ctx_.cfg.vocab_path());
-  TokenSource source(text, ctx_.cfg.corpora.at(static_cast<std::size_t>(pipeline)), s, ctx_.me,
-                     ctx_.cfg.vocab_path().string());
+  data::TokenSource source([&](const char* block, std::size_t size,
+                               std::vector<std::int32_t>& out) { text.tokenize(block, size, out); },
+                           ctx_.cfg.corpora.at(static_cast<std::size_t>(pipeline)), s, ctx_.me,
+                           ctx_.cfg.vocab_path().string());
   if (ctx_.cfg.resume) {
-    core::ReadPosition from{};
+    core::ReadPosition::Wire from{};
     ctx_.world.receive_into(ctx_.world.await_message(dispatcher, comm::Tag::ResumeFrom,
                                                      comm::Deadline::after(s.liveness_seconds * comm::kIndirect),
                                                      "the read position from the Dispatcher"),
                             from.data(), from.size());
-    source.seek(from);
+    source.seek(core::ReadPosition::decode(from));
   }
 
   comm::Outbox outbox(ctx_.world);
-  comm::IdleWatch watch(s.liveness_seconds, comm::kPatient);  // what it feeds is buffered ahead
+  comm::IdleWatch watch(s.liveness_seconds, ctx_.waits.stage());
   comm::CreditLine to_filter(ctx_.world, filter, "Filter rank " + std::to_string(filter));
   long blocks = 0;
 
@@ -38,10 +38,9 @@ void Tokenizer::run() {
     outbox.retire();
     bool progress = to_filter.poll();
     if (to_filter.can_send()) {
-      core::inject_faults(ctx_.cfg.faults, ctx_.me, ++blocks);
+      ctx_.hooks.reached(++blocks);
       outbox.send(source.next(), filter, comm::Tag::Tokens);
-      const core::ReadPosition at = source.position();
-      outbox.send(std::vector<std::int64_t>(at.begin(), at.end()), dispatcher, comm::Tag::Position);
+      outbox.send(source.position().encode(), dispatcher, comm::Tag::Position);
       to_filter.spend();
       progress = true;
     }
@@ -52,7 +51,8 @@ void Tokenizer::run() {
     }
   }
   comm::acknowledge_stop(outbox, filter, comm::Deadline::after(s.liveness_seconds));
-  outbox.send(std::vector<std::int64_t>{source.position()[0], -1}, dispatcher, comm::Tag::Position);  // final report
+  // The final report: a negative pass count.
+  outbox.send(core::ReadPosition{source.position().offset, -1}.encode(), dispatcher, comm::Tag::Position);
   outbox.flush(comm::Deadline::after(s.liveness_seconds));
 }
 

@@ -7,6 +7,8 @@
 #include "core/error.hpp"
 
 using fedavg::core::InputError;
+using fedavg::core::StrategyKind;
+using fedavg::core::WaitProfile;
 using fedavg::core::parse_settings;
 
 namespace {
@@ -55,12 +57,12 @@ TEST(Config, StrategyKeys) {
   const auto s = parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 2, "target": 1, "strategy": "easgd",
     "elastic_alpha": 0.25, "slow_learners": 1, "slow_factor": 4})",
                                 "cfg.json");
-  EXPECT_EQ(s.strategy, "easgd");
+  EXPECT_EQ(s.strategy, StrategyKind::Easgd);
   EXPECT_DOUBLE_EQ(s.elastic_alpha, 0.25);
   EXPECT_EQ(s.slow_learners, 1);
   EXPECT_DOUBLE_EQ(s.slow_factor, 4.0);
   const auto d = parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 2, "target": 1})", "cfg.json");
-  EXPECT_EQ(d.strategy, "fedavg");
+  EXPECT_EQ(d.strategy, StrategyKind::FedAvg);
   EXPECT_DOUBLE_EQ(d.elastic_alpha, 0.0);  // 0.9 / learners
   EXPECT_EQ(d.slow_learners, 0);
   EXPECT_DOUBLE_EQ(d.slow_factor, 1.0);
@@ -73,6 +75,22 @@ TEST(Config, StrategyKeys) {
             std::string::npos);
   EXPECT_NE(error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "strategy": "gossip"})")
                 .find("must be one of fedavg, bsp, bmuf, easgd, hogwild"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "strategy": ""})")
+                .find("must be one of fedavg"),
+            std::string::npos);
+  EXPECT_STREQ(fedavg::core::strategy_name(StrategyKind::Hogwild), "hogwild");
+}
+
+TEST(Config, WaitProfile) {
+  EXPECT_EQ(parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json").wait_profile,
+            WaitProfile::Auto);
+  EXPECT_EQ(parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "wait_profile": "plain"})",
+                           "cfg.json")
+                .wait_profile,
+            WaitProfile::Plain);
+  EXPECT_NE(error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "wait_profile": "fast"})")
+                .find("\"wait_profile\" must be one of auto, plain, oversubscribed, got \"fast\""),
             std::string::npos);
 }
 

@@ -4,9 +4,9 @@
 #include <fstream>
 
 #include "core/error.hpp"
-#include "core/line_reader.hpp"
+#include "data/line_reader.hpp"
 
-using fedavg::core::LineReader;
+using fedavg::data::LineReader;
 
 namespace {
 
@@ -66,10 +66,10 @@ TEST(LineReader, ClearErrors) {
       << error_of(long_line, 1024, 2048);
 }
 
-#include "core/utf8.hpp"
+#include "data/utf8.hpp"
 
 TEST(Utf8, FindsTheFirstInvalidByte) {
-  using fedavg::core::first_invalid_utf8;
+  using fedavg::data::first_invalid_utf8;
   EXPECT_EQ(first_invalid_utf8("plain ascii\n"), std::string_view::npos);
   EXPECT_EQ(first_invalid_utf8("caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x98\x80"), std::string_view::npos);
   EXPECT_EQ(first_invalid_utf8("ab\xff" "cd"), 2u);

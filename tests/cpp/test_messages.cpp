@@ -5,6 +5,7 @@
 #include "comm/error.hpp"
 #include "comm/messages.hpp"
 #include "comm/tags.hpp"
+#include "data/markers.hpp"
 
 using namespace fedavg::comm;
 
@@ -22,18 +23,18 @@ TEST(Messages, ControlRejectsGarbage) {
   EXPECT_THROW(Control::decode({1, -1}), Error);
 }
 
-TEST(Messages, ElasticReplyRoundTrip) {
+TEST(Messages, AnswerRoundTrip) {
   for (bool send_state : {false, true}) {
-    const ElasticReply r{Control::Command::Train, 42, send_state};
-    const ElasticReply d = ElasticReply::decode(r.encode());
+    const Answer r{Control::Command::Train, 42, send_state};
+    const Answer d = Answer::decode(r.encode());
     EXPECT_EQ(d.command, Control::Command::Train);
     EXPECT_EQ(d.round, 42);
     EXPECT_EQ(d.send_state, send_state);
   }
-  EXPECT_EQ(ElasticReply::decode(ElasticReply{Control::Command::Stop, 3, false}.encode()).command,
+  EXPECT_EQ(Answer::decode(Answer{Control::Command::Stop, 3, false}.encode()).command,
             Control::Command::Stop);
-  EXPECT_THROW(ElasticReply::decode({1, 2, 5}), Error);
-  EXPECT_THROW(ElasticReply::decode({9, 2, 0}), Error);
+  EXPECT_THROW(Answer::decode({1, 2, 5}), Error);
+  EXPECT_THROW(Answer::decode({9, 2, 0}), Error);
 }
 
 TEST(Messages, RequestAndCreditRoundTrip) {
@@ -56,13 +57,25 @@ TEST(Tags, AreUnique) {
   const std::set<int> tags{tag_value(Tag::Tokens), tag_value(Tag::Windows), tag_value(Tag::Credit),
                            tag_value(Tag::Request), tag_value(Tag::Batch), tag_value(Tag::RoundDone),
                            tag_value(Tag::Ready), tag_value(Tag::Position), tag_value(Tag::ResumeFrom),
-                           tag_value(Tag::LearnerState), tag_value(Tag::PushInfo), tag_value(Tag::Push),
-                           tag_value(Tag::Elastic), tag_value(Tag::ElasticStep), tag_value(Tag::Shutdown),
+                           tag_value(Tag::LearnerState), tag_value(Tag::PeriodDone), tag_value(Tag::Push),
+                           tag_value(Tag::Answer), tag_value(Tag::ElasticStep), tag_value(Tag::Shutdown),
                            tag_value(Tag::ShutdownAck)};
   EXPECT_EQ(tags.size(), 16u);
 }
 
+TEST(Messages, WindowTotalsRoundTripAndSum) {
+  WindowTotals t{300.0, 12.5};
+  const WindowTotals d = WindowTotals::decode(t.encode());
+  EXPECT_EQ(d.windows, 300.0);
+  EXPECT_EQ(d.loss_sum, 12.5);
+  t += {100.0, 1.5};
+  EXPECT_EQ(t.windows, 400.0);
+  EXPECT_EQ(t.mean_loss(), 14.0 / 400.0);
+  EXPECT_EQ(WindowTotals{}.mean_loss(), 0.0);
+}
+
 TEST(Markers, AreNegativeAndDistinct) {
+  using namespace fedavg::data;
   EXPECT_LT(kBreak, 0);
   EXPECT_LT(kOov, 0);
   EXPECT_LT(kEof, 0);

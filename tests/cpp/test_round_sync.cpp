@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "mpi_main.hpp"
-#include "roles/round_sync.hpp"
+#include "training/round_sync.hpp"
 
 using namespace fedavg;
 
@@ -23,16 +23,17 @@ TEST(RoundSync, DispatcherReceivesTheSumOfTheLearnersWeightsInLearnerOrder) {
   auto world = comm::Communicator::world();
   ASSERT_EQ(world.size(), 3);
   const std::size_t n = 320000;  // 1.3 MB: large enough to travel by rendezvous
-  roles::RoundSync sync(world, world, 20.0, {1, 2});
+  const comm::WaitPolicy waits;
+  training::RoundSync sync(world, world, waits, 20.0, {1, 2});
   std::vector<float> w = world.rank() == 0 ? std::vector<float>(n, 0.0f) : learner_weights(world.rank(), n);
   for (int round = 0; round < 3; ++round) {  // repeated: each round's messages match that round
     if (world.rank() != 0) w = learner_weights(world.rank() + round, n);
     std::vector<float> global(n, 7.0f);
     sync.weights(global);
     EXPECT_EQ(global[n - 1], 7.0f);
-    const roles::RoundTotals t = sync.totals({world.rank() == 0 ? 0.0 : 100.0 * world.rank(), 1.0});
-    EXPECT_EQ(t[0], 300.0);
-    EXPECT_EQ(t[1], 3.0);
+    const comm::WindowTotals t = sync.totals({world.rank() == 0 ? 0.0 : 100.0 * world.rank(), 1.0});
+    EXPECT_EQ(t.windows, 300.0);
+    EXPECT_EQ(t.loss_sum, 3.0);
     if (world.rank() == 0) std::fill(w.begin(), w.end(), 0.0f);
     sync.average_into_root(w);
     if (world.rank() == 0) {
@@ -41,6 +42,16 @@ TEST(RoundSync, DispatcherReceivesTheSumOfTheLearnersWeightsInLearnerOrder) {
     }
   }
   EXPECT_EQ(sync.weight_bytes(), 3 * 2 * 2.0 * n * sizeof(float));
+  world.ibarrier().wait_until(comm::Deadline::after(20));
+}
+
+TEST(RoundSync, SameEverywhereTellsWhetherEveryMemberHoldsTheSameValue) {
+  auto world = comm::Communicator::world();
+  const comm::WaitPolicy waits;
+  training::RoundSync sync(world, world, waits, 20.0, {1, 2});
+  EXPECT_TRUE(sync.same_everywhere(12345.0));
+  EXPECT_FALSE(sync.same_everywhere(world.rank() == 2 ? 1.0 : 2.0));
+  EXPECT_FALSE(sync.same_everywhere(static_cast<double>(world.rank())));
   world.ibarrier().wait_until(comm::Deadline::after(20));
 }
 

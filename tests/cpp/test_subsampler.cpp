@@ -2,11 +2,11 @@
 
 #include <cmath>
 
-#include "core/subsampler.hpp"
-#include "core/windower.hpp"
+#include "data/subsampler.hpp"
+#include "data/windower.hpp"
 
-using fedavg::core::Subsampler;
-using fedavg::core::Windower;
+using fedavg::data::Subsampler;
+using fedavg::data::Windower;
 
 TEST(Subsampler, KeepsRareWordsAndThinsFrequentOnes) {
   // word 0 is 50 % of the corpus, word 1 is rare.

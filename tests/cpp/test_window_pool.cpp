@@ -4,9 +4,9 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "core/window_pool.hpp"
+#include "data/window_pool.hpp"
 
-using fedavg::core::WindowPool;
+using fedavg::data::WindowPool;
 
 namespace {
 

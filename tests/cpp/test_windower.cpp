@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "core/windower.hpp"
+#include "data/windower.hpp"
 
-using fedavg::core::Windower;
+using fedavg::data::Windower;
 using V = std::vector<std::int32_t>;
 
 namespace {

@@ -1,0 +1,31 @@
+// bmuf, block momentum on the averaged update (Chen & Huo 2016), and with nesterov DiLoCo's outer Nesterov step:
+// the Dispatcher treats global - average as a pseudo-gradient and steps with block_lr and block_momentum; the
+// momentum is checkpointed (docs/strategies.md#bmuf).
+#pragma once
+
+#include "training/lockstep.hpp"
+
+namespace fedavg::training {
+
+class Bmuf : public Lockstep {
+ public:
+  Bmuf(double block_lr, double momentum, bool nesterov)
+      : block_lr_(static_cast<float>(block_lr)), momentum_(static_cast<float>(momentum)), nesterov_(nesterov) {}
+  std::vector<float>& state() override { return m_; }
+  std::string divergence_hint(int learners) const override;
+
+ protected:
+  void learner_begin(RoundSync& sync, std::vector<float>& w, bool first) override;
+  void learner_end(RoundSync& sync, std::vector<float>& w) override;
+  void dispatcher_begin(RoundSync& sync, std::vector<float>& w, bool first) override;
+  void dispatcher_end(RoundSync& sync, std::vector<float>& w) override;
+
+ private:
+  float block_lr_;
+  float momentum_;
+  bool nesterov_;
+  std::vector<float> global_;  // Dispatcher: the weights the round started from
+  std::vector<float> m_;       // Dispatcher: the block momentum
+};
+
+}  // namespace fedavg::training

@@ -1,0 +1,43 @@
+#include "training/bsp.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/error.hpp"
+
+namespace fedavg::training {
+namespace {
+
+// 53-bit FNV-1a hash of the weights' bytes, exact in a double.
+double fingerprint(const std::vector<float>& w) {
+  std::uint64_t h = 1469598103934665603ull;
+  const auto* p = reinterpret_cast<const unsigned char*>(w.data());
+  for (std::size_t i = 0; i < w.size() * sizeof(float); ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return static_cast<double>(h >> 11);
+}
+
+}  // namespace
+
+// Only the first round of a process needs the Dispatcher's weights (initial or resumed).
+void Bsp::learner_begin(RoundSync& sync, std::vector<float>& w, bool first) {
+  if (first) sync.weights(w);
+}
+
+void Bsp::learner_end(RoundSync& sync, std::vector<float>& w) { average_and_check(sync, w); }
+
+void Bsp::dispatcher_begin(RoundSync& sync, std::vector<float>& w, bool first) {
+  if (first) sync.weights(w);
+}
+
+void Bsp::dispatcher_end(RoundSync& sync, std::vector<float>& w) {
+  std::fill(w.begin(), w.end(), 0.0f);
+  average_and_check(sync, w);
+}
+
+void Bsp::average_and_check(RoundSync& sync, std::vector<float>& w) {
+  sync.allreduce_in_place(w);
+  if (!sync.same_everywhere(fingerprint(w)))
+    throw core::Error("bsp: the replicas of the weights differ after the allreduce (they must be bit-identical)");
+}
+
+}  // namespace fedavg::training

@@ -1,0 +1,245 @@
+#include "training/dispatcher_run.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <set>
+
+#include "comm/communicator.hpp"
+#include "comm/messages.hpp"
+#include "core/checkpoint.hpp"
+#include "core/error.hpp"
+#include "core/log.hpp"
+
+namespace fedavg::training {
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+// "  similarity 0.123  analogies 0.045" for the progress line (the parts that were scored), or "".
+std::string scores_text(const bridge::Scores::Result& sc) {
+  std::string out;
+  if (!std::isnan(sc.similarity)) out += "  similarity " + fmt("%.3f", sc.similarity);
+  if (!std::isnan(sc.analogy)) out += "  analogies " + fmt("%.3f", sc.analogy);
+  return out;
+}
+
+// The in-run scorer when eval_every is set: the config folder must then hold similarity.tsv, analogies.txt or
+// both (checked before torch is imported).
+std::unique_ptr<bridge::Scores> make_scores(const Context& ctx, const core::Vocabulary& vocab) {
+  const auto& cfg = ctx.cfg;
+  if (cfg.settings.eval_every == 0) return nullptr;
+  auto present = [](const std::filesystem::path& p) {
+    return std::filesystem::exists(p) ? p : std::filesystem::path();
+  };
+  const auto similarity = present(cfg.similarity_path()), analogies = present(cfg.analogies_path());
+  if (similarity.empty() && analogies.empty())
+    throw core::InputError(cfg.cfg_path().string() + ": \"eval_every\" needs similarity.tsv or analogies.txt in " +
+                           cfg.config_dir.string());
+  return std::make_unique<bridge::Scores>(ctx.py, vocab.words, similarity, analogies);
+}
+
+}  // namespace
+
+DispatcherRun::DispatcherRun(const Context& ctx, Strategy& strategy)
+    : ctx_(ctx),
+      cfg_(ctx.cfg),
+      s_(ctx.cfg.settings),
+      strategy_(strategy),
+      checkpoint_path_((cfg_.out_dir / s_.data_name).string() + ".h5"),
+      text_(ctx.py),
+      // Validate the inputs before importing torch (seconds), so bad input fails fast.
+      vocab_(text_.load_vocab(cfg_.vocab_path())),
+      test_(text_.load_test(cfg_.test_path(), s_.window)),
+      scores_(make_scores(ctx, vocab_)),
+      lib_(ctx.py),
+      model_(setup_model(ctx, vocab_, lib_, weights_)),
+      width_(s_.window_width()),
+      test_windows_(test_.size() / static_cast<std::size_t>(width_)),
+      learners_(ctx.map.learners()),
+      positions_(ctx),
+      learner_states_(static_cast<std::size_t>(learners_)),
+      outbox_(ctx.world) {
+  for (int l = 0; l < learners_; ++l) learner_ranks_.push_back(ctx.map.learner_rank(l));
+  std::printf("fedavg_mpi: %s: %d pipeline(s), %d learner(s), strategy %s, vocabulary %d, %zu test windows, "
+              "%zu parameters\n",
+              s_.data_name.c_str(), ctx.map.pipelines(), learners_, core::strategy_name(s_.strategy), vocab_.size(),
+              test_windows_,
+              weights_.size());
+  std::fflush(stdout);
+}
+
+void DispatcherRun::start() {
+  const auto metrics_path = cfg_.out_dir / (s_.data_name + "_metrics.csv");
+  t0_ = Clock::now();
+  if (!cfg_.resume) {
+    first_loss_ = loss_ = lib_.test_loss(test_.data(), test_windows_, width_);
+    metrics_ = std::make_unique<core::MetricsLog>(metrics_path);
+    const auto sc = scores();
+    evaluated_at_ = elapsed();
+    metrics_->row(0, 0.0, evaluated_at_, loss_, 0.0, 0.0, 0.0, sc.similarity, sc.analogy);
+    std::printf("round %5ld  windows/learner %12.0f  test loss %.4f  %8.1f s%s\n", round_, 0.0, loss_, evaluated_at_,
+                scores_text(sc).c_str());
+    std::fflush(stdout);
+    return;
+  }
+  std::vector<std::pair<std::string, std::size_t>> expected;
+  for (const auto& p : model_.shapes) expected.emplace_back(p.name, p.size());
+  core::Checkpoint ck = core::read_checkpoint(checkpoint_path_, expected);
+  if (ck.info.data_name != s_.data_name)
+    throw core::Error(checkpoint_path_ + ": written by run \"" + ck.info.data_name + "\", not \"" + s_.data_name +
+                      "\"");
+  if (ck.info.strategy != core::strategy_name(s_.strategy))
+    throw core::Error(checkpoint_path_ + ": written with strategy " + ck.info.strategy + ", cfg.json says " +
+                      core::strategy_name(s_.strategy));
+  if (static_cast<int>(ck.positions.size()) != ctx_.map.pipelines())
+    throw core::Error(checkpoint_path_ + ": written with " + std::to_string(ck.positions.size()) +
+                      " corpus file(s), this run has " + std::to_string(ctx_.map.pipelines()));
+  std::size_t off = 0;
+  for (const auto& a : ck.arrays) {
+    std::copy(a.begin(), a.end(), weights_.begin() + static_cast<std::ptrdiff_t>(off));
+    off += a.size();
+  }
+  round_ = last_checkpoint_ = ck.info.round;
+  loss_ = ck.info.test_loss;
+  train_loss_ = ck.info.train_loss;
+  first_loss_ = ck.info.first_loss;
+  windows_per_learner_ = ck.info.windows_per_learner;
+  seconds_before_ = evaluated_at_ = ck.info.seconds;
+  sync_bytes_ = ck.info.sync_bytes;
+  positions_.set(ck.positions);
+  strategy_.state() = ck.strategy_state;
+  for (int p = 0; p < ctx_.map.pipelines(); ++p)
+    outbox_.send(ck.positions[static_cast<std::size_t>(p)].encode(), ctx_.map.tokenizer(p), comm::Tag::ResumeFrom);
+  const bool same_learners = static_cast<int>(ck.learner_states.size()) == learners_;
+  if (!same_learners)
+    core::warn(ctx_.me, "the checkpoint holds the state of " + std::to_string(ck.learner_states.size()) +
+                            " learner(s), this run has " + std::to_string(learners_) +
+                            ": learners start with a fresh optimizer");
+  for (int l = 0; l < learners_; ++l) {
+    std::vector<std::uint8_t> state;
+    if (same_learners) state = ck.learner_states[static_cast<std::size_t>(l)];
+    learner_states_[static_cast<std::size_t>(l)] = state;
+    outbox_.send(std::move(state), learner_ranks_[static_cast<std::size_t>(l)], comm::Tag::LearnerState);
+  }
+  metrics_ = std::make_unique<core::MetricsLog>(metrics_path, round_);
+  if (metrics_->last_round() < round_)
+    metrics_->row(round_, windows_per_learner_, seconds_before_, loss_, train_loss_, 0.0, sync_bytes_);
+  std::printf("fedavg_mpi: resuming from round %ld (test loss %.4f, %.0f windows per learner, %.1f s)\n", round_,
+              loss_, windows_per_learner_, seconds_before_);
+  std::fflush(stdout);
+}
+
+bool DispatcherRun::should_stop() {
+  outbox_.retire();
+  positions_.drain();
+  if (loss_ <= s_.target) stopped_ = "target";
+  else if (round_ >= s_.max_rounds) stopped_ = "max_rounds";
+  else if (elapsed() >= s_.max_seconds) stopped_ = "max_seconds";
+  else if (ctx_.signals.received()) stopped_ = core::StopSignal::name(ctx_.signals.received());
+  return !stopped_.empty();
+}
+
+void DispatcherRun::training_begins() {
+  t0_ = Clock::now() - std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(evaluated_at_ - seconds_before_));
+}
+
+void DispatcherRun::end_round(const comm::WindowTotals& trained, double sync_seconds) {
+  windows_per_learner_ += trained.windows / learners_;
+  train_loss_ = trained.mean_loss();
+  loss_ = lib_.test_loss(test_.data(), test_windows_, width_);
+  check_divergence(sync_seconds);
+  if (checkpoint_due()) checkpoint();
+  const auto sc = scores();
+  evaluated_at_ = elapsed();
+  metrics_->row(round_, windows_per_learner_, evaluated_at_, loss_, train_loss_, sync_seconds, sync_bytes_,
+                sc.similarity, sc.analogy);
+  std::printf("round %5ld  windows/learner %12.0f  test loss %.4f  train loss %.4f  %8.1f s%s\n", round_,
+              windows_per_learner_, loss_, train_loss_, evaluated_at_, scores_text(sc).c_str());
+  std::fflush(stdout);
+}
+
+void DispatcherRun::check_divergence(double sync_seconds) {
+  const bool too_high = s_.max_loss_ratio > 0 && first_loss_ > 0 && loss_ > s_.max_loss_ratio * first_loss_;
+  if (std::isfinite(loss_) && !too_high) return;
+  // The round's row goes to the metrics for the diagnosis; its weights do not go to the checkpoint.
+  metrics_->row(round_, windows_per_learner_, elapsed(), loss_, train_loss_, sync_seconds, sync_bytes_, std::nan(""),
+                std::nan(""));
+  char what[160];
+  std::snprintf(what, sizeof what, "test loss %g after round %ld, above max_loss_ratio %g times the untrained model's %g",
+                loss_, round_, s_.max_loss_ratio, first_loss_);
+  throw core::Error(std::string(std::isfinite(loss_) ? what : "test loss is not finite after round " +
+                                                                  std::to_string(round_)) +
+                    ": the weights diverged (" + strategy_.divergence_hint(learners_) + "); " +
+                    (last_checkpoint_ >= 0 ? "the checkpoint of round " + std::to_string(last_checkpoint_) + " is kept"
+                                           : std::string("no checkpoint was written")));
+}
+
+bridge::Scores::Result DispatcherRun::scores() {
+  if (!scores_ || round_ % s_.eval_every != 0) return {};
+  return scores_->score(lib_.embeddings());
+}
+
+void DispatcherRun::collect_states() {
+  for (std::size_t l = 0; l < learner_ranks_.size(); ++l) {
+    ctx_.world.receive(ctx_.world.await_message(learner_ranks_[l], comm::Tag::LearnerState,
+                                                comm::Deadline::after(s_.liveness_seconds),
+                                                "the state of learner rank " + std::to_string(learner_ranks_[l])),
+                       learner_states_[l]);
+  }
+}
+
+void DispatcherRun::checkpoint() {
+  std::vector<core::NamedArray> arrays;
+  std::size_t off = 0;
+  for (const auto& p : model_.shapes) {
+    arrays.push_back({p.name, p.shape, weights_.data() + off});
+    off += p.size();
+  }
+  positions_.drain();
+  core::write_checkpoint(checkpoint_path_, arrays,
+                         {round_, loss_, train_loss_, first_loss_, windows_per_learner_, elapsed(), sync_bytes_,
+                          s_.seed, s_.data_name, core::strategy_name(s_.strategy)},
+                         learner_states_, positions_.latest(), strategy_.state(),
+                         ctx_.hooks.kill_in_checkpoint(round_));
+  last_checkpoint_ = round_;
+}
+
+void DispatcherRun::finish() {
+  if (last_checkpoint_ != round_) checkpoint();
+  const core::Matrix emb = lib_.embeddings();
+  core::write_embeddings_text(cfg_.out_dir / (s_.data_name + "_embeddings.txt"), emb);
+  core::write_word2vec(cfg_.out_dir / (s_.data_name + ".w2v.txt"), vocab_.words, emb);
+
+  // seconds: training time when the final weights were evaluated (easgd then still waits for each learner's
+  // next push to stop it; a straggler's last period is not training time of the outputs).
+  const std::string stats = "final: rounds=" + std::to_string(round_) + " seconds=" + fmt("%.2f", evaluated_at_) +
+                            " windows_per_learner=" + fmt("%.0f", windows_per_learner_) +
+                            " first_loss=" + fmt("%.4f", first_loss_) + " final_loss=" + fmt("%.4f", loss_) +
+                            " target=" + fmt("%g", s_.target) + " stopped=" + stopped_ + " strategy=" + core::strategy_name(s_.strategy) +
+                            " learners=" + std::to_string(learners_) +
+                            " pipelines=" + std::to_string(ctx_.map.pipelines()) +
+                            " sync_bytes=" + fmt("%.0f", sync_bytes_);
+  core::write_file_atomic(cfg_.out_dir / (s_.data_name + "_stats.txt"), stats + "\n");
+  std::printf("%s\n", stats.c_str());
+  if (ctx_.signals.received() && stopped_ == core::StopSignal::name(ctx_.signals.received()))
+    std::printf("fedavg_mpi: stopped by %s after round %ld; checkpoint and outputs are written (--resume continues)\n",
+                stopped_.c_str(), round_);
+  else if (stopped_ != "target")
+    std::printf("fedavg_mpi: stopped at the %s limit before reaching the target test loss %g\n", stopped_.c_str(),
+                s_.target);
+  std::printf("fedavg_mpi: outputs in %s\n", cfg_.out_dir.string().c_str());
+  std::fflush(stdout);
+
+  // Every Tokenizer sends a final position report once the pipelines have shut down.
+  comm::poll_until([&] { return positions_.drain() == ctx_.map.pipelines(); },
+                   comm::Deadline::after(s_.liveness_seconds * comm::kIndirect), "the Tokenizers' final reports");
+  outbox_.flush(comm::Deadline::after(s_.liveness_seconds));
+}
+
+}  // namespace fedavg::training

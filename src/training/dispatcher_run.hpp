@@ -1,0 +1,110 @@
+// The Dispatcher's run, whatever the strategy: the global weights (easgd: the centre), the counters, the test
+// loss, checkpoints, the metrics log, the stop rule and the outputs. The strategy's dispatcher_rounds drives it
+// round by round.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bridge/library.hpp"
+#include "bridge/scores.hpp"
+#include "bridge/text.hpp"
+#include "comm/messages.hpp"
+#include "comm/outbox.hpp"
+#include "core/config.hpp"
+#include "core/outputs.hpp"
+#include "core/vocabulary.hpp"
+#include "training/context.hpp"
+#include "training/model_setup.hpp"
+#include "training/positions.hpp"
+#include "training/strategy.hpp"
+
+namespace fedavg::training {
+
+class DispatcherRun {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Validates the inputs, builds the global model and opens nothing yet. `strategy` outlives the run.
+  DispatcherRun(const Context& ctx, Strategy& strategy);
+  // Resumes from the checkpoint, or evaluates the initial weights; opens the metrics log.
+  void start();
+  // Final checkpoint, embeddings, statistics; waits for the pipelines' final reports.
+  void finish();
+
+  // For the strategy's rounds.
+  const Context& ctx() const { return ctx_; }
+  const core::Settings& settings() const { return s_; }
+  std::vector<float>& weights() { return weights_; }
+  const std::vector<int>& learner_ranks() const { return learner_ranks_; }
+  int learners() const { return learners_; }
+  long round() const { return round_; }
+  // Starts the next round; returns its number.
+  long next_round() { return ++round_; }
+  comm::Outbox& outbox() { return outbox_; }
+  // Decides whether to stop before the next round (target, limits, a signal); remembers why.
+  bool should_stop();
+  // Every learner has set up and joined the first exchange: the clock of training time, stopped since the
+  // round-0 evaluation (or the resumed checkpoint), runs again from there, so seconds never go backwards.
+  void training_begins();
+  // True if the current round ends with a checkpoint (checkpoint_every).
+  bool checkpoint_due() const { return round_ % s_.checkpoint_every == 0; }
+  // Books the current round: what the learners trained in it and how long its weight exchange took; evaluates,
+  // checkpoints if due, logs and prints the progress line.
+  void end_round(const comm::WindowTotals& trained, double sync_seconds);
+  // Weights exchanged, in bytes, added to sync_bytes.
+  void add_sync_bytes(double bytes) { sync_bytes_ += bytes; }
+  // Receives every learner's opaque state (LearnerState), one message from each.
+  void collect_states();
+  // Learner l's latest state, for the checkpoint.
+  std::vector<std::uint8_t>& learner_state(std::size_t l) { return learner_states_[l]; }
+
+  static double seconds_since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  }
+
+ private:
+  double elapsed() const { return seconds_before_ + seconds_since(t0_); }
+  // Throws, after logging the round, if the test loss is not finite or above max_loss_ratio x the first one.
+  void check_divergence(double sync_seconds);
+  // The embeddings' word-similarity and analogy scores if this round is scored (eval_every), else NaN.
+  bridge::Scores::Result scores();
+  void checkpoint();
+
+  const Context& ctx_;
+  const core::Config& cfg_;
+  const core::Settings& s_;
+  Strategy& strategy_;
+  const std::string checkpoint_path_;
+  std::vector<float> weights_;  // declared before the model that views it, so it outlives the model
+  bridge::Text text_;
+  const core::Vocabulary vocab_;
+  const std::vector<std::int32_t> test_;
+  std::unique_ptr<bridge::Scores> scores_;  // null unless eval_every
+  bridge::Library lib_;
+  const ModelSetup model_;
+  const int width_;
+  const std::size_t test_windows_;
+  const int learners_;
+  std::vector<int> learner_ranks_;
+  Positions positions_;
+  std::vector<std::vector<std::uint8_t>> learner_states_;
+  comm::Outbox outbox_;
+  std::unique_ptr<core::MetricsLog> metrics_;
+
+  // Restarted when the Dispatcher's set-up is done, and paused from the round-0 evaluation until every
+  // learner's is (training_begins): seconds count training only, not the learners' torch import and set-up.
+  Clock::time_point t0_ = Clock::now();
+  double seconds_before_ = 0.0;          // training time of the run this one resumes
+  double evaluated_at_ = 0.0;            // training time when the current weights were last evaluated
+  long round_ = 0;
+  double loss_ = 0.0, first_loss_ = 0.0, train_loss_ = 0.0, windows_per_learner_ = 0.0;
+  double sync_bytes_ = 0.0;  // bytes of weights exchanged, all runs of a resumed job together
+  std::string stopped_;
+  long last_checkpoint_ = -1;
+};
+
+}  // namespace fedavg::training

@@ -1,0 +1,99 @@
+#include "training/learner_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "bridge/text.hpp"
+#include "comm/communicator.hpp"
+#include "core/error.hpp"
+#include "training/model_setup.hpp"
+
+namespace fedavg::training {
+
+LearnerRun::LearnerRun(const Context& ctx, Strategy& strategy)
+    : ctx_(ctx),
+      s_(ctx.cfg.settings),
+      learner_(ctx.map.learner_index(ctx.me.rank)),
+      batcher_(ctx.map.batcher(ctx.map.pipeline_of_learner(learner_))),
+      vocab_(bridge::Text(ctx.py).load_vocab(ctx.cfg.vocab_path())),
+      lib_(ctx.py),
+      outbox_(ctx.world),
+      batch_(static_cast<std::size_t>(s_.windows_per_round() * s_.window_width())) {
+  const ModelSetup m = describe_model(ctx, vocab_, lib_);
+  if (float* memory = strategy.learner_weights(ctx, m.size())) {
+    lib_.create(m.cfg, memory, m.size(), false);  // the strategy's memory holds the weights already
+  } else {
+    weights_.assign(m.size(), 0.0f);
+    lib_.create(m.cfg, weights_.data(), weights_.size(), true);
+  }
+  request_batch();
+  if (ctx.cfg.resume) {
+    std::vector<std::uint8_t> state;
+    ctx.world.receive(ctx.world.await_message(dispatcher(), comm::Tag::LearnerState,
+                                              comm::Deadline::after(s_.liveness_seconds * comm::kIndirect),
+                                              "the checkpointed state from the Dispatcher"),
+                      state);
+    lib_.set_state(state);
+  }
+}
+
+void LearnerRun::finish() {
+  const auto deadline = comm::Deadline::after(s_.liveness_seconds);
+  outbox_.flush(deadline);
+  comm::stop_upstream(ctx_.world, batcher_, "Batcher rank " + std::to_string(batcher_), deadline);
+}
+
+void LearnerRun::next_batch() {
+  if (ready_ >= s_.bpe) return;
+  const auto batch_ints = static_cast<std::size_t>(s_.bs * s_.window_width());
+  const auto period_ints = static_cast<std::size_t>(s_.windows_per_round() * s_.window_width());
+  const std::size_t needed = static_cast<std::size_t>(ready_) * batch_ints + period_ints;
+  if (batch_.size() < needed) batch_.resize(needed);  // grows once, the first time a cut leaves batches over
+  ctx_.world.receive_into(
+      ctx_.world.await_message(batcher_, comm::Tag::Batch, comm::Deadline::after(s_.liveness_seconds),
+                               "a batch from Batcher rank " + std::to_string(batcher_)),
+      batch_.data() + static_cast<std::size_t>(ready_) * batch_ints, period_ints);
+  ready_ += s_.bpe;
+  outbox_.retire();
+  request_batch();
+}
+
+bool LearnerRun::cut(long round) const {
+  while (auto a = ctx_.world.probe(dispatcher(), comm::Tag::Cut)) {
+    std::int64_t r = 0;
+    ctx_.world.receive_into(*a, &r, 1);
+    if (r == round) return true;
+  }
+  return false;
+}
+
+void LearnerRun::request_batch() {
+  outbox_.send(comm::WindowRequest{s_.windows_per_round()}.encode(), batcher_, comm::Tag::Request);
+}
+
+comm::WindowTotals LearnerRun::train(long round, const std::function<void(std::int64_t)>& after_step) {
+  const auto batch_ints = static_cast<std::size_t>(s_.bs * s_.window_width());
+  double loss_sum = 0.0;
+  int b = 0;
+  for (; b < s_.bpe; ++b) {
+    if (round > 0 && b > 0 && cut(round)) break;
+    const auto start = std::chrono::steady_clock::now();
+    if (s_.train) {
+      loss_sum += lib_.train_step(batch_.data() + static_cast<std::size_t>(b) * batch_ints,
+                                  static_cast<std::size_t>(s_.bs), s_.window_width());
+      if (after_step) after_step(s_.bs);
+    }
+    ctx_.hooks.step_took(std::chrono::steady_clock::now() - start);
+  }
+  // What a cut left stays for the next period, first in line (nothing moves when the period was whole).
+  std::copy(batch_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(b) * batch_ints),
+            batch_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(ready_) * batch_ints),
+            batch_.begin());
+  ready_ -= b;
+  return {static_cast<double>(b) * s_.bs, loss_sum * s_.bs};
+}
+
+void LearnerRun::send_state() { outbox_.send(lib_.get_state(), dispatcher(), comm::Tag::LearnerState); }
+
+}  // namespace fedavg::training

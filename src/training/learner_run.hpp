@@ -1,0 +1,61 @@
+// A learner's run, whatever the strategy: its model and weights, the windows from its Batcher (requested a
+// round ahead), the training of one period of `bpe` steps, and its opaque state for checkpoints. The
+// strategy's learner_rounds drives it round by round.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "bridge/library.hpp"
+#include "comm/messages.hpp"
+#include "comm/outbox.hpp"
+#include "core/vocabulary.hpp"
+#include "training/context.hpp"
+#include "training/strategy.hpp"
+
+namespace fedavg::training {
+
+class LearnerRun {
+ public:
+  // Builds the model (over memory `strategy` provides, or a buffer of its own), asks its Batcher for the first
+  // windows and, with --resume, takes its checkpointed state from the Dispatcher. `strategy` outlives the run.
+  LearnerRun(const Context& ctx, Strategy& strategy);
+  // Completes every send and ends the stream from its Batcher (the shutdown handshake).
+  void finish();
+
+  const Context& ctx() const { return ctx_; }
+  const core::Settings& settings() const { return s_; }
+  int index() const { return learner_; }
+  int dispatcher() const { return ctx_.map.dispatcher(); }
+  // This learner's own weights (empty when the strategy provides the memory).
+  std::vector<float>& weights() { return weights_; }
+  comm::Outbox& outbox() { return outbox_; }
+
+  // Makes sure a whole period's batches are ready: unless a cut period left that many, waits for the next
+  // period's windows and asks for the following period's at once.
+  void next_batch();
+  // Runs the period's bpe steps, fewer if the Dispatcher cuts `round` short (balance_rounds; 0: never cut).
+  // `after_step(windows)` runs after each step. Returns what was trained.
+  comm::WindowTotals train(long round = 0, const std::function<void(std::int64_t)>& after_step = {});
+  // Sends the model's state (optimizer, RNG) to the Dispatcher, for its checkpoint.
+  void send_state();
+
+ private:
+  // balance_rounds: true once the Dispatcher has cut `round` short (older rounds' cuts are dropped).
+  bool cut(long round) const;
+  void request_batch();
+
+  const Context& ctx_;
+  const core::Settings& s_;
+  const int learner_;
+  const int batcher_;
+  std::vector<float> weights_;  // declared before the model that views it, so it outlives the model
+  const core::Vocabulary vocab_;  // read before torch is imported, so a bad vocab.txt fails fast
+  bridge::Library lib_;
+  comm::Outbox outbox_;
+  std::vector<std::int32_t> batch_;  // its first `ready_` batches of bs windows are not trained yet, in order
+  int ready_ = 0;  // batches in batch_: a period's, plus what a cut period left (balance_rounds)
+};
+
+}  // namespace fedavg::training

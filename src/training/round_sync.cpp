@@ -1,0 +1,117 @@
+#include "training/round_sync.hpp"
+
+#include <array>
+#include <set>
+
+#include "core/error.hpp"
+
+namespace fedavg::training {
+
+comm::Deadline RoundSync::deadline() const {
+  // Learners wait in collectives only because some member is late: that member is named elsewhere first.
+  return comm::Deadline::after(liveness_ * (comm_.rank() == 0 ? comm::kDirect : comm::kIndirect));
+}
+
+comm::Control RoundSync::control(const comm::Control& c) {
+  auto wire = c.encode();
+  // A learner waiting for the next Control waits on the Dispatcher directly.
+  const auto start = comm::Clock::now();
+  const auto missed = comm_.ibcast(wire.data(), wire.size(), 0)
+                          .wait_until(comm::Deadline::after(liveness_),
+                                      waits_.recurring(control_wait_, waits_.collective()));
+  control_wait_.record(start, missed);
+  return comm::Control::decode(wire);
+}
+
+void RoundSync::report(comm::Tag tag, long round) { reports_.send(std::vector<std::int64_t>{round}, 0, tag); }
+
+void RoundSync::await_reports(comm::Tag tag, long round, double factor,
+                              const std::function<void(const std::set<int>&)>& first_in) {
+  std::set<int> missing(learner_ranks_.begin(), learner_ranks_.end());
+  bool first = true;
+  const bool training = tag == comm::Tag::RoundDone;
+  const auto start = comm::Clock::now();
+  auto missed = start;  // when a pass last found no report
+  comm::IdleWatch watch(liveness_, training ? waits_.recurring(training_wait_, waits_.prompt()) : waits_.prompt());
+  while (!missing.empty()) {
+    bool progress = false;
+    for (auto it = missing.begin(); it != missing.end();) {
+      if (auto a = world_.probe(*it, tag)) {
+        std::int64_t got = -1;
+        world_.receive_into(*a, &got, 1);
+        if (got != round)
+          throw core::Error("learner rank " + std::to_string(*it) + " reported round " + std::to_string(got) +
+                            " during round " + std::to_string(round));
+        it = missing.erase(it);
+        progress = true;
+      } else {
+        ++it;
+      }
+    }
+    if (progress && first && training) training_wait_.record(start, missed);
+    if (progress && first && first_in && !missing.empty()) first_in(missing);
+    if (progress) {
+      first = false;
+      watch.progress();
+    } else {
+      missed = comm::Clock::now();
+      watch.idle(
+          [&] {
+            std::string who;
+            for (int m : missing) who += (who.empty() ? "" : ", ") + std::to_string(m);
+            return std::string(tag == comm::Tag::Ready ? "the start" : "the end") + " of round " +
+                   std::to_string(round) + " on learner rank(s) " + who;
+          },
+          factor);
+    }
+  }
+}
+
+void RoundSync::weights(std::vector<float>& w) {
+  comm_.ibcast(w.data(), w.size(), 0).wait_until(deadline(), waits_.collective());
+  weight_bytes_ += static_cast<double>(comm_.size() - 1) * static_cast<double>(w.size() * sizeof(float));
+}
+
+comm::WindowTotals RoundSync::totals(const comm::WindowTotals& mine) {
+  const auto in = mine.encode();
+  comm::WindowTotals::Wire sum{};
+  comm_.iallreduce_sum(in.data(), sum.data(), in.size()).wait_until(deadline(), waits_.collective());
+  return comm::WindowTotals::decode(sum);
+}
+
+void RoundSync::average_into_root(std::vector<float>& w) {
+  if (comm_.rank() != 0) {
+    comm_.isend(w.data(), w.size(), 0, comm::Tag::Average).wait_until(deadline(), waits_.collective());
+  } else {
+    incoming_.resize(w.size());
+    for (int m = 1; m < comm_.size(); ++m) {
+      const std::string who = "the weights of learner rank " + std::to_string(learner_ranks_[m - 1]);
+      // The first learner's weights go straight into w (0 + x = x, so the sum is the same).
+      float* into = m == 1 ? w.data() : incoming_.data();
+      comm_.receive_into(comm_.await_message(m, comm::Tag::Average, deadline(), who, waits_.collective()),
+                         into, w.size());
+      if (m > 1)
+        for (std::size_t i = 0; i < w.size(); ++i) w[i] += incoming_[i];
+    }
+  }
+  weight_bytes_ += static_cast<double>(comm_.size() - 1) * static_cast<double>(w.size() * sizeof(float));
+  complete_reports();
+}
+
+void RoundSync::allreduce_in_place(std::vector<float>& w) {
+  comm_.iallreduce_sum_in_place(w.data(), w.size()).wait_until(deadline(), waits_.collective());
+  weight_bytes_ += 2.0 * static_cast<double>(comm_.size()) * static_cast<double>(w.size() * sizeof(float));
+  complete_reports();
+}
+
+bool RoundSync::same_everywhere(double value) {
+  // The largest of {v, -v} over the members is {max, -min}: the values agree if max == min.
+  const std::array<double, 2> mine{value, -value};
+  std::array<double, 2> range{};
+  comm_.iallreduce_max(mine.data(), range.data(), mine.size()).wait_until(deadline(), waits_.collective());
+  return range[0] == -range[1];
+}
+
+void RoundSync::complete_reports() { reports_.flush(comm::Deadline::after(liveness_)); }
+
+}  // namespace fedavg::training

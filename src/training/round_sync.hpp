@@ -1,0 +1,72 @@
+// The collectives of one lock-step round on the learner communicator (Dispatcher = rank 0), shared by the
+// Dispatcher and the Learners so both sides issue them in the same order. Learners report Ready and RoundDone
+// point to point first, so the Dispatcher can name a learner that stalls; the collectives only start once every
+// member is known to be in them.
+#pragma once
+
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "comm/messages.hpp"
+#include "comm/outbox.hpp"
+#include "comm/wait_policy.hpp"
+
+namespace fedavg::training {
+
+class RoundSync {
+ public:
+  RoundSync(const comm::Communicator& comm, const comm::Communicator& world, const comm::WaitPolicy& waits,
+            double liveness_seconds, std::vector<int> learner_ranks)
+      : comm_(comm),
+        world_(world),
+        waits_(waits),
+        liveness_(liveness_seconds),
+        learner_ranks_(std::move(learner_ranks)),
+        reports_(world) {}
+
+  // Dispatcher: sends `c`. Learner: receives it. The wait recurs every round (the Dispatcher's evaluation and
+  // checkpoint), so the wait policy may sleep through most of it.
+  comm::Control control(const comm::Control& c = {});
+  // Learner: tells the Dispatcher (world rank 0) that it reached `tag` (Ready or RoundDone) of `round`.
+  void report(comm::Tag tag, long round);
+  // Dispatcher: waits until every learner reported `tag` for `round`; a Timeout names the missing ranks.
+  // `first_in`, if set, is called once, with the learners still missing, when the first report has arrived.
+  // The wait for the first RoundDone (the learners' training) recurs every round, like the learners' Control.
+  void await_reports(comm::Tag tag, long round, double factor,
+                     const std::function<void(const std::set<int>&)>& first_in = {});
+  // Dispatcher: sends the global weights. Learner: overwrites its weights with them.
+  void weights(std::vector<float>& w);
+  // Everyone: sums `mine` over all members (the Dispatcher contributes zeros).
+  comm::WindowTotals totals(const comm::WindowTotals& mine);
+  // Everyone: sums `w` (pre-scaled by each learner's share of the windows) into the Dispatcher's `w`, in
+  // learner order. Point to point rather than MPI_Ireduce, which Debian's MPICH runs far slower between local
+  // ranks (docs/performance.md#mpi-the-weight-exchange-between-local-ranks).
+  void average_into_root(std::vector<float>& w);
+  // Everyone: sums the pre-scaled `w` of all members in place (bsp).
+  void allreduce_in_place(std::vector<float>& w);
+  // Everyone: true if every member passed the same `value`.
+  bool same_everywhere(double value);
+  // Bytes of weights this object's calls moved between the members so far, counted as the algorithm's payload
+  // (a broadcast sends one copy per learner, a reduce receives one per learner, an allreduce takes and returns
+  // one per member), whatever MPI's internal algorithm. Control values are not counted.
+  double weight_bytes() const { return weight_bytes_; }
+
+ private:
+  comm::Deadline deadline() const;
+  void complete_reports();
+  const comm::Communicator& comm_;
+  const comm::Communicator& world_;
+  const comm::WaitPolicy& waits_;
+  double liveness_;
+  std::vector<int> learner_ranks_;
+  comm::Outbox reports_;  // Ready/RoundDone in flight
+  std::vector<float> incoming_;  // Dispatcher: one learner's weights in average_into_root
+  comm::Cadence control_wait_;   // Learner: how long the Control of a round takes to come
+  comm::Cadence training_wait_;  // Dispatcher: how long the first RoundDone of a round takes to come
+  double weight_bytes_ = 0.0;
+};
+
+}  // namespace fedavg::training
