@@ -10,13 +10,15 @@ work.
     test_loss(model, windows) -> float          mean test loss, no update
     embeddings(model) -> float32 [vocab_size, dim]
 
-``cfg`` is a dict: vocab_size (required), dim (32), window (2), lr (0.01),
-seed (1), model ("softmax"), torch_threads (1); counts (word counts, one per
-vocabulary word, or None), model_args (dict of model-specific settings).
+``cfg`` is a dict: vocab_size (required), dim (32), window (2), lr (the
+model's own DEFAULT_LR: 0.1 for "neg", 0.01 for "softmax"), seed (1), model
+("neg"), torch_threads (1); counts (word counts, one per vocabulary word, or
+None), model_args (dict of model-specific settings).
 
-Models: "softmax" (the report's CBOW: full softmax, Adam) and "neg" (CBOW
-with negative sampling, word2vec-style SGD; recommended lr 0.1, bs 1024;
-also reads bpe, max_rounds, start_round and rank, see _NegSamplingCBOW).
+Models: "neg" (the default: CBOW with negative sampling, word2vec-style SGD;
+recommended lr 0.1, bs 1024; also reads bpe, max_rounds and rank, see
+_NegSamplingCBOW) and "softmax" (the report's CBOW: full softmax,
+Adam).
 
 ``windows`` are int32 [n, 2*window+1] vocabulary ids, one window of the
 text per row (rows drawn at random by the Batcher unless shuffle_windows is
@@ -30,7 +32,6 @@ To add a model, write a class like ``_SoftmaxCBOW`` (``param_shapes``,
 ``_MODELS``; cfg.json then selects it by name.  No rebuild is needed.
 """
 
-import io
 import math
 import numbers
 import pickle
@@ -59,7 +60,8 @@ def param_shapes(cfg: dict) -> list:
 
 
 def create(cfg: dict, weights: np.ndarray, init: bool) -> object:
-    """Build the model over ``weights`` and its Adam optimizer.
+    """Build the model over ``weights`` and its optimizer ("neg": plain SGD,
+    "softmax": Adam).
 
     ``weights`` must be float32, 1-D, C-contiguous, writable and hold exactly
     the elements of param_shapes(cfg).  It must outlive the returned object.
@@ -92,7 +94,8 @@ def train_step(model, windows: np.ndarray) -> float:
 
 
 def test_loss(model, windows: np.ndarray) -> float:
-    """Mean cross-entropy (nats) of the targets of ``windows``; no update."""
+    """Mean test loss (nats) of ``windows`` in the model's own loss ("neg":
+    negative sampling, "softmax": cross-entropy); no update."""
     with torch.no_grad():
         return float(model.test_loss(_windows(model, windows)))
 
@@ -100,20 +103,15 @@ def test_loss(model, windows: np.ndarray) -> float:
 def get_state(model) -> bytes:
     """The model's state besides its weights (optimizer moments, step
     counter, RNG), as opaque bytes for checkpoints.  Optional: C++ skips it
-    when a model file does not define it.  Pickled: the learner sends it
-    every checkpoint round, and torch.save takes about 4 ms for the neg
-    model's state where pickle takes 0.04 ms."""
+    when a model file does not define it.  Pickled rather than torch.save'd:
+    the learner sends it every checkpoint round, and pickle is far
+    cheaper."""
     return pickle.dumps(model.state(), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def set_state(model, state: bytes) -> None:
-    """Restores a state returned by get_state (on --resume).  States from
-    checkpoints written before the switch to pickle are torch.save zip
-    archives ("PK" magic) and still load."""
-    if state[:2] == b"PK":
-        model.load_state(torch.load(io.BytesIO(state)))
-    else:
-        model.load_state(pickle.loads(state))
+    """Restores a state returned by get_state (on --resume)."""
+    model.load_state(pickle.loads(state))
 
 
 def embeddings(model) -> np.ndarray:
@@ -132,8 +130,8 @@ class _SoftmaxCBOW:
 
     Parameters: embedding [V, D], out_weight [D, V] (stored input-major so
     the gradient matmul writes it contiguously), out_bias [V].
-    Speed on the 2-core dev machine, 1 thread, V=10k, D=32, batch 256:
-    about 13 k windows/s (plain autograd with F.cross_entropy: about 7 k).
+    Its speed is in docs/performance.md; the fused loss below
+    (_LinearSoftmaxCE) is what makes it fast.
     """
 
     DEFAULT_LR = 0.01  # Adam
@@ -186,7 +184,7 @@ class _SoftmaxCBOW:
         rows = max(64, min(_EVAL_CHUNK, (1 << 22) // self.out_weight.shape[1]))
         # Cross-entropy summed in place on the logits (log-sum-exp minus
         # the target's logit): F.cross_entropy builds a second [n, V]
-        # tensor of log-probabilities and took 2.4x as long.
+        # tensor of log-probabilities and takes much longer.
         for chunk in torch.split(ids, rows):
             logits = torch.addmm(self.out_bias, self._context_mean(chunk),
                                  self.out_weight)
@@ -263,9 +261,10 @@ class _NegSamplingCBOW:
 
     Learning rate: constant by default (a run that stops at its target does
     not know its length), or word2vec's linear decay over decay_steps
-    (model_args) or bpe * max_rounds steps of this learner (cfg), starting
-    at step bpe * start_round (cfg, for a resumed run); for a run of known
-    length linear gives better embeddings (docs/python_interface.md).
+    (model_args) or bpe * max_rounds steps of this learner (cfg); a resumed
+    run continues from the step count in the learner's checkpointed state.
+    For a run of known length linear gives better embeddings
+    (docs/python_interface.md).
     Recommended: lr 0.1, bs 1024.  model_args keys: see _ARGS and docs/python_interface.md.
 
     GPU: not used even if torch.cuda.is_available().  The step is plain
@@ -366,8 +365,7 @@ class _NegSamplingCBOW:
                                      "max_rounds (with bpe)")
                 self.decay_steps = bpe * _int_arg("max_rounds",
                                                   opts["max_rounds"], 1)
-        self.step = bpe * _int_arg("start_round", opts.get("start_round", 0),
-                                   0)
+        self.step = 0  # this learner's steps so far (restored by load_state)
         self._sign = torch.full((self.negatives + 1,), -1.0)
         self._sign[0] = 1.0
         self._pool, self._pool_pos = np.empty(0, np.int64), 0
@@ -404,8 +402,8 @@ class _NegSamplingCBOW:
 
     def _workspace(self, n):
         """Buffers for a batch of n windows, reused from step to step: fresh
-        multi-100 KB tensors cost page faults on every step (about a third
-        of the step time), so every large result goes into one of these."""
+        multi-100 KB tensors cost page faults on every step, a large share of
+        the step time, so every large result goes into one of these."""
         ws = self._workspaces.pop(n, None)
         if ws is None:
             w2, k1, d = 2 * self.window, self.negatives + 1, self.dim
@@ -432,7 +430,7 @@ class _NegSamplingCBOW:
             ws.keep = torch.empty((n, k1))
             ws.neq = torch.empty((n, k1), dtype=torch.bool)
             # NumPy views of the same memory: np.einsum/np.matmul do the two
-            # small batched products 2-4x faster than torch's mul+sum/bmm.
+            # small batched products faster than torch's mul+sum/bmm.
             ws.u_rows_np, ws.h_np = ws.u_rows.numpy(), ws.h.numpy()
             ws.z_np, ws.g_np = ws.z.numpy(), ws.g.numpy()
             ws.grad_h_np = ws.grad_h.numpy()

@@ -226,17 +226,3 @@ def test_state_round_trip_continues_identically(name):
     """get_state/set_state carry everything but the weights: a model restored from a checkpoint (weights +
     state) takes exactly the same next step as the original."""
     _restored_model_continues_identically(name, library.get_state)
-
-
-@pytest.mark.parametrize("name", ["softmax", "neg"])
-def test_state_saved_by_torch_save_in_older_checkpoints_still_loads(name):
-    """Checkpoints written before get_state switched to pickle hold torch.save archives; --resume from one
-    continues as exactly as from a new one."""
-    import io
-    import torch
-
-    def torch_saved(model):
-        buf = io.BytesIO()
-        torch.save(model.state(), buf)
-        return buf.getvalue()
-    _restored_model_continues_identically(name, torch_saved)

@@ -173,8 +173,10 @@ def test_lr_schedules():
     assert model.current_lr() == pytest.approx(0.05)
     model.step = 1000
     assert model.current_lr() == pytest.approx(0.1 * 1e-4)
-    model, _ = make({**linear, "start_round": 4})  # resumed at round 4
-    assert model.current_lr() == pytest.approx(0.1 * (1 - 40 / 50))
+    model.step = 40
+    resumed, _ = make(linear)  # a resumed learner takes its step count from its checkpointed state
+    library.set_state(resumed, library.get_state(model))
+    assert resumed.current_lr() == pytest.approx(0.1 * (1 - 40 / 50))
     model, _ = make({**cfg, "model_args": {"lr_schedule": "linear",
                                            "decay_steps": 100,
                                            "min_lr_ratio": 0.1}})
