@@ -27,7 +27,7 @@ STRATEGY_MODE_loss_vs_seconds.{png,pdf} (one line per learner count), speedup.{p
 to target, the 1-learner reference over this run) and time_speedup.{png,pdf} (training seconds to target, likewise).
 --also-targets adds, from the same runs, the speedups at other (higher) test losses: in results.md a grid per
 target and a table of every run's speedups, speedup_at_T.{png,pdf}, and speedup_vs_target.{png,pdf} (one line per
-strategy, pipeline mode and learner count). Speedups depend on the target (docs/experiments.md says why).
+strategy, pipeline mode and learner count). Speedups depend on the target (docs/results.md says why).
 --reference STUDY_DIR takes the reference from another finished study on the same prepared data instead: its
 1-learner fedavg runs, read again at this study's targets; use it to measure against a single learner tuned
 separately (another lr or batch size), which is the fair reference where this study's settings suit many
@@ -218,7 +218,7 @@ def strategy_settings(strategy, learners, classic=False):
 
     bmuf and diloco use block momentum 0.3 (diloco: Nesterov) with block_lr 1: on the Bible at 8 learners and
     lr 0.25 that beat fedavg, while the published settings (--classic: bmuf block_momentum 1 - 1/L, diloco
-    block_lr 0.7, block_momentum 0.9) overshoot and even diverge at that learning rate (docs/experiments.md)."""
+    block_lr 0.7, block_momentum 0.9) overshoot and even diverge at that learning rate (docs/results.md)."""
     if strategy == "diloco":
         if classic:
             return {"strategy": "bmuf", "block_lr": 0.7, "block_momentum": 0.9, "nesterov": True}

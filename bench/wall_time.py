@@ -7,7 +7,7 @@ Usage:
 
 For each seed in turn it runs one single learner (bench/study.py --learners 1, fedavg, into DIR/single) and then
 one pair (--learners 2 with balance_rounds, into DIR/pair), so the machine's drift in speed, which is large on a
-shared VM, falls on both sides alike. The defaults are the report's model as docs/experiments.md measures it:
+shared VM, falls on both sides alike. The defaults are the report's model as docs/results.md measures it:
 softmax, batches of 256, 50 a round, the single learner at its best rate (0.005), the pair at 0.01. Finished
 runs are reused (bench/study.py's rules), so an interrupted study continues, and --seeds 24 after --seeds 12
 adds 12 more. Seed k is --seed + k - 1. --seeds 0 runs nothing and prints the figures of what DIR holds.

@@ -4,8 +4,12 @@ Usage:
     /usr/bin/python3 python/prepare.py CORPUS [CORPUS ...] --out DIR
         [--vocab-size 10000] [--min-count 5] [--stopwords]
         [--test-windows 1000] [--window 2] [--seed 1] [--train-out PATH]
-        [--data-name NAME] [--bpe 50] [--bs 256] [--target 6.0] [--dim 32]
-        [--lr 0.01] [--max-rounds 200] [--max-seconds 600]
+        [--data-name NAME] [--model neg|softmax] [--bpe 200|50]
+        [--bs 1024|256] [--target 2.5|6.0] [--dim 32] [--lr X]
+        [--max-rounds 200] [--max-seconds 600]
+
+Where two defaults are shown, the first is the neg model's (the default
+--model), the second softmax's; without --lr the model's own rate applies.
 
 The vocabulary is the --vocab-size most frequent words (ties alphabetical)
 seen at least --min-count times, tokenized exactly as the C++ pipeline does

@@ -166,11 +166,11 @@ class Tokenizer:
     that still holds a non-letter (a non-ASCII digit) goes through the
     regex.  The result equals tokenize_words() applied line by line.
 
-    Speed (2-core dev machine, 1 MB blocks, 10k-word vocabulary, words plus
-    line breaks, best of 5, varies +-20% with machine load): text8 at 12
-    words a line 5.2-6.6 M tokens/s; the same capitalised and punctuated
-    with CRLF ends 4.9-6.6 M tokens/s; with an accented word and an em dash
-    on every line (non-ASCII path) 1.8-2.6 M tokens/s.
+    Why bytes: translate and split run in C over the whole block, so ASCII
+    text costs a few C passes and one dictionary lookup per word; only
+    blocks with non-ASCII characters pay for decoding, lowercasing and the
+    regex, which makes them slower.  The Tokenizer is a small share
+    of the pipeline's CPU; measured figures are in docs/performance.md.
     """
 
     def __init__(self, vocab):
