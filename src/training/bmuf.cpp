@@ -1,21 +1,15 @@
 #include "training/bmuf.hpp"
 
-#include <algorithm>
-
 namespace fedavg::training {
 
-void Bmuf::learner_begin(RoundSync& sync, std::vector<float>& w, bool) { sync.weights(w); }
-
-void Bmuf::learner_end(RoundSync& sync, std::vector<float>& w) { sync.average_into_root(w); }
-
-void Bmuf::dispatcher_begin(RoundSync& sync, std::vector<float>& w, bool) {
+void Bmuf::open_round(RoundSync& sync, std::vector<float>& w, bool) {
   sync.weights(w);
-  global_ = w;
+  if (sync.on_dispatcher()) global_ = w;
 }
 
-void Bmuf::dispatcher_end(RoundSync& sync, std::vector<float>& w) {
-  std::fill(w.begin(), w.end(), 0.0f);
+void Bmuf::close_round(RoundSync& sync, std::vector<float>& w) {
   sync.average_into_root(w);
+  if (!sync.on_dispatcher()) return;
   if (m_.size() != w.size()) m_.assign(w.size(), 0.0f);
   // g = global - average (a pseudo-gradient); m = mu m + g; global -= lr (nesterov ? g + mu m : m).
   for (std::size_t i = 0; i < w.size(); ++i) {

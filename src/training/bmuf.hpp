@@ -15,10 +15,9 @@ class Bmuf : public Lockstep {
   std::string divergence_hint(int learners) const override;
 
  protected:
-  void learner_begin(RoundSync& sync, std::vector<float>& w, bool first) override;
-  void learner_end(RoundSync& sync, std::vector<float>& w) override;
-  void dispatcher_begin(RoundSync& sync, std::vector<float>& w, bool first) override;
-  void dispatcher_end(RoundSync& sync, std::vector<float>& w) override;
+  // fedavg's exchanges; the Dispatcher then steps from the round's start along the averaged update.
+  void open_round(RoundSync& sync, std::vector<float>& w, bool first) override;
+  void close_round(RoundSync& sync, std::vector<float>& w) override;
 
  private:
   float block_lr_;

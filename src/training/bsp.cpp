@@ -18,23 +18,12 @@ double fingerprint(const std::vector<float>& w) {
 
 }  // namespace
 
-// Only the first round of a process needs the Dispatcher's weights (initial or resumed).
-void Bsp::learner_begin(RoundSync& sync, std::vector<float>& w, bool first) {
+void Bsp::open_round(RoundSync& sync, std::vector<float>& w, bool first) {
   if (first) sync.weights(w);
 }
 
-void Bsp::learner_end(RoundSync& sync, std::vector<float>& w) { average_and_check(sync, w); }
-
-void Bsp::dispatcher_begin(RoundSync& sync, std::vector<float>& w, bool first) {
-  if (first) sync.weights(w);
-}
-
-void Bsp::dispatcher_end(RoundSync& sync, std::vector<float>& w) {
-  std::fill(w.begin(), w.end(), 0.0f);
-  average_and_check(sync, w);
-}
-
-void Bsp::average_and_check(RoundSync& sync, std::vector<float>& w) {
+void Bsp::close_round(RoundSync& sync, std::vector<float>& w) {
+  if (sync.on_dispatcher()) std::fill(w.begin(), w.end(), 0.0f);  // it only watches the average
   sync.allreduce_in_place(w);
   if (!sync.same_everywhere(fingerprint(w)))
     throw core::Error("bsp: the replicas of the weights differ after the allreduce (they must be bit-identical)");

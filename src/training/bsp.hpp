@@ -9,14 +9,10 @@ namespace fedavg::training {
 
 class Bsp : public Lockstep {
  protected:
-  void learner_begin(RoundSync& sync, std::vector<float>& w, bool first) override;
-  void learner_end(RoundSync& sync, std::vector<float>& w) override;
-  void dispatcher_begin(RoundSync& sync, std::vector<float>& w, bool first) override;
-  void dispatcher_end(RoundSync& sync, std::vector<float>& w) override;
-
- private:
+  // Only the first round of a process needs the Dispatcher's weights (initial or resumed).
+  void open_round(RoundSync& sync, std::vector<float>& w, bool first) override;
   // The allreduce, then the check that every member holds the same bits; throws core::Error if not.
-  static void average_and_check(RoundSync& sync, std::vector<float>& w);
+  void close_round(RoundSync& sync, std::vector<float>& w) override;
 };
 
 }  // namespace fedavg::training

@@ -8,10 +8,8 @@ namespace fedavg::training {
 
 class FedAvg : public Lockstep {
  protected:
-  void learner_begin(RoundSync& sync, std::vector<float>& w, bool first) override;
-  void learner_end(RoundSync& sync, std::vector<float>& w) override;
-  void dispatcher_begin(RoundSync& sync, std::vector<float>& w, bool first) override;
-  void dispatcher_end(RoundSync& sync, std::vector<float>& w) override;
+  void open_round(RoundSync& sync, std::vector<float>& w, bool first) override;
+  void close_round(RoundSync& sync, std::vector<float>& w) override;
 };
 
 }  // namespace fedavg::training

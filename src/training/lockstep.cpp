@@ -24,7 +24,7 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     // Every learner is in the collectives once Ready/RoundDone arrived: these spans are pure weight exchange.
     const double bytes_before = sync.weight_bytes();
     auto sync_start = Clock::now();
-    dispatcher_begin(sync, run.weights(), first);
+    open_round(sync, run.weights(), first);
     double sync_seconds = DispatcherRun::seconds_since(sync_start);
     first = false;
     // balance_rounds: the first learner done ends the round; the others stop after their current step.
@@ -36,7 +36,7 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     sync.await_reports(comm::Tag::RoundDone, round, comm::kSlowPeer, cut);
     sync_start = Clock::now();
     const comm::WindowTotals total = sync.totals({});
-    dispatcher_end(sync, run.weights());
+    close_round(sync, run.weights());
     sync_seconds += DispatcherRun::seconds_since(sync_start);
     run.add_sync_bytes(sync.weight_bytes() - bytes_before);
     if (run.checkpoint_due()) run.collect_states();  // learners send theirs after the closing exchange
@@ -59,7 +59,7 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     }
     ctx.hooks.reached(c.round);
     sync.report(comm::Tag::Ready, c.round);
-    learner_begin(sync, run.weights(), first);
+    open_round(sync, run.weights(), first);
     first = false;
     run.next_batch();
     const comm::WindowTotals mine = run.train(s.balance_rounds ? c.round : 0);
@@ -67,7 +67,7 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     const comm::WindowTotals total = sync.totals(mine);
     const auto share = static_cast<float>(mine.windows / total.windows);
     for (auto& x : run.weights()) x *= share;
-    learner_end(sync, run.weights());
+    close_round(sync, run.weights());
     if (c.round % s.checkpoint_every == 0) run.send_state();
   }
 }

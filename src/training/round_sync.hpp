@@ -27,6 +27,8 @@ class RoundSync {
         learner_ranks_(std::move(learner_ranks)),
         reports_(world) {}
 
+  // True on the Dispatcher (rank 0 of the learner communicator).
+  bool on_dispatcher() const { return comm_.rank() == 0; }
   // Dispatcher: sends `c`. Learner: receives it. The wait recurs every round (the Dispatcher's evaluation and
   // checkpoint), so the wait policy may sleep through most of it.
   comm::Control control(const comm::Control& c = {});
@@ -41,11 +43,11 @@ class RoundSync {
   void weights(std::vector<float>& w);
   // Everyone: sums `mine` over all members (the Dispatcher contributes zeros).
   comm::WindowTotals totals(const comm::WindowTotals& mine);
-  // Everyone: sums `w` (pre-scaled by each learner's share of the windows) into the Dispatcher's `w`, in
-  // learner order. Point to point rather than MPI_Ireduce, which Debian's MPICH runs far slower between local
+  // Everyone: sums the learners' `w` (pre-scaled by each learner's share of the windows) into the Dispatcher's
+  // `w`, which is overwritten, in learner order. Point to point rather than MPI_Ireduce, which Debian's MPICH runs far slower between local
   // ranks (docs/performance.md#mpi-the-weight-exchange-between-local-ranks).
   void average_into_root(std::vector<float>& w);
-  // Everyone: sums the pre-scaled `w` of all members in place (bsp).
+  // Everyone: sums the pre-scaled `w` of all members in place (bsp; the Dispatcher's must be zeros).
   void allreduce_in_place(std::vector<float>& w);
   // Everyone: true if every member passed the same `value`.
   bool same_everywhere(double value);
