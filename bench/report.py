@@ -22,7 +22,7 @@ NOTES = {
     "Pipeline, waiting ranks, memory, averaging":
         "The Batcher draws every batch at random from a pool of `shuffle_windows` windows (default 262 144, "
         "docs/architecture.md), which is most of its CPU. The weight exchange is a broadcast and point-to-point "
-        "`Average` sends, not `MPI_Reduce`, which Debian's MPICH 4.0 runs an order of magnitude slower between "
+        "`Average` sends, not `MPI_Reduce`, which Debian's MPICH 4.0 runs slower between "
         "local ranks (next section).",
     "Time to quality on the text8 prefix":
         "The neg model takes steps of 1024 windows, at a constant rate by default; the linear rows decay it to "

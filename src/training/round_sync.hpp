@@ -44,8 +44,8 @@ class RoundSync {
   // Everyone: sums `mine` over all members (the Dispatcher contributes zeros).
   comm::WindowTotals totals(const comm::WindowTotals& mine);
   // Everyone: sums the learners' `w` (pre-scaled by each learner's share of the windows) into the Dispatcher's
-  // `w`, which is overwritten, in learner order. Point to point rather than MPI_Ireduce, which Debian's MPICH runs far slower between local
-  // ranks (docs/performance.md#mpi-the-weight-exchange-between-local-ranks).
+  // `w`, which is overwritten, in learner order. Point to point rather than MPI_Ireduce, which Debian's MPICH
+  // runs slower between local ranks (docs/performance.md#mpi-the-weight-exchange-between-local-ranks).
   void average_into_root(std::vector<float>& w);
   // Everyone: sums the pre-scaled `w` of all members in place (bsp; the Dispatcher's must be zeros).
   void allreduce_in_place(std::vector<float>& w);
