@@ -44,7 +44,7 @@ you your yours yourself yourselves s t
 """.split())
 
 
-class PrepareError(Exception):
+class PrepareError(ValueError):
     """A problem with the inputs; printed as 'prepare: <message>'."""
 
 
@@ -128,6 +128,23 @@ def hold_out(paths, n_lines, vocab, window, wanted, seed):
         pos += batch
         batch *= 4
     return windows, held
+
+
+def held_out_offsets(paths, held):
+    """Per corpus file: its size and the byte offsets where its held-out
+    lines start (for heldout.json)."""
+    out = []
+    index = 0
+    for path in paths:
+        offsets, offset = [], 0
+        with open(path, "rb") as f:
+            for line in f:
+                if index in held:
+                    offsets.append(offset)
+                offset += len(line)
+                index += 1
+        out.append({"file": str(path), "bytes": offset, "offsets": offsets})
+    return out
 
 
 def write_train(paths, held, out_path):
@@ -226,6 +243,12 @@ def prepare(args):
         f.write("\n")
     if args.train_out:
         write_train(args.corpus, held, args.train_out)
+        (out / "heldout.json").unlink(missing_ok=True)
+    else:
+        # Training on the corpora themselves: fedavg_mpi skips these lines.
+        with open(out / "heldout.json", "w", encoding="utf-8") as f:
+            json.dump({"corpora": held_out_offsets(args.corpus, held)}, f)
+            f.write("\n")
 
     tokens = sum(counts.values())
     covered = sum(c for _, c in vocab)
@@ -235,7 +258,9 @@ def prepare(args):
              f"prepare: {len(windows)} test windows from {len(held)} "
              f"held-out lines (of {n_lines})",
              f"prepare: wrote {out}/vocab.txt, test.txt, cfg.json"
-             + (f" and {args.train_out}" if args.train_out else "")]
+             + (f" and {args.train_out}" if args.train_out
+                else " and heldout.json (the held-out lines, which "
+                     "fedavg_mpi skips)")]
     if len(windows) < args.test_windows:
         lines.append(f"prepare: warning: only {len(windows)} of "
                      f"{args.test_windows} test windows found")
@@ -243,6 +268,30 @@ def prepare(args):
         lines.append(f"prepare: warning: {len(held)} of {n_lines} lines held "
                      "out; split long lines or ask for fewer test windows")
     return "\n".join(lines)
+
+
+def prepare_job(corpora, out, options):
+    """The config of a job started without --config (fedavg_mpi calls this
+    on rank 0): like the command line with ``options`` (vocab_size,
+    min_count, test_windows, stopwords, and the cfg.json keys window, seed,
+    model, data_name given on the command line), stopping after 5 passes
+    over the text instead of at a target.  Returns the summary lines;
+    raises PrepareError (a ValueError) on bad input."""
+    argv = [str(c) for c in corpora] + ["--out", str(out)]
+    if options.get("model") in _MODEL_DEFAULTS:
+        argv += ["--model", options["model"]]
+    args = parse_args(argv)
+    for key in ("vocab_size", "min_count", "test_windows", "window", "seed",
+                "data_name", "stopwords"):
+        if options.get(key) is not None:
+            setattr(args, key, options[key])
+    summary = prepare(args)
+    cfg_path = Path(out) / "cfg.json"
+    cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+    cfg.update({"target": 0, "max_epochs": 5, "max_rounds": 0,
+                "max_seconds": 0})
+    cfg_path.write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
+    return summary
 
 
 def main(argv=None):

@@ -6,13 +6,14 @@
 #include "comm/abort.hpp"
 #include "comm/communicator.hpp"
 #include "comm/environment.hpp"
-#include "core/config.hpp"
 #include "comm/wait_policy.hpp"
+#include "core/command_line.hpp"
 #include "core/error.hpp"
 #include "core/hooks.hpp"
 #include "core/rank_map.hpp"
 #include "core/stop_signal.hpp"
 #include "roles/role.hpp"
+#include "training/job_setup.hpp"
 
 using namespace fedavg;
 
@@ -21,25 +22,32 @@ int main(int argc, char** argv) {
   const core::StopSignal signals;
   core::RankInfo me{mpi.world_rank(), core::Role::Unassigned};
   try {
-    const core::Config cfg = core::load_config(argc, argv);
-    if (cfg.show_help) {
+    const core::CommandLine line = core::parse_command_line(argc, argv);
+    if (line.help) {
       if (me.rank == 0) std::cout << core::usage();
       return 0;
     }
-    const core::RankMap map(mpi.world_size(), cfg.pipelines());
+    const core::RankMap map(mpi.world_size(), static_cast<int>(line.corpora.size()));
     me.role = map.role_of(me.rank);
-    core::check_faults(cfg.faults, mpi.world_size());
     const auto world = comm::Communicator::world();
-    const auto learners = world.split(me.role == core::Role::Dispatcher || me.role == core::Role::Learner, me.rank);
-    const auto waits = comm::WaitPolicy::choose(cfg.settings.wait_profile, world.ranks_on_node(),
-                                                comm::WaitPolicy::usable_cores());
-    core::Hooks hooks(cfg, map, me);
+    double liveness = core::Settings{}.liveness_seconds;
     {
-      bridge::Interpreter py(cfg.python_dir, cfg.settings.torch_threads);
+      bridge::Interpreter py(line.python_dir, core::torch_threads_hint(line));
+      if (line.version) {
+        if (me.rank == 0) std::cout << training::versions(py);
+        return 0;
+      }
+      const core::Config cfg = training::settle_config(line, world, py);
+      liveness = cfg.settings.liveness_seconds;
+      core::check_faults(cfg.faults, mpi.world_size());
+      const auto learners = world.split(me.role == core::Role::Dispatcher || me.role == core::Role::Learner, me.rank);
+      const auto waits = comm::WaitPolicy::choose(cfg.settings.wait_profile, world.ranks_on_node(),
+                                                  comm::WaitPolicy::usable_cores());
+      core::Hooks hooks(cfg, map, me);
       roles::make({cfg, me, map, world, learners, py, signals, waits, hooks})->run();
     }
     // Arrive at MPI_Finalize together, sleeping rather than spinning while slower ranks finish.
-    world.ibarrier().wait_until(comm::Deadline::after(cfg.settings.liveness_seconds * comm::kIndirect));
+    world.ibarrier().wait_until(comm::Deadline::after(liveness * comm::kIndirect));
     // Stopped by SIGINT/SIGTERM: the run ended cleanly, but did not finish; say so in the exit status.
     if (signals.received()) return 128 + signals.received();
   } catch (const core::InputError& e) {

@@ -32,4 +32,13 @@ Interpreter::Interpreter(const std::filesystem::path& python_dir, int blas_threa
 
 Interpreter::~Interpreter() = default;
 
+std::string Interpreter::versions() {
+  return detail::guarded("versions", [] {
+    const std::string python = py::str(py::module_::import("platform").attr("python_version")());
+    const std::string numpy = py::str(py::module_::import("numpy").attr("__version__"));
+    const std::string torch = py::str(py::module_::import("torch").attr("__version__"));
+    return "Python " + python + ", NumPy " + numpy + ", torch " + torch;
+  });
+}
+
 }  // namespace fedavg::bridge

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <string>
 
 namespace fedavg::bridge {
 
@@ -15,6 +16,8 @@ class Interpreter {
   Interpreter(const std::filesystem::path& python_dir, int blas_threads);
   ~Interpreter();
   Interpreter(const Interpreter&) = delete;
+  // "Python 3.11.2, NumPy 1.24.2, torch 1.13.1" (imports torch).
+  std::string versions();
   Interpreter& operator=(const Interpreter&) = delete;
 
  private:

@@ -14,6 +14,15 @@ Environment::Environment(int& argc, char**& argv) {
   check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
 }
 
+std::string Environment::library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  std::string v(text, static_cast<std::size_t>(length));
+  const auto nl = v.find('\n');
+  return v.substr(0, nl);
+}
+
 Environment::~Environment() {
   int finalized = 0;
   MPI_Finalized(&finalized);

@@ -1,6 +1,8 @@
 // Owns MPI's lifetime: MPI_Init_thread in the constructor, MPI_Finalize in the destructor. Lives on main()'s stack.
 #pragma once
 
+#include <string>
+
 namespace fedavg::comm {
 
 class Environment {
@@ -12,6 +14,8 @@ class Environment {
   Environment& operator=(const Environment&) = delete;
 
   int world_rank() const { return rank_; }
+  // The MPI library's own name and version (the first line of MPI_Get_library_version).
+  static std::string library_version();
   int world_size() const { return size_; }
 
  private:

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -42,7 +43,8 @@ struct WindowTotals {
     loss_sum += o.loss_sum;
     return *this;
   }
-  double mean_loss() const { return windows > 0 ? loss_sum / windows : 0.0; }
+  // NaN when nothing was trained.
+  double mean_loss() const { return windows > 0 ? loss_sum / windows : std::nan(""); }
   using Wire = std::array<double, 2>;
   Wire encode() const { return {windows, loss_sum}; }
   static WindowTotals decode(const Wire& w) { return {w[0], w[1]}; }

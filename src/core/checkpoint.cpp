@@ -2,6 +2,8 @@
 
 #include <hdf5.h>
 
+#include <cmath>
+
 #include "core/error.hpp"
 #include "core/fault.hpp"
 
@@ -14,6 +16,7 @@ class Handle {
   Handle(hid_t id, herr_t (*close)(hid_t), const std::string& what) : id_(id), close_(close) {
     if (id_ < 0) throw Error(what);
   }
+  Handle(Handle&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = -1; }
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
   ~Handle() {
@@ -46,24 +49,54 @@ T get_attr(hid_t target, const char* name, hid_t type, const std::string& file) 
   return value;
 }
 
-void put_string_attr(hid_t target, const char* name, const std::string& value, const std::string& file) {
+// Variable-length UTF-8 text: what h5py and most readers take as a string (not bytes).
+Handle utf8_type(const std::string& file) {
   Handle type(H5Tcopy(H5T_C_S1), H5Tclose, file + ": HDF5 string type");
-  check(H5Tset_size(type.get(), value.empty() ? 1 : value.size()), file + ": HDF5 string size");
+  check(H5Tset_size(type.get(), H5T_VARIABLE), file + ": HDF5 string size");
+  check(H5Tset_cset(type.get(), H5T_CSET_UTF8), file + ": HDF5 string encoding");
+  return type;
+}
+
+void put_string_attr(hid_t target, const char* name, const std::string& value, const std::string& file) {
+  Handle type = utf8_type(file);
   Handle space(H5Screate(H5S_SCALAR), H5Sclose, file + ": HDF5 dataspace");
   Handle attr(H5Acreate2(target, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
               file + ": cannot create attribute " + name);
-  check(H5Awrite(attr.get(), type.get(), value.empty() ? "" : value.c_str()), file + ": cannot write attribute " + name);
+  const char* text = value.c_str();
+  check(H5Awrite(attr.get(), type.get(), &text), file + ": cannot write attribute " + name);
 }
 
 std::string get_string_attr(hid_t target, const char* name, const std::string& file) {
   Handle attr(H5Aopen(target, name, H5P_DEFAULT), H5Aclose, file + ": attribute " + name + " is missing");
   Handle type(H5Aget_type(attr.get()), H5Tclose, file + ": attribute type");
-  std::string value(H5Tget_size(type.get()), '\0');
+  if (H5Tis_variable_str(type.get()) > 0) {
+    Handle mem = utf8_type(file);
+    char* text = nullptr;
+    check(H5Aread(attr.get(), mem.get(), &text), file + ": cannot read attribute " + name);
+    std::string value = text ? text : "";
+    H5free_memory(text);
+    return value;
+  }
+  std::string value(H5Tget_size(type.get()), '\0');  // fixed-length, as older checkpoints hold it
   Handle mem(H5Tcopy(H5T_C_S1), H5Tclose, file + ": HDF5 string type");
   check(H5Tset_size(mem.get(), value.size()), file + ": HDF5 string size");
   check(H5Aread(attr.get(), mem.get(), value.data()), file + ": cannot read attribute " + name);
   while (!value.empty() && value.back() == '\0') value.pop_back();
   return value;
+}
+
+void put_strings(hid_t where, const char* name, const std::vector<std::string>& values, const std::string& file) {
+  std::vector<const char*> texts;
+  texts.reserve(values.size());
+  for (const auto& v : values) texts.push_back(v.c_str());
+  Handle type = utf8_type(file);
+  const hsize_t n = values.size();
+  Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose, file + ": HDF5 dataspace for " + name);
+  Handle set(H5Dcreate2(where, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
+             file + ": cannot create dataset " + name);
+  if (n > 0)
+    check(H5Dwrite(set.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, texts.data()),
+          file + ": cannot write dataset " + name);
 }
 
 void put_dataset(hid_t where, const std::string& name, hid_t file_type, hid_t mem_type, std::vector<hsize_t> dims,
@@ -89,36 +122,41 @@ std::vector<T> get_dataset(hid_t where, const std::string& name, hid_t mem_type,
 
 }  // namespace
 
-void write_checkpoint(const std::filesystem::path& path, const std::vector<NamedArray>& arrays,
-                      const CheckpointInfo& info, const std::vector<std::vector<std::uint8_t>>& learner_states,
-                      const std::vector<ReadPosition>& positions, const std::vector<float>& strategy_state,
-                      bool die_before_rename) {
+std::string hdf5_version() {
+  unsigned major = 0, minor = 0, release = 0;
+  H5get_libversion(&major, &minor, &release);
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
+}
+
+void write_checkpoint(const std::filesystem::path& path, const CheckpointContent& c, bool die_before_rename) {
+  const auto& info = c.info;
   const std::string tmp = path.string() + ".tmp";
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as codes and are reported here
   {
     Handle file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
                 tmp + ": cannot create HDF5 file");
-    for (const auto& a : arrays) {
+    for (const auto& a : c.arrays) {
       std::vector<hsize_t> dims(a.shape.begin(), a.shape.end());
       put_dataset(file.get(), a.name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, dims, a.data, tmp);
     }
     Handle group(H5Gcreate2(file.get(), "learner_state", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
                  tmp + ": cannot create group learner_state");
-    for (std::size_t i = 0; i < learner_states.size(); ++i)
-      put_dataset(group.get(), std::to_string(i), H5T_STD_U8LE, H5T_NATIVE_UINT8, {learner_states[i].size()},
-                  learner_states[i].data(), tmp);
-    put_dataset(file.get(), "read_positions", H5T_STD_I64LE, H5T_NATIVE_INT64, {positions.size(), 2},
-                positions.data(), tmp);
-    put_dataset(file.get(), "strategy_state", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {strategy_state.size()},
-                strategy_state.data(), tmp);
+    for (std::size_t i = 0; i < c.learner_states.size(); ++i)
+      put_dataset(group.get(), std::to_string(i), H5T_STD_U8LE, H5T_NATIVE_UINT8, {c.learner_states[i].size()},
+                  c.learner_states[i].data(), tmp);
+    put_dataset(file.get(), "read_positions", H5T_STD_I64LE, H5T_NATIVE_INT64, {c.positions.size(), 2},
+                c.positions.data(), tmp);
+    put_dataset(file.get(), "strategy_state", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {c.strategy_state.size()},
+                c.strategy_state.data(), tmp);
+    put_strings(file.get(), "vocabulary", c.vocabulary, tmp);
     const hid_t root = file.get();
     put_attr(root, "round", H5T_NATIVE_INT64, info.round, tmp);
     put_attr(root, "test_loss", H5T_NATIVE_DOUBLE, info.test_loss, tmp);
     put_attr(root, "train_loss", H5T_NATIVE_DOUBLE, info.train_loss, tmp);
     put_attr(root, "first_loss", H5T_NATIVE_DOUBLE, info.first_loss, tmp);
-    put_attr(root, "windows_per_learner", H5T_NATIVE_DOUBLE, info.windows_per_learner, tmp);
+    put_attr(root, "windows_per_learner", H5T_NATIVE_INT64, std::llround(info.windows_per_learner), tmp);
     put_attr(root, "seconds", H5T_NATIVE_DOUBLE, info.seconds, tmp);
-    put_attr(root, "sync_bytes", H5T_NATIVE_DOUBLE, info.sync_bytes, tmp);
+    put_attr(root, "sync_bytes", H5T_NATIVE_INT64, std::llround(info.sync_bytes), tmp);
     put_attr(root, "seed", H5T_NATIVE_UINT64, info.seed, tmp);
     put_string_attr(root, "data_name", info.data_name, tmp);
     put_string_attr(root, "strategy", info.strategy, tmp);

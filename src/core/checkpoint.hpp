@@ -1,7 +1,7 @@
-// The run's checkpoint as HDF5: one dataset per named parameter, each learner's opaque state (optimizer, RNG)
-// under /learner_state/<i>, each pipeline's read position, the strategy's state, and the run counters as
-// attributes. Written to a
-// temporary file and renamed, so a crash during the write leaves the previous checkpoint intact.
+// The run's checkpoint as HDF5: one dataset per named parameter, the vocabulary (row i of a table is word i),
+// each learner's opaque state (optimizer, RNG) under /learner_state/<i>, each pipeline's read position, the
+// strategy's state, and the run counters as attributes (strings as UTF-8 text, counters as integers). Written to
+// a temporary file and renamed, so a crash during the write leaves the previous checkpoint intact.
 #pragma once
 
 #include <cstdint>
@@ -24,9 +24,9 @@ struct CheckpointInfo {
   double test_loss = 0.0;
   double train_loss = 0.0;
   double first_loss = 0.0;
-  double windows_per_learner = 0.0;
+  double windows_per_learner = 0.0;  // stored rounded, as an integer
   double seconds = 0.0;  // training time so far
-  double sync_bytes = 0.0;  // bytes of weights exchanged so far
+  double sync_bytes = 0.0;  // bytes of weights exchanged so far; stored as an integer
   std::uint64_t seed = 0;
   std::string data_name;
   std::string strategy;  // a run resumes only with the strategy that wrote its checkpoint
@@ -41,12 +41,23 @@ struct Checkpoint {
   std::vector<float> strategy_state;                    // e.g. bmuf's block momentum (may be empty)
 };
 
+// What a checkpoint is written from: views of the run's state.
+struct CheckpointContent {
+  const std::vector<NamedArray>& arrays;
+  const CheckpointInfo& info;
+  const std::vector<std::vector<std::uint8_t>>& learner_states;
+  const std::vector<ReadPosition>& positions;
+  const std::vector<float>& strategy_state;
+  const std::vector<std::string>& vocabulary;
+};
+
 // Writes path.tmp and renames it over path. If `die_before_rename` (fault injection), the process is killed
 // after the temporary file is written, as a crash would. Throws core::Error naming the file.
-void write_checkpoint(const std::filesystem::path& path, const std::vector<NamedArray>& arrays,
-                      const CheckpointInfo& info, const std::vector<std::vector<std::uint8_t>>& learner_states,
-                      const std::vector<ReadPosition>& positions, const std::vector<float>& strategy_state,
+void write_checkpoint(const std::filesystem::path& path, const CheckpointContent& content,
                       bool die_before_rename = false);
+
+// The HDF5 library's version, "1.10.8".
+std::string hdf5_version();
 
 // Reads a checkpoint; `expected` lists the parameter names and sizes it must hold. Throws core::Error naming
 // the file and what does not match.

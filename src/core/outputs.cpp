@@ -68,6 +68,23 @@ void write_word2vec(const std::filesystem::path& path, const std::vector<std::st
   write_file_atomic(path, s);
 }
 
+void write_word2vec_binary(const std::filesystem::path& path, const std::vector<std::string>& words,
+                           const Matrix& m) {
+  static_assert(sizeof(float) == 4, "float32 rows");
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the format's floats are little-endian, as this host's");
+  if (words.size() != m.rows)
+    throw Error("embeddings have " + std::to_string(m.rows) + " rows for " + std::to_string(words.size()) + " words");
+  std::string s = std::to_string(m.rows) + " " + std::to_string(m.cols) + "\n";
+  s.reserve(s.size() + m.rows * (m.cols * sizeof(float) + 16));
+  for (std::size_t i = 0; i < m.rows; ++i) {
+    s += words[i];
+    s.push_back(' ');
+    s.append(reinterpret_cast<const char*>(m.data.data() + i * m.cols), m.cols * sizeof(float));
+    s.push_back('\n');
+  }
+  write_file_atomic(path, s);
+}
+
 MetricsLog::MetricsLog(const std::filesystem::path& path, long keep_through) : path_(path) {
   const std::string header =
       "round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes,similarity,analogy\n";
@@ -97,7 +114,8 @@ void MetricsLog::row(long round, double windows_per_learner, double seconds, dou
                      double sync_seconds, double sync_bytes, double similarity, double analogy) {
   char buf[300];
   std::snprintf(buf, sizeof buf, "%ld,%.0f,%.3f,%.6f,%.6f,%.4f,%.0f,%.4f,%.4f\n", round, windows_per_learner, seconds,
-                test_loss, train_loss, sync_seconds, sync_bytes, unsigned_nan(similarity), unsigned_nan(analogy));
+                unsigned_nan(test_loss), unsigned_nan(train_loss), sync_seconds, sync_bytes, unsigned_nan(similarity),
+                unsigned_nan(analogy));
   out_ << buf << std::flush;
   if (!out_) throw Error(path_.string() + ": write failed");
 }

@@ -1,4 +1,4 @@
-// The run's files in the output folder: embeddings (report text and word2vec text), the per-round metrics CSV
+// The run's files in the output folder: embeddings (report text, word2vec text and binary), the per-round metrics CSV
 // and the final statistics. Every file except the metrics log is written to a temporary name and renamed, so
 // a crash never leaves a torn file.
 #pragma once
@@ -23,9 +23,13 @@ void ensure_writable_dir(const std::filesystem::path& dir);
 void write_embeddings_text(const std::filesystem::path& path, const Matrix& m);
 // word2vec text format: "V dim" header, then "word v1 ... vdim" per row.
 void write_word2vec(const std::filesystem::path& path, const std::vector<std::string>& words, const Matrix& m);
+// word2vec binary format (gensim's binary=True): "V dim" header, then per row the word, a space, dim
+// little-endian float32 values and a newline.
+void write_word2vec_binary(const std::filesystem::path& path, const std::vector<std::string>& words,
+                           const Matrix& m);
 
 // round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes,similarity,analogy — one
-// flushed row per round; sync_seconds is the time the round's weight exchange took (broadcast + averaging
+// flushed row per round (round 0, before training, has train_loss nan); sync_seconds is the time the round's weight exchange took (broadcast + averaging
 // collectives; easgd: the Dispatcher's handling of the round's pushes); sync_bytes counts the weights exchanged
 // since the run began; similarity (Spearman rho) and analogy (accuracy) are "nan" in rounds not scored.
 class MetricsLog {

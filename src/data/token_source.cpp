@@ -11,8 +11,9 @@
 namespace fedavg::data {
 
 TokenSource::TokenSource(Tokenize tokenize, const std::string& corpus, const core::Settings& s,
-                         const core::RankInfo& me, const std::string& vocab_path)
+                         const core::RankInfo& me, const std::string& vocab_path, std::vector<std::int64_t> skip)
     : tokenize_(std::move(tokenize)),
+      skip_(std::move(skip)),
       corpus_(corpus),
       me_(me),
       vocab_path_(vocab_path),
@@ -28,8 +29,22 @@ void TokenSource::seek(const core::ReadPosition& from) {
   caching_ = caching_ && from.offset == 0;  // a cache must start at the top of the file
 }
 
+void TokenSource::blank_skipped_lines(std::int64_t start) {
+  const auto end = start + static_cast<std::int64_t>(text_block_.size());
+  auto first = std::lower_bound(skip_.begin(), skip_.end(), start);
+  const auto last = std::lower_bound(first, skip_.end(), end);
+  // Back to front, so the offsets still to do stay valid; each line keeps its line end (line numbers hold).
+  for (auto it = last; it != first;) {
+    const auto at = static_cast<std::size_t>(*--it - start);
+    const auto line_end = text_block_.find('\n', at);
+    text_block_.erase(at, line_end == std::string::npos ? std::string::npos : line_end - at);
+  }
+}
+
 std::vector<std::int32_t> TokenSource::read_and_tokenize() {
+  const std::int64_t start = reader_.position();
   const bool end_of_file = reader_.next_block(text_block_);
+  if (!skip_.empty()) blank_skipped_lines(start);
   if (!warned_utf8_) {
     const auto bad = first_invalid_utf8(text_block_);
     if (bad != std::string::npos) {

@@ -22,8 +22,9 @@ class TokenSource {
   // Appends the ids and markers of whole lines of UTF-8 text to `out`.
   using Tokenize = std::function<void(const char* text, std::size_t size, std::vector<std::int32_t>& out)>;
 
+  // `skip`: sorted byte offsets of lines to leave out (the held-out test lines): they are read as empty lines.
   TokenSource(Tokenize tokenize, const std::string& corpus, const core::Settings& s, const core::RankInfo& me,
-              const std::string& vocab_path);
+              const std::string& vocab_path, std::vector<std::int64_t> skip = {});
 
   // Continues from a checkpointed position (before the first next()).
   void seek(const core::ReadPosition& from);
@@ -39,8 +40,11 @@ class TokenSource {
     core::ReadPosition after;        // reader position after the block (passes relative to the cached pass)
   };
   std::vector<std::int32_t> read_and_tokenize();
+  // Empties the lines of text_block_ (read from byte `start` of the file) that start at an offset in skip_.
+  void blank_skipped_lines(std::int64_t start);
 
   Tokenize tokenize_;
+  std::vector<std::int64_t> skip_;
   std::string corpus_;
   core::RankInfo me_;
   std::string vocab_path_;

@@ -1,13 +1,11 @@
 #include "roles/dispatcher.hpp"
 
-#include "core/outputs.hpp"
 #include "training/dispatcher_run.hpp"
 #include "training/strategy.hpp"
 
 namespace fedavg::roles {
 
 void Dispatcher::run() {
-  core::ensure_writable_dir(ctx_.cfg.out_dir);
   const auto strategy = training::Strategy::make(ctx_.cfg.settings);
   training::DispatcherRun run(ctx_, *strategy);
   run.start();

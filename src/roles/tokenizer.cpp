@@ -4,6 +4,7 @@
 #include "comm/credit_line.hpp"
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
+#include "core/held_out.hpp"
 #include "data/token_source.hpp"
 
 namespace fedavg::roles {
@@ -19,7 +20,9 @@ void Tokenizer::run() {
   data::TokenSource source([&](const char* block, std::size_t size,
                                std::vector<std::int32_t>& out) { text.tokenize(block, size, out); },
                            ctx_.cfg.corpora.at(static_cast<std::size_t>(pipeline)), s, ctx_.me,
-                           ctx_.cfg.vocab_path().string());
+                           ctx_.cfg.vocab_path().string(),
+                           core::held_out_lines(ctx_.cfg.held_out_path(), ctx_.cfg.corpora,
+                                                static_cast<std::size_t>(pipeline)));
   if (ctx_.cfg.resume) {
     core::ReadPosition::Wire from{};
     ctx_.world.receive_into(ctx_.world.await_message(dispatcher, comm::Tag::ResumeFrom,

@@ -10,6 +10,7 @@
 #include "core/checkpoint.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/output_folder.hpp"
 
 namespace fedavg::training {
 namespace {
@@ -81,7 +82,7 @@ void DispatcherRun::start() {
     metrics_ = std::make_unique<core::MetricsLog>(metrics_path);
     const auto sc = scores();
     evaluated_at_ = elapsed();
-    metrics_->row(0, 0.0, evaluated_at_, loss_, 0.0, 0.0, 0.0, sc.similarity, sc.analogy);
+    metrics_->row(0, 0.0, evaluated_at_, loss_, train_loss_, 0.0, 0.0, sc.similarity, sc.analogy);
     std::printf("round %5ld  windows/learner %12.0f  test loss %.4f  %8.1f s%s\n", round_, 0.0, loss_, evaluated_at_,
                 scores_text(sc).c_str());
     std::fflush(stdout);
@@ -202,11 +203,12 @@ void DispatcherRun::checkpoint() {
     off += p.size();
   }
   positions_.drain();
-  core::write_checkpoint(checkpoint_path_, arrays,
-                         {round_, loss_, train_loss_, first_loss_, windows_per_learner_, elapsed(), sync_bytes_,
-                          s_.seed, s_.data_name, core::strategy_name(s_.strategy)},
-                         learner_states_, positions_.latest(), strategy_.state(),
+  const core::CheckpointInfo info{round_,       loss_,       train_loss_, first_loss_, windows_per_learner_,
+                                  elapsed(),    sync_bytes_, s_.seed,     s_.data_name, core::strategy_name(s_.strategy)};
+  core::write_checkpoint(checkpoint_path_,
+                         {arrays, info, learner_states_, positions_.latest(), strategy_.state(), vocab_.words},
                          ctx_.hooks.kill_in_checkpoint(round_));
+  core::OutputFolder::commit(cfg_.out_dir);  // what --overwrite replaced may go now
   last_checkpoint_ = round_;
 }
 
@@ -215,6 +217,7 @@ void DispatcherRun::finish() {
   const core::Matrix emb = lib_.embeddings();
   core::write_embeddings_text(cfg_.out_dir / (s_.data_name + "_embeddings.txt"), emb);
   core::write_word2vec(cfg_.out_dir / (s_.data_name + ".w2v.txt"), vocab_.words, emb);
+  core::write_word2vec_binary(cfg_.out_dir / (s_.data_name + ".w2v.bin"), vocab_.words, emb);
 
   // seconds: training time when the final weights were evaluated (easgd then still waits for each learner's
   // next push to stop it; a straggler's last period is not training time of the outputs).

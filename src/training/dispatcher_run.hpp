@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -101,7 +102,8 @@ class DispatcherRun {
   double seconds_before_ = 0.0;          // training time of the run this one resumes
   double evaluated_at_ = 0.0;            // training time when the current weights were last evaluated
   long round_ = 0;
-  double loss_ = 0.0, first_loss_ = 0.0, train_loss_ = 0.0, windows_per_learner_ = 0.0;
+  double loss_ = 0.0, first_loss_ = 0.0, windows_per_learner_ = 0.0;
+  double train_loss_ = std::nan("");  // none before the first round
   double sync_bytes_ = 0.0;  // bytes of weights exchanged, all runs of a resumed job together
   std::string stopped_;
   long last_checkpoint_ = -1;

@@ -14,6 +14,7 @@ std::unique_ptr<Strategy> Strategy::make(const core::Settings& s) {
     case core::StrategyKind::FedAvg: return std::make_unique<FedAvg>();
     case core::StrategyKind::Bsp: return std::make_unique<Bsp>();
     case core::StrategyKind::Bmuf: return std::make_unique<Bmuf>(s.block_lr, s.block_momentum, s.nesterov);
+    case core::StrategyKind::Diloco: return std::make_unique<Bmuf>(s.block_lr, s.block_momentum, true);
     case core::StrategyKind::Easgd: return std::make_unique<Easgd>(s.elastic_alpha);
     case core::StrategyKind::Hogwild: return std::make_unique<Hogwild>();
   }

@@ -3,7 +3,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/command_line.hpp"
 #include "core/config.hpp"
+#include "core/settings.hpp"
 #include "core/error.hpp"
 
 using fedavg::core::InputError;
@@ -74,7 +76,7 @@ TEST(Config, StrategyKeys) {
                 .find("\"elastic_alpha\" must be between"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "strategy": "gossip"})")
-                .find("must be one of fedavg, bsp, bmuf, easgd, hogwild"),
+                .find("must be one of fedavg, bsp, bmuf, diloco, easgd, hogwild"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "strategy": ""})")
                 .find("must be one of fedavg"),
@@ -154,20 +156,111 @@ TEST(Config, DataNameMustBeSafeForFileNames) {
 }
 
 TEST(Config, CommandLine) {
-  const auto dir = std::filesystem::temp_directory_path() / "fedavg_test_config";
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "cfg.json") << R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})";
-  std::string cfg_flag = "--config=" + dir.string();
-  const char* argv[] = {"fedavg_mpi", cfg_flag.c_str(), "--out", "/tmp/o", "a.txt", "b.txt", nullptr};
-  const auto c = fedavg::core::load_config(6, const_cast<char**>(argv));
+  const char* argv[] = {"fedavg_mpi", "--config=/c", "--out", "/tmp/o", "a.txt", "b.txt", nullptr};
+  const auto line = fedavg::core::parse_command_line(6, const_cast<char**>(argv));
+  EXPECT_EQ(line.corpora.size(), 2u);
+  EXPECT_EQ(line.out_dir, "/tmp/o");
+  EXPECT_EQ(*line.config_dir, "/c");
+  const fedavg::core::Config c(line);
   EXPECT_EQ(c.pipelines(), 2);
-  EXPECT_EQ(c.out_dir, "/tmp/o");
-  EXPECT_EQ(c.config_dir, dir);
-  EXPECT_EQ(c.settings.data_name, "x");
+  EXPECT_EQ(c.config_dir, "/c");
+  EXPECT_FALSE(c.prepared);
 
   const char* bad[] = {"fedavg_mpi", "--bogus", "a.txt", nullptr};
-  EXPECT_THROW(fedavg::core::load_config(3, const_cast<char**>(bad)), InputError);
-  const char* none[] = {"fedavg_mpi", cfg_flag.c_str(), nullptr};
-  EXPECT_THROW(fedavg::core::load_config(2, const_cast<char**>(none)), InputError);
-  std::filesystem::remove_all(dir);
+  EXPECT_THROW(fedavg::core::parse_command_line(3, const_cast<char**>(bad)), InputError);
+  const char* none[] = {"fedavg_mpi", "--config=/c", nullptr};
+  EXPECT_THROW(fedavg::core::parse_command_line(2, const_cast<char**>(none)), InputError);
+  const char* both[] = {"fedavg_mpi", "--resume", "--overwrite", "a.txt", nullptr};
+  EXPECT_THROW(fedavg::core::parse_command_line(4, const_cast<char**>(both)), InputError);
+}
+
+TEST(Config, WithoutConfigTheJobPreparesOutConfig) {
+  const char* argv[] = {"fedavg_mpi", "--out", "/tmp/o", "--min-count", "2", "--stopwords", "a.txt", nullptr};
+  const auto line = fedavg::core::parse_command_line(7, const_cast<char**>(argv));
+  EXPECT_FALSE(line.config_dir.has_value());
+  EXPECT_EQ(line.prepare.min_count, 2);
+  EXPECT_TRUE(line.prepare.stopwords);
+  const fedavg::core::Config c(line);
+  EXPECT_TRUE(c.prepared);
+  EXPECT_EQ(c.config_dir, std::filesystem::path("/tmp/o") / "config");
+  // Preparation flags make no sense with a config of the user's.
+  const char* mixed[] = {"fedavg_mpi", "--config", "/c", "--min-count", "2", "a.txt", nullptr};
+  EXPECT_THROW(fedavg::core::parse_command_line(6, const_cast<char**>(mixed)), InputError);
+}
+
+TEST(Config, SettingsFromTheCommandLine) {
+  const char* argv[] = {"fedavg_mpi", "--set", "dim=100", "--lr", "0.05", "--max-rounds=7", "--epoch", "3",
+                        "--set", "strategy=diloco", "a.txt", nullptr};
+  const auto line = fedavg::core::parse_command_line(11, const_cast<char**>(argv));
+  ASSERT_EQ(line.overrides.size(), 5u);
+  EXPECT_EQ(line.overrides[1].key, "lr");
+  EXPECT_EQ(line.overrides[1].flag, "--lr 0.05");
+  EXPECT_EQ(line.overrides[3].key, "max_epochs");  // fastText's name
+  const auto s = parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "dim": 32})", "cfg.json",
+                                line.overrides);
+  EXPECT_EQ(s.dim, 100);  // the command line wins over cfg.json
+  EXPECT_DOUBLE_EQ(s.lr, 0.05);
+  EXPECT_EQ(s.max_rounds, 7);
+  EXPECT_DOUBLE_EQ(s.max_epochs, 3.0);
+  EXPECT_EQ(s.strategy, StrategyKind::Diloco);
+  EXPECT_TRUE(s.nesterov);
+  nlohmann::json merged;
+  parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json", line.overrides, &merged);
+  EXPECT_EQ(merged["dim"], 100);
+  EXPECT_EQ(merged["strategy"], "diloco");
+}
+
+TEST(Config, ABadOverrideNamesItsFlag) {
+  const std::string base = R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})";
+  auto error = [&](const fedavg::core::Override& o) {
+    try {
+      parse_settings(base, "cfg.json", {o});
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error({"dim", "abc", "--dim abc"}), "command line: --dim abc: \"dim\" must be an integer, got \"abc\"");
+  EXPECT_EQ(error({"dim", "0", "--set dim=0"}), "command line: --set dim=0: \"dim\" must be between 1 and 4096, got 0");
+  EXPECT_NE(error({"dimm", "3", "--set dimm=3"}).find("command line: --set dimm=3: unknown key \"dimm\""),
+            std::string::npos);
+  const char* argv[] = {"fedavg_mpi", "--dimm", "3", "a.txt", nullptr};
+  try {
+    fedavg::core::parse_command_line(4, const_cast<char**>(argv));
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown option --dimm"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Config, StrategyDefaultsAreTheOnesThatWorked) {
+  const auto s = parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "strategy": "bmuf"})", "c");
+  EXPECT_DOUBLE_EQ(s.block_momentum, 0.3);  // 0 would make bmuf fedavg
+  EXPECT_DOUBLE_EQ(s.block_lr, 1.0);
+  EXPECT_FALSE(s.nesterov);
+  EXPECT_NE(error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "block_lr": 0})")
+                .find("\"block_lr\" must be above 0"),
+            std::string::npos);
+}
+
+TEST(Config, SomethingMustStopTheRun) {
+  EXPECT_NE(error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 0, "max_rounds": 0, "max_seconds": 0})")
+                .find("nothing would stop the run"),
+            std::string::npos);
+  const auto s = parse_settings(
+      R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 0, "max_rounds": 0, "max_seconds": 0, "max_epochs": 2})",
+      "c");
+  EXPECT_DOUBLE_EQ(s.max_epochs, 2.0);
+}
+
+TEST(Config, HelpListsEveryKeyWithItsDefault) {
+  const std::string help = fedavg::core::usage();
+  for (const char* key : {"data_name", "bpe", "max_epochs", "strategy", "wait_profile", "max_line_bytes"})
+    EXPECT_NE(help.find(std::string("  ") + key + " "), std::string::npos) << key;
+  EXPECT_NE(help.find("one of fedavg, bsp, bmuf, diloco, easgd, hogwild"), std::string::npos);
+  const auto at = help.find("\n  dim ");
+  ASSERT_NE(at, std::string::npos);
+  const std::string dim = help.substr(at + 1, help.find('\n', at + 1) - at - 1);
+  for (const char* part : {"integer 1..4096", "default 32: ", "embedding dimension"})
+    EXPECT_NE(dim.find(part), std::string::npos) << dim;
 }

@@ -90,9 +90,12 @@ def toy_config(tmp_path_factory):
 
 @pytest.fixture
 def run_job(app, toy_config, tmp_path):
-    """run_job(n, corpora=None, cfg=None, python_dir=None, extra=()) -> Job, with a hard time limit."""
+    """run_job(n, corpora=None, cfg=None, python_dir=None, extra=(), config_dir=None, out=None, timeout=JOB_TIMEOUT)
+    -> Job, with a hard time limit. Each job writes into a fresh output folder, except one that continues or
+    replaces the last (--resume, --overwrite) or is given `out`."""
+    outs = []
 
-    def run(n, corpora=None, cfg=None, python_dir=None, extra=(), config_dir=None, timeout=JOB_TIMEOUT):
+    def run(n, corpora=None, cfg=None, python_dir=None, extra=(), config_dir=None, out=None, timeout=JOB_TIMEOUT):
         if config_dir is None:
             config_dir = tmp_path / "config"
             if not config_dir.exists():
@@ -103,7 +106,12 @@ def run_job(app, toy_config, tmp_path):
             (config_dir / "cfg.json").write_text(json.dumps(settings, indent=2))
         if corpora is None:
             corpora = [toy_config / "train.txt"]
-        out = tmp_path / "out"
+        if out is None:
+            if outs and ("--resume" in extra or "--overwrite" in extra):
+                out = outs[-1]
+            else:
+                out = tmp_path / ("out" if not outs else f"out{len(outs) + 1}")
+        outs.append(out)
         cmd = ["mpiexec", "-n", str(n), str(app), "--config", str(config_dir), "--out", str(out)]
         if python_dir:
             cmd += ["--python", str(python_dir)]

@@ -13,7 +13,8 @@ STRATEGIES = {
     "fedavg": {"strategy": "fedavg"},
     "bsp": {"strategy": "bsp"},
     "bmuf": {"strategy": "bmuf", "block_momentum": 0.5, "block_lr": 1.0},
-    "diloco": {"strategy": "bmuf", "block_momentum": 0.9, "block_lr": 0.7, "nesterov": True},
+    "diloco": {"strategy": "diloco"},
+    "diloco_published": {"strategy": "bmuf", "block_momentum": 0.9, "block_lr": 0.7, "nesterov": True},
     "easgd": {"strategy": "easgd"},
     "hogwild": {"strategy": "hogwild"},
 }
@@ -28,7 +29,7 @@ def test_strategy_trains_and_writes_outputs(name, run_job, toy_config):
     with h5py.File(job.out / "toy.h5", "r") as f:
         assert f["embedding"].shape[1] == 32
         momentum = f["strategy_state"][...]
-    if name in ("bmuf", "diloco"):
+    if name in ("bmuf", "diloco", "diloco_published"):
         assert momentum.size > 0 and np.abs(momentum).max() > 0
     emb = np.loadtxt(job.out / "toy_embeddings.txt")
     assert np.isfinite(emb).all()
@@ -66,7 +67,7 @@ def test_bmuf_resumes_with_its_momentum(run_job):
 def test_unknown_strategy_is_rejected(run_job):
     job = run_job(5, cfg={"strategy": "gossip"})
     assert job.rc != 0
-    assert '"strategy" must be one of fedavg, bsp, bmuf, easgd, hogwild' in job.stderr
+    assert '"strategy" must be one of fedavg, bsp, bmuf, diloco, easgd, hogwild, got "gossip"' in job.stderr
 
 
 @pytest.mark.parametrize("strategy,pipelines", [("easgd", 1), ("easgd", 2), ("hogwild", 1)])

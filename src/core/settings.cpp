@@ -1,0 +1,360 @@
+#include "core/settings.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace fedavg::core {
+namespace {
+
+using nlohmann::json;
+
+// 1-based line of byte offset `pos` in `text`.
+int line_of_offset(const std::string& text, std::size_t pos) {
+  pos = std::min(pos, text.size());
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
+}
+
+// 1-based line where "key" first appears as a JSON key, or 1 if it does not appear.
+int line_of_key(const std::string& text, const std::string& key) {
+  const auto pos = text.find('"' + key + '"');
+  return pos == std::string::npos ? 1 : line_of_offset(text, pos);
+}
+
+std::string show(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+// One value of a key, with where it came from, for messages.
+struct Value {
+  const json& v;
+  const std::string& key;
+  const std::string& where;  // "cfg.json:3" or "command line: --dim abc"
+
+  [[noreturn]] void fail(const std::string& what) const { throw InputError(where + ": " + what); }
+  [[noreturn]] void must_be(const std::string& what) const {
+    fail("\"" + key + "\" must be " + what + ", got " + v.dump());
+  }
+};
+
+// One cfg.json key: how to read it into Settings, and what --help says of it.
+struct Key {
+  std::string name;
+  std::string type;     // "integer 1..4096", "true/false", ...
+  std::string meaning;  // one line
+  std::function<void(const Value&, Settings&)> read;
+  std::function<std::string(const Settings&)> show_default;
+  bool required = false;
+};
+
+Key integer(const char* name, int Settings::*m, long long lo, long long hi, const char* meaning) {
+  return {name, "integer " + std::to_string(lo) + ".." + std::to_string(hi), meaning,
+          [m, lo, hi](const Value& x, Settings& s) {
+            if (!x.v.is_number_integer()) x.must_be("an integer");
+            const long long v = x.v.get<long long>();
+            if (v < lo || v > hi)
+              x.fail("\"" + x.key + "\" must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
+                     ", got " + std::to_string(v));
+            s.*m = static_cast<int>(v);
+          },
+          [m](const Settings& s) { return std::to_string(s.*m); }};
+}
+
+// A number in [lo, hi] (in (lo, hi] when `open_low`).
+Key number(const char* name, double Settings::*m, double lo, double hi, const char* meaning, bool open_low = false) {
+  return {name, std::string("number ") + (open_low ? "> " + show(lo) : show(lo)) + ".." + show(hi), meaning,
+          [m, lo, hi, open_low](const Value& x, Settings& s) {
+            if (!x.v.is_number()) x.must_be("a number");
+            const double v = x.v.get<double>();
+            if (!(open_low ? v > lo : v >= lo) || !(v <= hi))
+              x.fail("\"" + x.key + "\" must be " + (open_low ? "above " + show(lo) + " and at most " + show(hi)
+                                                              : "between " + show(lo) + " and " + show(hi)) +
+                     ", got " + show(v));
+            s.*m = v;
+          },
+          [m](const Settings& s) { return show(s.*m); }};
+}
+
+Key boolean(const char* name, bool Settings::*m, const char* meaning) {
+  return {name, "true/false", meaning,
+          [m](const Value& x, Settings& s) {
+            if (!x.v.is_boolean()) x.must_be("true or false");
+            s.*m = x.v.get<bool>();
+          },
+          [m](const Settings& s) { return std::string(s.*m ? "true" : "false"); }};
+}
+
+template <typename E, std::size_t N>
+Key choice(const char* name, E Settings::*m, const std::pair<const char*, E> (&table)[N], const char* meaning) {
+  std::string names;
+  for (const auto& [n, value] : table) names += (names.empty() ? "" : ", ") + std::string(n);
+  return {name, "one of " + names, meaning,
+          [m, &table, names](const Value& x, Settings& s) {
+            if (!x.v.is_string()) x.must_be("one of " + names);
+            const auto given = x.v.get<std::string>();
+            for (const auto& [n, value] : table)
+              if (given == n) {
+                s.*m = value;
+                return;
+              }
+            x.fail("\"" + x.key + "\" must be one of " + names + ", got \"" + given + "\"");
+          },
+          [m, &table](const Settings& s) {
+            for (const auto& [n, value] : table)
+              if (s.*m == value) return std::string(n);
+            return std::string("?");
+          }};
+}
+
+bool is_safe_name(const std::string& s) {
+  return !s.empty() && s.size() <= 100 && s[0] != '.' && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+           return std::isalnum(c) || c == '_' || c == '-' || c == '.';
+         });
+}
+
+constexpr std::pair<const char*, StrategyKind> kStrategies[] = {
+    {"fedavg", StrategyKind::FedAvg}, {"bsp", StrategyKind::Bsp},     {"bmuf", StrategyKind::Bmuf},
+    {"diloco", StrategyKind::Diloco}, {"easgd", StrategyKind::Easgd}, {"hogwild", StrategyKind::Hogwild},
+};
+
+constexpr std::pair<const char*, WaitProfile> kWaitProfiles[] = {
+    {"auto", WaitProfile::Auto}, {"plain", WaitProfile::Plain}, {"oversubscribed", WaitProfile::Oversubscribed}};
+
+// Every key, in the order --help lists them.
+const std::vector<Key>& keys() {
+  static const std::vector<Key> table = [] {
+    std::vector<Key> k;
+    Key data_name{"data_name", "text", "run name: output files are NAME.h5, NAME_metrics.csv, ...",
+                  [](const Value& x, Settings& s) {
+                    if (!x.v.is_string()) x.must_be("a string");
+                    s.data_name = x.v.get<std::string>();
+                    if (!is_safe_name(s.data_name))
+                      x.fail("\"data_name\" must be 1-100 letters, digits, '_', '-' or '.', got \"" + s.data_name +
+                             "\"");
+                  },
+                  [](const Settings&) { return std::string("-"); }, true};
+    k.push_back(data_name);
+    k.push_back(integer("bpe", &Settings::bpe, 1, 1'000'000, "batches per learner per round"));
+    k.back().required = true;
+    k.back().show_default = [](const Settings&) { return std::string("-"); };
+    k.push_back(integer("bs", &Settings::bs, 1, 1'000'000, "windows per batch"));
+    k.back().required = true;
+    k.back().show_default = [](const Settings&) { return std::string("-"); };
+    k.push_back(number("target", &Settings::target, 0.0, 1e300, "stop once the test loss is at or below this (0: no target)"));
+    k.back().required = true;
+    k.back().show_default = [](const Settings&) { return std::string("-"); };
+    k.push_back(number("max_epochs", &Settings::max_epochs, 0.0, 1e9,
+                       "stop after this many passes over every corpus file (0: no limit)"));
+    k.push_back(integer("max_rounds", &Settings::max_rounds, 0, 100'000'000, "stop after this many rounds (0: no limit)"));
+    k.push_back(number("max_seconds", &Settings::max_seconds, 0.0, 1e9,
+                       "stop after this much training time, in seconds (0: no limit)"));
+    k.push_back(choice("strategy", &Settings::strategy, kStrategies,
+                       "how the learners' models are combined (docs/strategies.md)"));
+    k.push_back(integer("window", &Settings::window, 1, 50, "context words on each side of the target"));
+    k.push_back(integer("dim", &Settings::dim, 1, 4096, "embedding dimension"));
+    k.push_back(number("lr", &Settings::lr, 0.0, 1e3, "learning rate of the learners' model (absent: the model's own)",
+                       true));
+    k.back().show_default = [](const Settings&) { return std::string("model's"); };
+    Key seed{"seed", "integer 0..2^53", "same seed, same initial weights, drops and shuffles",
+             [](const Value& x, Settings& s) {
+               if (!x.v.is_number_integer()) x.must_be("an integer");
+               const long long v = x.v.get<long long>();
+               if (v < 0 || v > (1LL << 53)) x.fail("\"seed\" must be between 0 and 2^53, got " + std::to_string(v));
+               s.seed = static_cast<std::uint64_t>(v);
+             },
+             [](const Settings& s) { return std::to_string(s.seed); }};
+    k.push_back(seed);
+    Key model{"model", "text", "model class in python/library.py",
+              [](const Value& x, Settings& s) {
+                if (!x.v.is_string()) x.must_be("a string");
+                s.model = x.v.get<std::string>();
+              },
+              [](const Settings& s) { return s.model; }};
+    k.push_back(model);
+    Key model_args{"model_args", "JSON object", "model-specific settings, passed to library.py as they are",
+                   [](const Value& x, Settings& s) {
+                     if (!x.v.is_object()) x.must_be("a JSON object");
+                     s.model_args = x.v;
+                   },
+                   [](const Settings&) { return std::string("{}"); }};
+    k.push_back(model_args);
+    k.push_back(number("sample", &Settings::sample, 0.0, 1.0,
+                       "word2vec's subsampling threshold for frequent words (0: off; needs counts in vocab.txt)"));
+    k.push_back(boolean("cross_lines", &Settings::cross_lines, "a window may span a line end"));
+    k.push_back(boolean("cross_oov", &Settings::cross_oov, "a window may span a word outside the vocabulary"));
+    k.push_back(number("block_lr", &Settings::block_lr, 0.0, 100.0, "bmuf, diloco: step size of the outer update",
+                       true));
+    k.push_back(number("block_momentum", &Settings::block_momentum, 0.0, 0.9999,
+                       "bmuf, diloco: momentum of the outer update"));
+    k.push_back(boolean("nesterov", &Settings::nesterov, "bmuf: Nesterov outer momentum (diloco always uses it)"));
+    k.push_back(number("elastic_alpha", &Settings::elastic_alpha, 0.0, 1.0,
+                       "easgd: moving rate (0: 0.9 / learners)"));
+    k.push_back(boolean("balance_rounds", &Settings::balance_rounds,
+                        "fedavg, bsp, bmuf, diloco: the first learner done ends the round"));
+    k.push_back(boolean("fixed_batch_order", &Settings::fixed_batch_order,
+                        "a Batcher serves its learners in a fixed rotation (reproducible runs)"));
+    k.push_back(integer("shuffle_windows", &Settings::shuffle_windows, 0, 1 << 28,
+                        "batches are drawn at random from this many windows (0: text order)"));
+    k.push_back(integer("checkpoint_every", &Settings::checkpoint_every, 1, 100'000'000, "rounds between checkpoints"));
+    k.push_back(integer("eval_every", &Settings::eval_every, 0, 100'000'000,
+                        "rounds between word-similarity/analogy scores (0: never)"));
+    k.push_back(number("max_loss_ratio", &Settings::max_loss_ratio, 0.0, 1e12,
+                       "a test loss above this times the untrained model's is an error (0: never)"));
+    k.push_back(number("progress_seconds", &Settings::progress_seconds, 0.0, 1e6,
+                       "when stdout is not a terminal, at most one progress line per this many seconds (0: every round)"));
+    k.push_back(number("liveness_seconds", &Settings::liveness_seconds, 0.1, 1e7,
+                       "longest wait for any peer before the job fails naming it"));
+    k.push_back(choice("wait_profile", &Settings::wait_profile, kWaitProfiles,
+                       "how waiting ranks sleep (auto: oversubscribed when a node has more ranks than cores)"));
+    k.push_back(integer("torch_threads", &Settings::torch_threads, 1, 1024, "torch and BLAS threads per learner"));
+    k.push_back(integer("slow_learners", &Settings::slow_learners, 0, 1'000'000,
+                        "for studies: this many learners run slow_factor times slower"));
+    k.push_back(number("slow_factor", &Settings::slow_factor, 1.0, 1000.0, "for studies: see slow_learners"));
+    k.push_back(boolean("train", &Settings::train, "false: learners skip the model step (pipeline benchmarks)"));
+    k.push_back(integer("text_block_bytes", &Settings::text_block_bytes, 1024, 1 << 28,
+                        "text a Tokenizer reads at a time (whole lines)"));
+    k.push_back(integer("window_block", &Settings::window_block, 1, 1 << 24, "windows per Filter -> Batcher message"));
+    k.push_back(integer("credits", &Settings::credits, 1, 1024, "token blocks a Tokenizer may have in flight"));
+    k.push_back(integer("token_cache_mb", &Settings::token_cache_mb, 0, 1 << 20,
+                        "a corpus whose ids fit is tokenized once (0: every pass)"));
+    k.push_back(integer("prefetch_rounds", &Settings::prefetch_rounds, 1, 64,
+                        "rounds of windows a Batcher keeps ready per learner"));
+    Key max_line{"max_line_bytes", "integer 1024..2^40", "a longer corpus line is an error",
+                 [](const Value& x, Settings& s) {
+                   if (!x.v.is_number_integer()) x.must_be("an integer");
+                   const long long v = x.v.get<long long>();
+                   if (v < 1024 || v > (1LL << 40))
+                     x.fail("\"max_line_bytes\" must be between 1024 and 2^40, got " + std::to_string(v));
+                   s.max_line_bytes = v;
+                 },
+                 [](const Settings& s) { return std::to_string(s.max_line_bytes); }};
+    k.push_back(max_line);
+    return k;
+  }();
+  return table;
+}
+
+const Key* find_key(const std::string& name) {
+  for (const auto& k : keys())
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+std::string known_keys() {
+  std::vector<std::string> names;
+  for (const auto& k : keys()) names.push_back(k.name);
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// A command-line value as JSON: what parses as JSON is taken as such, anything else as a string.
+json override_value(const Override& o) {
+  try {
+    return json::parse(o.value);
+  } catch (const json::parse_error&) {
+    return json(o.value);
+  }
+}
+
+}  // namespace
+
+const char* strategy_name(StrategyKind k) {
+  for (const auto& [name, value] : kStrategies)
+    if (value == k) return name;
+  return "?";
+}
+
+bool is_settings_key(const std::string& key) { return find_key(key) != nullptr; }
+
+json Settings::to_json() const {
+  json j{{"data_name", data_name}, {"bpe", bpe},       {"bs", bs},
+         {"target", target},       {"window", window}, {"dim", dim},
+         {"seed", seed},           {"model", model},   {"max_rounds", max_rounds},
+         {"torch_threads", torch_threads},             {"model_args", model_args}};
+  if (lr > 0) j["lr"] = lr;
+  return j;
+}
+
+Settings parse_settings(const std::string& text, const std::string& path, const std::vector<Override>& overrides,
+                        json* merged) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // nlohmann's message reads "[json.exception.parse_error.101] parse error at line L, column C: ..."
+    std::string what = e.what();
+    const auto at = what.find("parse error");
+    if (at != std::string::npos) what = what.substr(at);
+    throw InputError(path + ":" + std::to_string(line_of_offset(text, e.byte == 0 ? 0 : e.byte - 1)) +
+                     ": not valid JSON: " + what);
+  }
+  if (!doc.is_object()) throw InputError(path + ":1: must hold a JSON object such as {\"bpe\": 10, ...}");
+  for (const auto& [key, value] : doc.items()) {
+    (void)value;
+    if (!find_key(key))
+      throw InputError(path + ":" + std::to_string(line_of_key(text, key)) + ": unknown key \"" + key +
+                       "\" (known keys: " + known_keys() + ")");
+  }
+  std::map<std::string, std::string> where;  // key -> where its value came from
+  for (const auto& o : overrides) {
+    if (!find_key(o.key))
+      throw InputError("command line: " + o.flag + ": unknown key \"" + o.key + "\" (known keys: " + known_keys() +
+                       ")");
+    doc[o.key] = override_value(o);
+    where[o.key] = "command line: " + o.flag;
+  }
+  Settings s;
+  for (const auto& k : keys()) {
+    const auto it = doc.find(k.name);
+    if (it == doc.end()) {
+      if (k.required) throw InputError(path + ":1: missing required key \"" + k.name + "\"");
+      continue;
+    }
+    const auto w = where.find(k.name);
+    const std::string location =
+        w != where.end() ? w->second : path + ":" + std::to_string(line_of_key(text, k.name));
+    k.read(Value{*it, k.name, location}, s);
+  }
+  if (s.target <= 0 && s.max_rounds == 0 && s.max_seconds <= 0 && s.max_epochs <= 0)
+    throw InputError(path + ":1: nothing would stop the run: set target, max_rounds, max_seconds or max_epochs");
+  if (s.strategy == StrategyKind::Diloco) s.nesterov = true;
+  if (merged) *merged = doc;
+  return s;
+}
+
+Settings load_settings(const std::filesystem::path& path, const std::vector<Override>& overrides, json* merged) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path.string() + ": cannot open cfg.json: " + std::strerror(errno));
+  std::ostringstream os;
+  os << in.rdbuf();
+  return parse_settings(os.str(), path.string(), overrides, merged);
+}
+
+std::string settings_help() {
+  std::size_t name_width = 0, type_width = 0;
+  for (const auto& k : keys()) {
+    name_width = std::max(name_width, k.name.size());
+    type_width = std::max(type_width, k.type.size());
+  }
+  const Settings defaults;
+  std::ostringstream os;
+  for (const auto& k : keys()) {
+    os << "  " << k.name << std::string(name_width - k.name.size() + 2, ' ') << k.type
+       << std::string(type_width - k.type.size() + 2, ' ') << "default " << k.show_default(defaults) << ": "
+       << k.meaning << (k.required ? " (required)" : "") << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace fedavg::core

@@ -1,0 +1,95 @@
+// The training settings: cfg.json, with any key overridden on the command line (--set KEY=VALUE, --KEY VALUE).
+// One table describes every key (type, range, default, meaning); it validates the values and prints --help, so
+// the two never disagree. A bad value throws InputError naming where it came from: "cfg.json:LINE: ..." or
+// "command line: --dim abc: ...".
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fedavg::core {
+
+// How learners' models are combined (docs/strategies.md); "strategy" in cfg.json.
+enum class StrategyKind { FedAvg, Bsp, Bmuf, Diloco, Easgd, Hogwild };
+// The cfg.json name of a strategy.
+const char* strategy_name(StrategyKind k);
+
+// How waiting ranks sleep (comm::WaitPolicy); "wait_profile" in cfg.json.
+enum class WaitProfile { Auto, Plain, Oversubscribed };
+
+// The meaning of every key, with its range, is in the key table (settings.cpp) and `fedavg_mpi --help`.
+struct Settings {
+  std::string data_name;
+  int bpe = 0;
+  int bs = 0;
+  double target = 0.0;  // 0: no target
+  int window = 2;
+  int dim = 32;
+  double lr = 0.0;  // 0: the model's own
+  std::uint64_t seed = 1;
+  int max_rounds = 1000;       // 0: no limit
+  double max_seconds = 3600.0;  // 0: no limit
+  double max_epochs = 0.0;      // 0: no limit
+  std::string model = "neg";
+  bool cross_lines = false;
+  bool cross_oov = false;
+  double sample = 1e-3;
+  bool train = true;
+  StrategyKind strategy = StrategyKind::FedAvg;
+  double block_lr = 1.0;
+  double block_momentum = 0.3;
+  bool nesterov = false;  // diloco: always
+  double elastic_alpha = 0.0;  // 0: 0.9 / learners
+  int slow_learners = 0;
+  double slow_factor = 1.0;
+  bool fixed_batch_order = false;
+  bool balance_rounds = false;
+  double liveness_seconds = 120.0;
+  WaitProfile wait_profile = WaitProfile::Auto;
+  double progress_seconds = 1.0;
+  int torch_threads = 1;
+  int text_block_bytes = 1 << 18;
+  int window_block = 4096;
+  int credits = 4;
+  int token_cache_mb = 64;
+  int prefetch_rounds = 2;
+  int shuffle_windows = 1 << 18;
+  int checkpoint_every = 1;
+  int eval_every = 0;
+  double max_loss_ratio = 10.0;
+  std::int64_t max_line_bytes = std::int64_t{64} << 20;
+  nlohmann::json model_args = nlohmann::json::object();
+
+  int window_width() const { return 2 * window + 1; }
+  std::int64_t windows_per_round() const { return static_cast<std::int64_t>(bpe) * bs; }
+  // The dict handed to python/library.py (plus vocab_size, added by the bridge).
+  nlohmann::json to_json() const;
+};
+
+// One key set on the command line. `value` is read as JSON where it parses (10, 0.5, true, "x", {...}), else
+// as a string; `flag` is how the user wrote it, for messages ("--set dim=10", "--dim 10").
+struct Override {
+  std::string key;
+  std::string value;
+  std::string flag;
+};
+
+// True if `key` is a cfg.json key.
+bool is_settings_key(const std::string& key);
+
+// Parses cfg.json text (`path` labels messages) with `overrides` applied on top. If `merged` is given it receives
+// the resulting JSON object (what a reproducible cfg.json holds). Throws InputError.
+Settings parse_settings(const std::string& text, const std::string& path, const std::vector<Override>& overrides = {},
+                        nlohmann::json* merged = nullptr);
+// Reads and parses a cfg.json file. Throws InputError.
+Settings load_settings(const std::filesystem::path& path, const std::vector<Override>& overrides = {},
+                       nlohmann::json* merged = nullptr);
+
+// Every key with its type and range, default and meaning, one per line, for --help.
+std::string settings_help();
+
+}  // namespace fedavg::core

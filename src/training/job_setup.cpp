@@ -1,0 +1,121 @@
+#include "training/job_setup.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "bridge/interpreter.hpp"
+#include "bridge/prepare.hpp"
+#include "build_info.hpp"
+#include "comm/communicator.hpp"
+#include "comm/environment.hpp"
+#include "core/checkpoint.hpp"
+#include "core/error.hpp"
+#include "core/output_folder.hpp"
+#include "core/outputs.hpp"
+
+namespace fedavg::training {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The files of a prepared config folder that every rank must see.
+constexpr const char* kConfigFiles[] = {"cfg.json", "vocab.txt", "test.txt", "heldout.json"};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+// prepare.prepare_job's options: the command line's preparation flags and the keys it needs.
+nlohmann::json prepare_options(const core::CommandLine& line) {
+  nlohmann::json o{{"vocab_size", line.prepare.vocab_size},
+                   {"min_count", line.prepare.min_count},
+                   {"test_windows", line.prepare.test_windows},
+                   {"stopwords", line.prepare.stopwords}};
+  for (const auto& ov : line.overrides) {
+    if (ov.key != "window" && ov.key != "seed" && ov.key != "model" && ov.key != "data_name") continue;
+    try {
+      o[ov.key] = nlohmann::json::parse(ov.value);
+    } catch (const nlohmann::json::parse_error&) {
+      o[ov.key] = ov.value;
+    }
+  }
+  return o;
+}
+
+// Rank 0's prepared config, packed as (name, size, bytes) per file, to every rank; a rank whose copy of the
+// folder differs (another host's disk) writes the files. Waits for rank 0 to prepare: up to `seconds`.
+void ship_config(const core::Config& cfg, const comm::Communicator& world, double seconds) {
+  std::string pack;
+  if (world.rank() == 0) {
+    for (const char* name : kConfigFiles) {
+      const fs::path p = cfg.config_dir / name;
+      if (!fs::exists(p)) continue;
+      const std::string body = read_file(p);
+      pack += std::string(name) + '\n' + std::to_string(body.size()) + '\n' + body;
+    }
+  }
+  const auto deadline = comm::Deadline::after(seconds);
+  std::int64_t size = static_cast<std::int64_t>(pack.size());
+  world.ibcast(&size, 1, 0).wait_until(deadline);
+  pack.resize(static_cast<std::size_t>(size));
+  world.ibcast(reinterpret_cast<std::uint8_t*>(pack.data()), pack.size(), 0).wait_until(deadline);
+  if (world.rank() == 0) return;
+  std::istringstream in(pack);
+  std::string name, length;
+  while (std::getline(in, name) && std::getline(in, length)) {
+    std::string body(std::stoull(length), '\0');
+    in.read(body.data(), static_cast<std::streamsize>(body.size()));
+    const fs::path p = cfg.config_dir / name;
+    if (fs::exists(p) && read_file(p) == body) continue;
+    fs::create_directories(cfg.config_dir);
+    core::write_file_atomic(p, body);
+  }
+}
+
+// How long the other ranks may wait while rank 0 prepares: the liveness limit, plus a second per MB of corpus.
+double prepare_seconds(const core::CommandLine& line) {
+  double bytes = 0;
+  for (const auto& c : line.corpora) {
+    std::error_code ec;
+    const auto n = fs::file_size(c, ec);
+    if (!ec) bytes += static_cast<double>(n);
+  }
+  return core::Settings{}.liveness_seconds * comm::kIndirect + bytes / 1e6;
+}
+
+}  // namespace
+
+core::Config settle_config(const core::CommandLine& line, const comm::Communicator& world, bridge::Interpreter& py) {
+  core::Config cfg(line);
+  // A bad override fails now, on every rank alike, before anything is written or prepared.
+  core::parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json", line.overrides);
+  if (world.rank() == 0) {
+    core::OutputFolder::claim(cfg.out_dir, cfg.resume, cfg.overwrite);
+    if (cfg.prepared && cfg.resume && !fs::exists(cfg.cfg_path()))
+      throw core::InputError("output folder " + cfg.out_dir.string() + ": nothing to resume (no " +
+                             cfg.cfg_path().string() + ", which a run without --config prepares)");
+    if (cfg.prepared && !cfg.resume) {
+      const std::string summary = bridge::Prepare(py).run(cfg.corpora, cfg.config_dir, prepare_options(line));
+      // The overrides go into the prepared cfg.json, so the folder alone says how the run was made.
+      nlohmann::json merged;
+      core::load_settings(cfg.cfg_path(), line.overrides, &merged);
+      core::write_file_atomic(cfg.cfg_path(), merged.dump(2) + "\n");
+      std::printf("%s\nfedavg_mpi: prepared the config in %s\n", summary.c_str(), cfg.config_dir.string().c_str());
+      std::fflush(stdout);
+    }
+  }
+  if (cfg.prepared) ship_config(cfg, world, prepare_seconds(line));
+  cfg.settings = core::load_settings(cfg.cfg_path(), line.overrides);
+  return cfg;
+}
+
+std::string versions(bridge::Interpreter& py) {
+  return std::string("fedavg_mpi ") + FEDAVG_VERSION + "\n" + comm::Environment::library_version() + "\n" +
+         py.versions() + "\nHDF5 " + core::hdf5_version() + "\n";
+}
+
+}  // namespace fedavg::training

@@ -1,0 +1,110 @@
+// core::OutputFolder: nothing finished is lost. A new run refuses a folder that holds an earlier run, leaving
+// it untouched; --overwrite moves that run aside and only the new run's first checkpoint (commit) deletes it;
+// an interrupted --overwrite keeps the finished run.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/output_folder.hpp"
+
+namespace fs = std::filesystem;
+using fedavg::core::InputError;
+using fedavg::core::OutputFolder;
+
+namespace {
+
+class OutputFolderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("fedavg_out_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+                                        "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void write(const fs::path& p, const std::string& s) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << s;
+  }
+  std::string read(const fs::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  void earlier_run() {
+    write(dir_ / "kjv.h5", "checkpoint");
+    write(dir_ / "kjv_metrics.csv", "metrics");
+    write(dir_ / "config" / "cfg.json", "{}");
+    write(dir_ / "notes.txt", "the user's own file");
+  }
+  fs::path dir_;
+};
+
+}  // namespace
+
+TEST_F(OutputFolderTest, AnEmptyOrNewFolderIsClaimed) {
+  OutputFolder::claim(dir_, false, false);
+  OutputFolder::claim(dir_ / "new" / "deeper", false, false);
+  EXPECT_TRUE(fs::is_directory(dir_ / "new" / "deeper"));
+  write(dir_ / "notes.txt", "not a run's file");
+  EXPECT_NO_THROW(OutputFolder::claim(dir_, false, false));
+}
+
+TEST_F(OutputFolderTest, AnEarlierRunIsRefusedAndLeftUntouched) {
+  earlier_run();
+  try {
+    OutputFolder::claim(dir_, false, false);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    for (const char* part : {"kjv.h5", "kjv_metrics.csv", "config", "--resume", "--overwrite"})
+      EXPECT_NE(what.find(part), std::string::npos) << what;
+  }
+  EXPECT_EQ(read(dir_ / "kjv.h5"), "checkpoint");
+  EXPECT_EQ(read(dir_ / "kjv_metrics.csv"), "metrics");
+  EXPECT_FALSE(fs::exists(dir_ / OutputFolder::kPrevious));
+  EXPECT_NO_THROW(OutputFolder::claim(dir_, true, false));  // --resume continues it
+}
+
+TEST_F(OutputFolderTest, OverwriteKeepsTheEarlierRunUntilTheFirstCheckpoint) {
+  earlier_run();
+  OutputFolder::claim(dir_, false, true);
+  const fs::path previous = dir_ / OutputFolder::kPrevious;
+  EXPECT_EQ(read(previous / "kjv.h5"), "checkpoint");
+  EXPECT_EQ(read(previous / "config" / "cfg.json"), "{}");
+  EXPECT_FALSE(fs::exists(dir_ / "kjv.h5"));
+  EXPECT_EQ(read(dir_ / "notes.txt"), "the user's own file");  // not a run's file: stays
+  OutputFolder::commit(dir_);
+  EXPECT_FALSE(fs::exists(previous));
+}
+
+TEST_F(OutputFolderTest, AnInterruptedOverwriteLosesNothing) {
+  earlier_run();
+  OutputFolder::claim(dir_, false, true);
+  // The new run is killed before its first checkpoint: it left a metrics file and a config.
+  write(dir_ / "kjv_metrics.csv", "round 0 only");
+  write(dir_ / "config" / "cfg.json", "{\"new\": 1}");
+  EXPECT_THROW(OutputFolder::claim(dir_, false, false), InputError);  // still refused without a flag
+  OutputFolder::claim(dir_, false, true);                              // overwrite again
+  const fs::path previous = dir_ / OutputFolder::kPrevious;
+  EXPECT_EQ(read(previous / "kjv.h5"), "checkpoint");  // the finished run is kept
+  EXPECT_EQ(read(previous / "kjv_metrics.csv"), "metrics");
+  EXPECT_FALSE(fs::exists(dir_ / "kjv_metrics.csv"));  // the unfinished one's files are gone
+  // The new run reached its checkpoint but was killed before deleting .previous: the next overwrite replaces it.
+  write(dir_ / "kjv.h5", "new checkpoint");
+  OutputFolder::claim(dir_, false, true);
+  EXPECT_EQ(read(previous / "kjv.h5"), "new checkpoint");
+}
+
+TEST_F(OutputFolderTest, ResumeAfterAnInterruptedOverwriteSaysWhereTheRunIs) {
+  earlier_run();
+  OutputFolder::claim(dir_, false, true);
+  try {
+    OutputFolder::claim(dir_, true, false);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(".previous"), std::string::npos) << e.what();
+  }
+}
