@@ -114,6 +114,17 @@ def set_state(model, state: bytes) -> None:
     model.load_state(pickle.loads(state))
 
 
+def current_lr(model) -> float:
+    """The learning rate of the model's next step, for the progress line.
+    Optional: without it the line shows none."""
+    if hasattr(model, "current_lr"):
+        return float(model.current_lr())
+    optimizer = getattr(model, "optimizer", None)
+    if optimizer is not None:
+        return float(optimizer.param_groups[0]["lr"])
+    return float("nan")
+
+
 def embeddings(model) -> np.ndarray:
     """Copy of the input embedding matrix, float32 [vocab_size, dim]."""
     with torch.no_grad():

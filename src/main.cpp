@@ -27,8 +27,6 @@ int main(int argc, char** argv) {
       if (me.rank == 0) std::cout << core::usage();
       return 0;
     }
-    const core::RankMap map(mpi.world_size(), static_cast<int>(line.corpora.size()));
-    me.role = map.role_of(me.rank);
     const auto world = comm::Communicator::world();
     double liveness = core::Settings{}.liveness_seconds;
     {
@@ -37,6 +35,8 @@ int main(int argc, char** argv) {
         if (me.rank == 0) std::cout << training::versions(py);
         return 0;
       }
+      const core::RankMap map(mpi.world_size(), static_cast<int>(line.corpora.size()));
+      me.role = map.role_of(me.rank);
       const core::Config cfg = training::settle_config(line, world, py);
       liveness = cfg.settings.liveness_seconds;
       core::check_faults(cfg.faults, mpi.world_size());

@@ -2,6 +2,8 @@
 
 #include <malloc.h>
 
+#include <cmath>
+
 #include <pybind11/embed.h>
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -103,6 +105,13 @@ void Library::set_state(const std::vector<std::uint8_t>& state) {
   detail::guarded("library.set_state", [&] {
     if (state.empty() || !py::hasattr(impl_->mod, "set_state")) return;
     impl_->mod.attr("set_state")(impl_->model, py::bytes(reinterpret_cast<const char*>(state.data()), state.size()));
+  });
+}
+
+double Library::current_lr() {
+  return detail::guarded("library.current_lr", [&] {
+    if (!py::hasattr(impl_->mod, "current_lr")) return std::nan("");
+    return impl_->mod.attr("current_lr")(impl_->model).cast<double>();
   });
 }
 

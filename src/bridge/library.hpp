@@ -41,6 +41,8 @@ class Library {
   std::vector<std::uint8_t> get_state();
   // Restores a state from get_state (ignored when library.py defines no set_state, or `state` is empty).
   void set_state(const std::vector<std::uint8_t>& state);
+  // The model's current learning rate; NaN when library.py defines no current_lr.
+  double current_lr();
   // The embedding matrix [vocab, dim].
   core::Matrix embeddings();
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace fedavg::comm {
 
@@ -32,22 +33,25 @@ struct Answer {
   static Answer decode(const Wire& w);  // throws comm::Error like Control::decode
 };
 
-// What learners trained: windows, and the sum over them of the training loss. Summed over the learners each
-// round (RoundSync::totals); a learner of easgd or hogwild sends its period's in PeriodDone.
+// What learners trained: windows, the sum over them of the training loss, the sum of the learners' current
+// learning rates (over lr_reports learners; a model that does not say adds none), and the windows per pipeline.
+// Summed over the learners each round (RoundSync::totals); a learner of easgd or hogwild sends its period's in
+// PeriodDone.
 struct WindowTotals {
   double windows = 0.0;
   double loss_sum = 0.0;
+  double lr_sum = 0.0;
+  double lr_reports = 0.0;
+  std::vector<double> pipeline_windows;  // one per pipeline
 
-  WindowTotals& operator+=(const WindowTotals& o) {
-    windows += o.windows;
-    loss_sum += o.loss_sum;
-    return *this;
-  }
+  WindowTotals& operator+=(const WindowTotals& o);
   // NaN when nothing was trained.
   double mean_loss() const { return windows > 0 ? loss_sum / windows : std::nan(""); }
-  using Wire = std::array<double, 2>;
-  Wire encode() const { return {windows, loss_sum}; }
-  static WindowTotals decode(const Wire& w) { return {w[0], w[1]}; }
+  // NaN when no learner said.
+  double mean_lr() const { return lr_reports > 0 ? lr_sum / lr_reports : std::nan(""); }
+  // [windows, loss_sum, lr_sum, lr_reports, windows of pipeline 0, ...]
+  std::vector<double> encode() const;
+  static WindowTotals decode(const std::vector<double>& w);  // throws comm::Error if too short
 };
 
 // Learner -> Batcher: how many windows it wants for its next round.

@@ -149,6 +149,9 @@ void write_checkpoint(const std::filesystem::path& path, const CheckpointContent
     put_dataset(file.get(), "strategy_state", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {c.strategy_state.size()},
                 c.strategy_state.data(), tmp);
     put_strings(file.get(), "vocabulary", c.vocabulary, tmp);
+    static_assert(sizeof(PipelineProgress) == 2 * sizeof(double), "PipelineProgress must pack to two doubles");
+    put_dataset(file.get(), "pipeline_progress", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {c.progress.size(), 2},
+                c.progress.data(), tmp);
     const hid_t root = file.get();
     put_attr(root, "round", H5T_NATIVE_INT64, info.round, tmp);
     put_attr(root, "test_loss", H5T_NATIVE_DOUBLE, info.test_loss, tmp);
@@ -203,6 +206,10 @@ Checkpoint read_checkpoint(const std::filesystem::path& path,
   const auto flat = get_dataset<std::int64_t>(root, "read_positions", H5T_NATIVE_INT64, file);
   for (std::size_t i = 0; i + 1 < flat.size(); i += 2) c.positions.push_back({flat[i], flat[i + 1]});
   c.strategy_state = get_dataset<float>(root, "strategy_state", H5T_NATIVE_FLOAT, file);
+  if (H5Lexists(root, "pipeline_progress", H5P_DEFAULT) > 0) {
+    const auto progress = get_dataset<double>(root, "pipeline_progress", H5T_NATIVE_DOUBLE, file);
+    for (std::size_t i = 0; i + 1 < progress.size(); i += 2) c.progress.push_back({progress[i], progress[i + 1]});
+  }
   return c;
 }
 

@@ -32,12 +32,20 @@ struct CheckpointInfo {
   std::string strategy;  // a run resumes only with the strategy that wrote its checkpoint
 };
 
+// What a pipeline has given: windows trained from it, all runs of a job together, and windows in a whole
+// pass over its corpus file (0 if not known yet).
+struct PipelineProgress {
+  double trained = 0.0;
+  double pass_windows = 0.0;
+};
+
 struct Checkpoint {
   CheckpointInfo info;
   std::vector<std::string> names;                       // parameter datasets, in file order
   std::vector<std::vector<float>> arrays;               // their values
   std::vector<std::vector<std::uint8_t>> learner_states;  // one per learner (may be empty)
   std::vector<ReadPosition> positions;                  // one per pipeline
+  std::vector<PipelineProgress> progress;               // one per pipeline (zeros in older checkpoints)
   std::vector<float> strategy_state;                    // e.g. bmuf's block momentum (may be empty)
 };
 
@@ -49,6 +57,7 @@ struct CheckpointContent {
   const std::vector<ReadPosition>& positions;
   const std::vector<float>& strategy_state;
   const std::vector<std::string>& vocabulary;
+  const std::vector<PipelineProgress>& progress;
 };
 
 // Writes path.tmp and renames it over path. If `die_before_rename` (fault injection), the process is killed

@@ -15,10 +15,10 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// A file or folder a run writes into its output folder.
-bool is_run_file(const fs::directory_entry& e) {
+// A file or folder a run writes into its output folder (`config`: a run without --config prepares DIR/config).
+bool is_run_file(const fs::directory_entry& e, bool config) {
   const std::string name = e.path().filename().string();
-  if (e.is_directory()) return name == "config";  // prepared by a run without --config
+  if (e.is_directory()) return config && name == "config";
   for (const char* tail : {".h5", ".h5.tmp", "_metrics.csv", "_stats.txt", "_embeddings.txt", ".w2v.txt", ".w2v.bin"})
     if (ends_with(name, tail)) return true;
   return false;
@@ -42,19 +42,19 @@ std::string list(const std::vector<std::string>& files) {
 
 }  // namespace
 
-std::vector<std::string> OutputFolder::run_files(const fs::path& dir) {
+std::vector<std::string> OutputFolder::run_files(const fs::path& dir, bool config) {
   std::vector<std::string> files;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec))
-    if (is_run_file(e)) files.push_back(e.path().filename().string());
+    if (is_run_file(e, config)) files.push_back(e.path().filename().string());
   std::sort(files.begin(), files.end());
   return files;
 }
 
-void OutputFolder::claim(const fs::path& dir, bool resume, bool overwrite) {
+void OutputFolder::claim(const fs::path& dir, bool resume, bool overwrite, bool prepares_config) {
   ensure_writable_dir(dir);
   const fs::path previous = dir / kPrevious;
-  const auto files = run_files(dir);
+  const auto files = run_files(dir, prepares_config);
   if (resume) {
     if (!holds_checkpoint(files) && fs::exists(previous))
       throw InputError("output folder " + dir.string() + ": nothing to resume, but " + previous.string() +
@@ -62,6 +62,10 @@ void OutputFolder::claim(const fs::path& dir, bool resume, bool overwrite) {
     return;
   }
   if (!overwrite) {
+    if (!files.empty() && fs::exists(previous))
+      throw InputError("output folder " + dir.string() + " holds what an interrupted --overwrite left (" +
+                       list(files) + ") and, in " + previous.string() +
+                       ", the run it was replacing: --overwrite replaces that run, or move its files back");
     if (!files.empty())
       throw InputError("output folder " + dir.string() + " holds an earlier run (" + list(files) +
                        "): --resume continues it, --overwrite replaces it (kept until the new run's first "

@@ -71,7 +71,7 @@ Key integer(const char* name, int Settings::*m, long long lo, long long hi, cons
 
 // A number in [lo, hi] (in (lo, hi] when `open_low`).
 Key number(const char* name, double Settings::*m, double lo, double hi, const char* meaning, bool open_low = false) {
-  return {name, std::string("number ") + (open_low ? "> " + show(lo) : show(lo)) + ".." + show(hi), meaning,
+  return {name, "number " + (open_low ? "(" + show(lo) + ", " + show(hi) + "]" : show(lo) + ".." + show(hi)), meaning,
           [m, lo, hi, open_low](const Value& x, Settings& s) {
             if (!x.v.is_number()) x.must_be("a number");
             const double v = x.v.get<double>();
@@ -342,17 +342,20 @@ Settings load_settings(const std::filesystem::path& path, const std::vector<Over
 }
 
 std::string settings_help() {
-  std::size_t name_width = 0, type_width = 0;
+  std::size_t name_width = 0, default_width = 0;
+  const Settings defaults;
   for (const auto& k : keys()) {
     name_width = std::max(name_width, k.name.size());
-    type_width = std::max(type_width, k.type.size());
+    default_width = std::max(default_width, k.show_default(defaults).size());
   }
-  const Settings defaults;
   std::ostringstream os;
+  os << "  " << std::string("KEY") << std::string(name_width - 1, ' ') << "DEFAULT"
+     << std::string(default_width > 5 ? default_width - 5 : 2, ' ') << "MEANING (TYPE)\n";
   for (const auto& k : keys()) {
-    os << "  " << k.name << std::string(name_width - k.name.size() + 2, ' ') << k.type
-       << std::string(type_width - k.type.size() + 2, ' ') << "default " << k.show_default(defaults) << ": "
-       << k.meaning << (k.required ? " (required)" : "") << "\n";
+    const std::string d = k.show_default(defaults);
+    os << "  " << k.name << std::string(name_width - k.name.size() + 2, ' ') << d
+       << std::string(default_width - d.size() + 2, ' ') << k.meaning << " (" << k.type
+       << (k.required ? ", required" : "") << ")\n";
   }
   return os.str();
 }

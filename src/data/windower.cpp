@@ -26,6 +26,7 @@ std::size_t Windower::feed(const std::int32_t* tokens, std::size_t n, std::size_
     } else if (t == kEof) {
       run_.clear();
       if (epoch_windows_ == 0) empty_epoch_ = true;
+      finished_.push_back(epoch_windows_);
       epoch_windows_ = 0;
     } else if (t == kDropped) {
       // A subsampled word: removed from the text, so the window closes over it.

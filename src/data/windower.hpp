@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "data/markers.hpp"
@@ -29,6 +30,8 @@ class Windower {
   // Windows produced since the last end-of-file marker, and whether one has been seen with none before it.
   std::int64_t windows_this_epoch() const { return epoch_windows_; }
   bool empty_epoch_seen() const { return empty_epoch_; }
+  // The windows of each pass that ended (at an end-of-file marker) since the last call.
+  std::vector<std::int64_t> take_finished_passes() { return std::exchange(finished_, {}); }
 
  private:
   int window_;
@@ -37,6 +40,7 @@ class Windower {
   std::vector<std::int32_t> run_;  // the last < 2w+1 ids of the current unbroken run
   std::int64_t epoch_windows_ = 0;
   bool empty_epoch_ = false;
+  std::vector<std::int64_t> finished_;
 };
 
 }  // namespace fedavg::data

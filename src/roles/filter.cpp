@@ -60,6 +60,8 @@ void Filter::run() {
                           " consecutive vocabulary words in the whole file" +
                           (s.cross_lines ? "" : " within one line") + (s.cross_oov ? "" : " without unknown words") +
                           " (see cross_lines / cross_oov in cfg.json)");
+      for (const std::int64_t windows : windower.take_finished_passes())
+        outbox.send(std::vector<std::int64_t>{windows}, ctx_.map.dispatcher(), comm::Tag::PassWindows);
       if (pos == tokens.size()) {
         have_tokens = false;
         outbox.send(comm::Credit{1}.encode(), tokenizer, comm::Tag::Credit);

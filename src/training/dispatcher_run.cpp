@@ -62,7 +62,8 @@ DispatcherRun::DispatcherRun(const Context& ctx, Strategy& strategy)
       width_(s_.window_width()),
       test_windows_(test_.size() / static_cast<std::size_t>(width_)),
       learners_(ctx.map.learners()),
-      positions_(ctx),
+      pipelines_(ctx),
+      progress_(s_, learners_),
       learner_states_(static_cast<std::size_t>(learners_)),
       outbox_(ctx.world) {
   for (int l = 0; l < learners_; ++l) learner_ranks_.push_back(ctx.map.learner_rank(l));
@@ -83,9 +84,7 @@ void DispatcherRun::start() {
     const auto sc = scores();
     evaluated_at_ = elapsed();
     metrics_->row(0, 0.0, evaluated_at_, loss_, train_loss_, 0.0, 0.0, sc.similarity, sc.analogy);
-    std::printf("round %5ld  windows/learner %12.0f  test loss %.4f  %8.1f s%s\n", round_, 0.0, loss_, evaluated_at_,
-                scores_text(sc).c_str());
-    std::fflush(stdout);
+    progress_.show(progress_round(std::nan(""), sc));
     return;
   }
   std::vector<std::pair<std::string, std::size_t>> expected;
@@ -112,7 +111,7 @@ void DispatcherRun::start() {
   windows_per_learner_ = ck.info.windows_per_learner;
   seconds_before_ = evaluated_at_ = ck.info.seconds;
   sync_bytes_ = ck.info.sync_bytes;
-  positions_.set(ck.positions);
+  pipelines_.restore(ck.positions, ck.progress);
   strategy_.state() = ck.strategy_state;
   for (int p = 0; p < ctx_.map.pipelines(); ++p)
     outbox_.send(ck.positions[static_cast<std::size_t>(p)].encode(), ctx_.map.tokenizer(p), comm::Tag::ResumeFrom);
@@ -137,10 +136,11 @@ void DispatcherRun::start() {
 
 bool DispatcherRun::should_stop() {
   outbox_.retire();
-  positions_.drain();
-  if (loss_ <= s_.target) stopped_ = "target";
-  else if (round_ >= s_.max_rounds) stopped_ = "max_rounds";
-  else if (elapsed() >= s_.max_seconds) stopped_ = "max_seconds";
+  pipelines_.drain();
+  if (s_.target > 0 && loss_ <= s_.target) stopped_ = "target";
+  else if (s_.max_rounds > 0 && round_ >= s_.max_rounds) stopped_ = "max_rounds";
+  else if (s_.max_seconds > 0 && elapsed() >= s_.max_seconds) stopped_ = "max_seconds";
+  else if (s_.max_epochs > 0 && pipelines_.min_epochs() >= s_.max_epochs) stopped_ = "max_epochs";
   else if (ctx_.signals.received()) stopped_ = core::StopSignal::name(ctx_.signals.received());
   return !stopped_.empty();
 }
@@ -153,6 +153,7 @@ void DispatcherRun::training_begins() {
 void DispatcherRun::end_round(const comm::WindowTotals& trained, double sync_seconds) {
   windows_per_learner_ += trained.windows / learners_;
   train_loss_ = trained.mean_loss();
+  pipelines_.add_trained(trained.pipeline_windows);
   loss_ = lib_.test_loss(test_.data(), test_windows_, width_);
   check_divergence(sync_seconds);
   if (checkpoint_due()) checkpoint();
@@ -160,9 +161,17 @@ void DispatcherRun::end_round(const comm::WindowTotals& trained, double sync_sec
   evaluated_at_ = elapsed();
   metrics_->row(round_, windows_per_learner_, evaluated_at_, loss_, train_loss_, sync_seconds, sync_bytes_,
                 sc.similarity, sc.analogy);
-  std::printf("round %5ld  windows/learner %12.0f  test loss %.4f  train loss %.4f  %8.1f s%s\n", round_,
-              windows_per_learner_, loss_, train_loss_, evaluated_at_, scores_text(sc).c_str());
-  std::fflush(stdout);
+  pipelines_.drain();
+  progress_.show(progress_round(trained.mean_lr(), sc));
+}
+
+Progress::Round DispatcherRun::progress_round(double lr, const bridge::Scores::Result& sc) const {
+  Progress::Round r{round_, evaluated_at_, windows_per_learner_, loss_, train_loss_, lr, {}, true, scores_text(sc)};
+  for (int p = 0; p < ctx_.map.pipelines(); ++p) {
+    r.epochs.push_back(pipelines_.epochs_estimate(p));
+    if (std::isnan(pipelines_.epochs(p))) r.epochs_exact = false;
+  }
+  return r;
 }
 
 void DispatcherRun::check_divergence(double sync_seconds) {
@@ -202,17 +211,20 @@ void DispatcherRun::checkpoint() {
     arrays.push_back({p.name, p.shape, weights_.data() + off});
     off += p.size();
   }
-  positions_.drain();
+  pipelines_.drain();
   const core::CheckpointInfo info{round_,       loss_,       train_loss_, first_loss_, windows_per_learner_,
                                   elapsed(),    sync_bytes_, s_.seed,     s_.data_name, core::strategy_name(s_.strategy)};
-  core::write_checkpoint(checkpoint_path_,
-                         {arrays, info, learner_states_, positions_.latest(), strategy_.state(), vocab_.words},
-                         ctx_.hooks.kill_in_checkpoint(round_));
+  const auto progress = pipelines_.progress();
+  core::write_checkpoint(
+      checkpoint_path_,
+      {arrays, info, learner_states_, pipelines_.positions(), strategy_.state(), vocab_.words, progress},
+      ctx_.hooks.kill_in_checkpoint(round_));
   core::OutputFolder::commit(cfg_.out_dir);  // what --overwrite replaced may go now
   last_checkpoint_ = round_;
 }
 
 void DispatcherRun::finish() {
+  progress_.flush();
   if (last_checkpoint_ != round_) checkpoint();
   const core::Matrix emb = lib_.embeddings();
   core::write_embeddings_text(cfg_.out_dir / (s_.data_name + "_embeddings.txt"), emb);
@@ -221,26 +233,30 @@ void DispatcherRun::finish() {
 
   // seconds: training time when the final weights were evaluated (easgd then still waits for each learner's
   // next push to stop it; a straggler's last period is not training time of the outputs).
+  // epochs: passes over each pipeline's corpus trained ("nan" where a whole pass was never seen).
+  std::string epochs;
+  for (int p = 0; p < ctx_.map.pipelines(); ++p) epochs += (p ? "," : "") + fmt("%.3f", pipelines_.epochs(p));
   const std::string stats = "final: rounds=" + std::to_string(round_) + " seconds=" + fmt("%.2f", evaluated_at_) +
                             " windows_per_learner=" + fmt("%.0f", windows_per_learner_) +
                             " first_loss=" + fmt("%.4f", first_loss_) + " final_loss=" + fmt("%.4f", loss_) +
-                            " target=" + fmt("%g", s_.target) + " stopped=" + stopped_ + " strategy=" + core::strategy_name(s_.strategy) +
+                            " target=" + fmt("%g", s_.target) + " stopped=" + stopped_ +
+                            " strategy=" + core::strategy_name(s_.strategy) +
                             " learners=" + std::to_string(learners_) +
-                            " pipelines=" + std::to_string(ctx_.map.pipelines()) +
+                            " pipelines=" + std::to_string(ctx_.map.pipelines()) + " epochs=" + epochs +
                             " sync_bytes=" + fmt("%.0f", sync_bytes_);
   core::write_file_atomic(cfg_.out_dir / (s_.data_name + "_stats.txt"), stats + "\n");
   std::printf("%s\n", stats.c_str());
   if (ctx_.signals.received() && stopped_ == core::StopSignal::name(ctx_.signals.received()))
     std::printf("fedavg_mpi: stopped by %s after round %ld; checkpoint and outputs are written (--resume continues)\n",
                 stopped_.c_str(), round_);
-  else if (stopped_ != "target")
+  else if (stopped_ != "target" && s_.target > 0)
     std::printf("fedavg_mpi: stopped at the %s limit before reaching the target test loss %g\n", stopped_.c_str(),
                 s_.target);
   std::printf("fedavg_mpi: outputs in %s\n", cfg_.out_dir.string().c_str());
   std::fflush(stdout);
 
   // Every Tokenizer sends a final position report once the pipelines have shut down.
-  comm::poll_until([&] { return positions_.drain() == ctx_.map.pipelines(); },
+  comm::poll_until([&] { return pipelines_.drain() == ctx_.map.pipelines(); },
                    comm::Deadline::after(s_.liveness_seconds * comm::kIndirect), "the Tokenizers' final reports");
   outbox_.flush(comm::Deadline::after(s_.liveness_seconds));
 }

@@ -20,7 +20,8 @@
 #include "core/vocabulary.hpp"
 #include "training/context.hpp"
 #include "training/model_setup.hpp"
-#include "training/positions.hpp"
+#include "training/pipelines.hpp"
+#include "training/progress.hpp"
 #include "training/strategy.hpp"
 
 namespace fedavg::training {
@@ -41,6 +42,10 @@ class DispatcherRun {
   const core::Settings& settings() const { return s_; }
   std::vector<float>& weights() { return weights_; }
   const std::vector<int>& learner_ranks() const { return learner_ranks_; }
+  // An empty WindowTotals with a slot per pipeline (the Dispatcher's share of RoundSync::totals).
+  comm::WindowTotals no_windows() const {
+    return {0.0, 0.0, 0.0, 0.0, std::vector<double>(static_cast<std::size_t>(ctx_.map.pipelines()), 0.0)};
+  }
   int learners() const { return learners_; }
   long round() const { return round_; }
   // Starts the next round; returns its number.
@@ -53,8 +58,9 @@ class DispatcherRun {
   void training_begins();
   // True if the current round ends with a checkpoint (checkpoint_every).
   bool checkpoint_due() const { return round_ % s_.checkpoint_every == 0; }
-  // Books the current round: what the learners trained in it and how long its weight exchange took; evaluates,
-  // checkpoints if due, logs and prints the progress line.
+  // Books the current round: what the learners trained in it (windows, loss, learning rate, windows per
+  // pipeline) and how long its weight exchange took; evaluates, checkpoints if due, logs and prints the progress
+  // line.
   void end_round(const comm::WindowTotals& trained, double sync_seconds);
   // Weights exchanged, in bytes, added to sync_bytes.
   void add_sync_bytes(double bytes) { sync_bytes_ += bytes; }
@@ -73,6 +79,8 @@ class DispatcherRun {
   void check_divergence(double sync_seconds);
   // The embeddings' word-similarity and analogy scores if this round is scored (eval_every), else NaN.
   bridge::Scores::Result scores();
+  // The progress line's figures for the current round.
+  Progress::Round progress_round(double lr, const bridge::Scores::Result& sc) const;
   void checkpoint();
 
   const Context& ctx_;
@@ -91,7 +99,8 @@ class DispatcherRun {
   const std::size_t test_windows_;
   const int learners_;
   std::vector<int> learner_ranks_;
-  Positions positions_;
+  Pipelines pipelines_;
+  Progress progress_;
   std::vector<std::vector<std::uint8_t>> learner_states_;
   comm::Outbox outbox_;
   std::unique_ptr<core::MetricsLog> metrics_;

@@ -28,8 +28,10 @@ void Hogwild::round_complete(DispatcherRun& run, comm::WindowTotals& trained, do
   shared_->sync();
   std::copy(shared_->data(), shared_->data() + run.weights().size(), run.weights().begin());
   const auto now_trained = static_cast<double>(shared_->trained());
-  // The reports' mean training loss, over the windows of the snapshot.
-  if (trained.windows > 0) trained.loss_sum *= (now_trained - trained_before_) / trained.windows;
+  // The reports' mean training loss and their split between pipelines, over the windows of the snapshot.
+  const double scale = trained.windows > 0 ? (now_trained - trained_before_) / trained.windows : 0.0;
+  trained.loss_sum *= scale;
+  for (auto& w : trained.pipeline_windows) w *= scale;
   trained.windows = now_trained - trained_before_;
   trained_before_ = now_trained;
   sync_seconds += DispatcherRun::seconds_since(start);

@@ -94,7 +94,7 @@ core::Config settle_config(const core::CommandLine& line, const comm::Communicat
   // A bad override fails now, on every rank alike, before anything is written or prepared.
   core::parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json", line.overrides);
   if (world.rank() == 0) {
-    core::OutputFolder::claim(cfg.out_dir, cfg.resume, cfg.overwrite);
+    core::OutputFolder::claim(cfg.out_dir, cfg.resume, cfg.overwrite, cfg.prepared);
     if (cfg.prepared && cfg.resume && !fs::exists(cfg.cfg_path()))
       throw core::InputError("output folder " + cfg.out_dir.string() + ": nothing to resume (no " +
                              cfg.cfg_path().string() + ", which a run without --config prepares)");

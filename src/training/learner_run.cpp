@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <string>
 
 #include "bridge/text.hpp"
@@ -91,7 +92,15 @@ comm::WindowTotals LearnerRun::train(long round, const std::function<void(std::i
             batch_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(ready_) * batch_ints),
             batch_.begin());
   ready_ -= b;
-  return {static_cast<double>(b) * s_.bs, loss_sum * s_.bs};
+  comm::WindowTotals trained{static_cast<double>(b) * s_.bs, loss_sum * s_.bs, 0.0, 0.0,
+                             std::vector<double>(static_cast<std::size_t>(ctx_.map.pipelines()), 0.0)};
+  trained.pipeline_windows[static_cast<std::size_t>(ctx_.map.pipeline_of_learner(learner_))] = trained.windows;
+  const double lr = lib_.current_lr();
+  if (!std::isnan(lr)) {
+    trained.lr_sum = lr;
+    trained.lr_reports = 1;
+  }
+  return trained;
 }
 
 void LearnerRun::send_state() { outbox_.send(lib_.get_state(), dispatcher(), comm::Tag::LearnerState); }

@@ -36,7 +36,7 @@ class LearnerRun {
   // period's windows and asks for the following period's at once.
   void next_batch();
   // Runs the period's bpe steps, fewer if the Dispatcher cuts `round` short (balance_rounds; 0: never cut).
-  // `after_step(windows)` runs after each step. Returns what was trained.
+  // `after_step(windows)` runs after each step. Returns what was trained, with the model's learning rate.
   comm::WindowTotals train(long round = 0, const std::function<void(std::int64_t)>& after_step = {});
   // Sends the model's state (optimizer, RNG) to the Dispatcher, for its checkpoint.
   void send_state();

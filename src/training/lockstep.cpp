@@ -35,7 +35,7 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
       };
     sync.await_reports(comm::Tag::RoundDone, round, comm::kSlowPeer, cut);
     sync_start = Clock::now();
-    const comm::WindowTotals total = sync.totals({});
+    const comm::WindowTotals total = sync.totals(run.no_windows());
     close_round(sync, run.weights());
     sync_seconds += DispatcherRun::seconds_since(sync_start);
     run.add_sync_bytes(sync.weight_bytes() - bytes_before);

@@ -50,7 +50,7 @@ void Periods::dispatcher_rounds(DispatcherRun& run) {
   bool stopping = run.should_stop();
   if (!stopping) ctx.hooks.reached(run.round() + 1);
   std::size_t running = learners, reports = 0;
-  comm::WindowTotals trained;
+  comm::WindowTotals trained = run.no_windows();
   double sync_seconds = 0.0;
   comm::Backoff backoff(ctx.waits.prompt());
   while (running > 0) {
@@ -68,8 +68,8 @@ void Periods::dispatcher_rounds(DispatcherRun& run) {
     backoff.reset();
     const int rank = a->source;
     const std::size_t l = index_of(rank);
-    comm::WindowTotals::Wire period{};
-    world.receive_into(*a, period.data(), period.size());
+    std::vector<double> period;
+    world.receive(*a, period);
     take_report(run, rank);
     last_report[l] = Clock::now();
     if (stopping) {  // the round is over: the period is not applied, so the outputs are the evaluated weights
@@ -95,7 +95,7 @@ void Periods::dispatcher_rounds(DispatcherRun& run) {
     round_complete(run, trained, sync_seconds);
     run.end_round(trained, sync_seconds);
     reports = 0;
-    trained = {};
+    trained = run.no_windows();
     sync_seconds = 0.0;
     stopping = run.should_stop();
     if (!stopping) ctx.hooks.reached(run.round() + 1);

@@ -74,7 +74,7 @@ void RoundSync::weights(std::vector<float>& w) {
 
 comm::WindowTotals RoundSync::totals(const comm::WindowTotals& mine) {
   const auto in = mine.encode();
-  comm::WindowTotals::Wire sum{};
+  std::vector<double> sum(in.size());
   comm_.iallreduce_sum(in.data(), sum.data(), in.size()).wait_until(deadline(), waits_.collective());
   return comm::WindowTotals::decode(sum);
 }

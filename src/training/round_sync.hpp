@@ -41,7 +41,8 @@ class RoundSync {
                      const std::function<void(const std::set<int>&)>& first_in = {});
   // Dispatcher: sends the global weights. Learner: overwrites its weights with them.
   void weights(std::vector<float>& w);
-  // Everyone: sums `mine` over all members (the Dispatcher contributes zeros).
+  // Everyone: sums `mine` over all members (the Dispatcher contributes zeros); every member's has as many
+  // pipelines.
   comm::WindowTotals totals(const comm::WindowTotals& mine);
   // Everyone: sums the learners' `w` (pre-scaled by each learner's share of the windows) into the Dispatcher's
   // `w`, which is overwritten, in learner order. Point to point rather than MPI_Ireduce, which Debian's MPICH

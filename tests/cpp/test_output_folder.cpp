@@ -45,17 +45,17 @@ class OutputFolderTest : public ::testing::Test {
 }  // namespace
 
 TEST_F(OutputFolderTest, AnEmptyOrNewFolderIsClaimed) {
-  OutputFolder::claim(dir_, false, false);
-  OutputFolder::claim(dir_ / "new" / "deeper", false, false);
+  OutputFolder::claim(dir_, false, false, true);
+  OutputFolder::claim(dir_ / "new" / "deeper", false, false, true);
   EXPECT_TRUE(fs::is_directory(dir_ / "new" / "deeper"));
   write(dir_ / "notes.txt", "not a run's file");
-  EXPECT_NO_THROW(OutputFolder::claim(dir_, false, false));
+  EXPECT_NO_THROW(OutputFolder::claim(dir_, false, false, true));
 }
 
 TEST_F(OutputFolderTest, AnEarlierRunIsRefusedAndLeftUntouched) {
   earlier_run();
   try {
-    OutputFolder::claim(dir_, false, false);
+    OutputFolder::claim(dir_, false, false, true);
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
     const std::string what = e.what();
@@ -65,12 +65,22 @@ TEST_F(OutputFolderTest, AnEarlierRunIsRefusedAndLeftUntouched) {
   EXPECT_EQ(read(dir_ / "kjv.h5"), "checkpoint");
   EXPECT_EQ(read(dir_ / "kjv_metrics.csv"), "metrics");
   EXPECT_FALSE(fs::exists(dir_ / OutputFolder::kPrevious));
-  EXPECT_NO_THROW(OutputFolder::claim(dir_, true, false));  // --resume continues it
+  EXPECT_NO_THROW(OutputFolder::claim(dir_, true, false, true));  // --resume continues it
+}
+
+TEST_F(OutputFolderTest, AConfigFolderIsTheUsersUnlessTheRunPreparesOne) {
+  write(dir_ / "config" / "cfg.json", "{}");  // --config OUT/config: the user's own
+  EXPECT_NO_THROW(OutputFolder::claim(dir_, false, false, false));
+  EXPECT_THROW(OutputFolder::claim(dir_, false, false, true), InputError);
+  write(dir_ / "kjv.h5", "checkpoint");
+  OutputFolder::claim(dir_, false, true, false);
+  EXPECT_TRUE(fs::exists(dir_ / "config" / "cfg.json"));  // stays where the run reads it
+  EXPECT_TRUE(fs::exists(dir_ / OutputFolder::kPrevious / "kjv.h5"));
 }
 
 TEST_F(OutputFolderTest, OverwriteKeepsTheEarlierRunUntilTheFirstCheckpoint) {
   earlier_run();
-  OutputFolder::claim(dir_, false, true);
+  OutputFolder::claim(dir_, false, true, true);
   const fs::path previous = dir_ / OutputFolder::kPrevious;
   EXPECT_EQ(read(previous / "kjv.h5"), "checkpoint");
   EXPECT_EQ(read(previous / "config" / "cfg.json"), "{}");
@@ -82,27 +92,27 @@ TEST_F(OutputFolderTest, OverwriteKeepsTheEarlierRunUntilTheFirstCheckpoint) {
 
 TEST_F(OutputFolderTest, AnInterruptedOverwriteLosesNothing) {
   earlier_run();
-  OutputFolder::claim(dir_, false, true);
+  OutputFolder::claim(dir_, false, true, true);
   // The new run is killed before its first checkpoint: it left a metrics file and a config.
   write(dir_ / "kjv_metrics.csv", "round 0 only");
   write(dir_ / "config" / "cfg.json", "{\"new\": 1}");
-  EXPECT_THROW(OutputFolder::claim(dir_, false, false), InputError);  // still refused without a flag
-  OutputFolder::claim(dir_, false, true);                              // overwrite again
+  EXPECT_THROW(OutputFolder::claim(dir_, false, false, true), InputError);  // still refused without a flag
+  OutputFolder::claim(dir_, false, true, true);                              // overwrite again
   const fs::path previous = dir_ / OutputFolder::kPrevious;
   EXPECT_EQ(read(previous / "kjv.h5"), "checkpoint");  // the finished run is kept
   EXPECT_EQ(read(previous / "kjv_metrics.csv"), "metrics");
   EXPECT_FALSE(fs::exists(dir_ / "kjv_metrics.csv"));  // the unfinished one's files are gone
   // The new run reached its checkpoint but was killed before deleting .previous: the next overwrite replaces it.
   write(dir_ / "kjv.h5", "new checkpoint");
-  OutputFolder::claim(dir_, false, true);
+  OutputFolder::claim(dir_, false, true, true);
   EXPECT_EQ(read(previous / "kjv.h5"), "new checkpoint");
 }
 
 TEST_F(OutputFolderTest, ResumeAfterAnInterruptedOverwriteSaysWhereTheRunIs) {
   earlier_run();
-  OutputFolder::claim(dir_, false, true);
+  OutputFolder::claim(dir_, false, true, true);
   try {
-    OutputFolder::claim(dir_, true, false);
+    OutputFolder::claim(dir_, true, false, true);
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find(".previous"), std::string::npos) << e.what();

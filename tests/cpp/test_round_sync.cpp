@@ -31,9 +31,12 @@ TEST(RoundSync, DispatcherReceivesTheSumOfTheLearnersWeightsInLearnerOrder) {
     std::vector<float> global(n, 7.0f);
     sync.weights(global);
     EXPECT_EQ(global[n - 1], 7.0f);
-    const comm::WindowTotals t = sync.totals({world.rank() == 0 ? 0.0 : 100.0 * world.rank(), 1.0});
+    const double mine = world.rank() == 0 ? 0.0 : 100.0 * world.rank();
+    const comm::WindowTotals t =
+        sync.totals({mine, 1.0, 0.0, 0.0, {world.rank() == 1 ? mine : 0.0, world.rank() == 2 ? mine : 0.0}});
     EXPECT_EQ(t.windows, 300.0);
     EXPECT_EQ(t.loss_sum, 3.0);
+    EXPECT_EQ(t.pipeline_windows, (std::vector<double>{100.0, 200.0}));
     if (world.rank() == 0) std::fill(w.begin(), w.end(), 0.0f);
     sync.average_into_root(w);
     if (world.rank() == 0) {

@@ -101,7 +101,8 @@ def run_job(app, toy_config, tmp_path):
             if not config_dir.exists():
                 shutil.copytree(toy_config / "config", config_dir)
             settings = json.loads((config_dir / "cfg.json").read_text())
-            settings.update({"bpe": 10, "bs": 64, "target": 0.0, "max_rounds": 4, "liveness_seconds": 20})
+            settings.update({"bpe": 10, "bs": 64, "target": 0.0, "max_rounds": 4, "liveness_seconds": 20,
+                             "progress_seconds": 0})
             settings.update(cfg or {})
             (config_dir / "cfg.json").write_text(json.dumps(settings, indent=2))
         if corpora is None:

@@ -1,0 +1,87 @@
+#include "training/progress.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace fedavg::training {
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+// 1234567 -> "1.23M", 81234 -> "81.2k".
+std::string count(double v) {
+  if (v >= 1e6) return fmt("%.2fM", v / 1e6);
+  if (v >= 1e3) return fmt("%.1fk", v / 1e3);
+  return fmt("%.0f", v);
+}
+
+std::string clock(double seconds) {
+  const auto s = static_cast<long>(std::llround(seconds));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+  return buf;
+}
+
+}  // namespace
+
+std::string Progress::line(const Round& r) const {
+  std::string out = fmt("round %5.0f", static_cast<double>(r.round));
+  // How far towards the limit that ends the run first.
+  double done = -1;
+  if (s_.max_rounds > 0) done = std::max(done, static_cast<double>(r.round) / s_.max_rounds);
+  if (s_.max_seconds > 0) done = std::max(done, r.seconds / s_.max_seconds);
+  if (s_.max_epochs > 0 && !r.epochs.empty()) {
+    double least = *std::min_element(r.epochs.begin(), r.epochs.end());
+    if (!std::isnan(least)) done = std::max(done, least / s_.max_epochs);
+  }
+  if (done >= 0) {
+    done = std::min(done, 1.0);
+    out += fmt("  %3.0f%%", 100 * done);
+    if (done > 0 && r.round > 0) out += "  ETA " + clock(r.seconds * (1 - done) / done);
+  }
+  if (r.round > 0 && !r.epochs.empty() && !std::isnan(r.epochs[0])) {
+    out += r.epochs.size() == 1 ? "  pass " : "  passes ";
+    for (std::size_t p = 0; p < r.epochs.size(); ++p)
+      out += (p ? "/" : "") + std::string(r.epochs_exact ? "" : "~") + fmt("%.2f", r.epochs[p]);
+  }
+  if (r.seconds > 0 && r.windows_per_learner > 0) {
+    const double per_learner = r.windows_per_learner / r.seconds;
+    out += "  windows/s " + count(per_learner) + "/learner " + count(per_learner * learners_);
+  }
+  if (!std::isnan(r.lr)) out += fmt("  lr %.4g", r.lr);
+  if (!std::isnan(r.train_loss)) out += fmt("  train loss %.4f", r.train_loss);
+  out += fmt("  test loss %.4f", r.test_loss);
+  if (s_.target > 0) out += fmt(" (target %g)", s_.target);
+  out += fmt("  %.1f s", r.seconds) + r.scores;
+  return out;
+}
+
+void Progress::show(const Round& r) {
+  const auto now = std::chrono::steady_clock::now();
+  const bool due = !any_ || s_.progress_seconds <= 0 ||
+                   std::chrono::duration<double>(now - printed_).count() >= s_.progress_seconds;
+  if (!due) {
+    skipped_ = r;
+    pending_ = true;
+    return;
+  }
+  std::printf("%s\n", line(r).c_str());
+  std::fflush(stdout);
+  printed_ = now;
+  any_ = true;
+  pending_ = false;
+}
+
+void Progress::flush() {
+  if (!pending_) return;
+  std::printf("%s\n", line(skipped_).c_str());
+  std::fflush(stdout);
+  pending_ = false;
+}
+
+}  // namespace fedavg::training

@@ -1,0 +1,47 @@
+// The Dispatcher's progress line: per round, how far the run is towards the limit that will end it first
+// (percent and ETA), windows per second per learner and in all, the learners' learning rate, the train and test
+// loss, and the pass over the corpus each pipeline is on. Plain lines, at most one per progress_seconds (the
+// first round's and the last always), so short rounds do not flood a log.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "core/settings.hpp"
+
+namespace fedavg::training {
+
+class Progress {
+ public:
+  struct Round {
+    long round = 0;
+    double seconds = 0;              // training time
+    double windows_per_learner = 0;
+    double test_loss = 0;
+    double train_loss = 0;           // NaN before the first round
+    double lr = 0;                   // NaN if the model does not say
+    std::vector<double> epochs;      // per pipeline; NaN if unknown
+    bool epochs_exact = true;        // false: estimated from the read positions
+    std::string scores;              // "  similarity 0.41 ..." when scored
+  };
+
+  Progress(const core::Settings& s, int learners) : s_(s), learners_(learners) {}
+
+  // Prints the line for `r` unless one was printed less than progress_seconds ago.
+  void show(const Round& r);
+  // Prints the last round's line if show() skipped it.
+  void flush();
+  // The line, without printing it.
+  std::string line(const Round& r) const;
+
+ private:
+  const core::Settings& s_;
+  int learners_;
+  std::chrono::steady_clock::time_point printed_{};
+  bool any_ = false;
+  Round skipped_;
+  bool pending_ = false;  // skipped_ was not printed
+};
+
+}  // namespace fedavg::training

@@ -1,0 +1,111 @@
+"""From raw text to vectors in one command, under mpiexec (time-limited: every job has a timeout and
+MPIEXEC_TIMEOUT): without --config the job prepares its config from the corpus itself, keeps it in OUT/config,
+skips the held-out test lines, stops after max_epochs passes, and takes any setting from the command line; a bad
+one names its flag; --version and --help say what users look for."""
+
+import json
+import os
+import subprocess
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import JOB_TIMEOUT, ROOT, write_corpus
+
+
+def mpiexec(app, n, args, cwd, timeout=JOB_TIMEOUT):
+    env = {**os.environ, "MPIEXEC_TIMEOUT": str(timeout - 5)}
+    return subprocess.run(["mpiexec", "-n", str(n), str(app), *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd, env=env)
+
+
+def stats(out, name):
+    line = (out / f"{name}_stats.txt").read_text().strip()
+    return dict(kv.split("=", 1) for kv in line[len("final: "):].split())
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    return write_corpus(tmp_path / "mytext.txt", n_lines=2000, seed=5)
+
+
+def test_raw_text_to_vectors_in_one_command(app, corpus, tmp_path):
+    proc = mpiexec(app, 6, ["--out", tmp_path / "out", "--bpe", 10, "--bs", 64, "--set", "dim=16",
+                            "--lr=0.2", "--min-count", 1, corpus], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = tmp_path / "out"
+    config = out / "config"
+    # The config the job prepared, with the command line's settings in it: the folder alone reproduces the run.
+    cfg = json.loads((config / "cfg.json").read_text())
+    assert cfg["data_name"] == "mytext" and cfg["dim"] == 16 and cfg["bpe"] == 10 and cfg["lr"] == 0.2
+    assert cfg["max_epochs"] == 5
+    vocab = [line.split()[0] for line in (config / "vocab.txt").read_text().splitlines()]
+    assert "sleeps" in vocab
+    held = json.loads((config / "heldout.json").read_text())["corpora"]
+    assert len(held) == 1 and held[0]["bytes"] == corpus.stat().st_size and held[0]["offsets"]
+    lines = corpus.read_bytes().split(b"\n")
+    starts = np.cumsum([0] + [len(l) + 1 for l in lines])[:-1]
+    assert set(held[0]["offsets"]) <= set(starts.tolist())  # every offset is a line start
+    assert len((config / "test.txt").read_text().splitlines()) > 100
+    # Vectors, and the run stopped after its passes over the text.
+    s = stats(out, "mytext")
+    assert s["stopped"] == "max_epochs" and float(s["epochs"]) >= 5
+    kv = np.loadtxt(out / "mytext_embeddings.txt")
+    assert kv.shape == (len(vocab), 16) and np.isfinite(kv).all()
+    assert "prepared the config in" in proc.stdout
+
+
+def test_max_epochs_stops_after_the_right_number_of_passes(app, corpus, tmp_path):
+    # No subsampling: a pass is every window of the text (less the held-out lines).
+    proc = mpiexec(app, 6, ["--out", tmp_path / "out", "--bpe", 4, "--bs", 64, "--epoch", 2, "--min-count", 1,
+                            "--set", "progress_seconds=0", "--sample", 0, corpus], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = tmp_path / "out"
+    s = stats(out, "mytext")
+    assert s["stopped"] == "max_epochs"
+    epochs = float(s["epochs"])
+    rows = (out / "mytext_metrics.csv").read_text().strip().splitlines()[1:]
+    windows = [float(r.split(",")[1]) * 2 for r in rows]  # both learners read the one pipeline
+    per_pass = windows[-1] / epochs
+    round_windows = 2 * 4 * 64
+    # Stopped at the first round boundary after 2 whole passes.
+    assert 2.0 <= epochs < 2.0 + round_windows / per_pass + 1e-9, (epochs, per_pass)
+    assert windows[-2] / per_pass < 2.0
+    # The progress line says which pass the run is on, and how far it is towards its end.
+    assert "pass 1." in proc.stdout and "100%" in proc.stdout
+
+
+def test_a_bad_setting_names_its_flag_and_writes_nothing(app, corpus, tmp_path):
+    proc = mpiexec(app, 6, ["--out", tmp_path / "out", "--dim", "abc", corpus], tmp_path, timeout=30)
+    assert proc.returncode != 0
+    assert 'command line: --dim abc: "dim" must be an integer, got "abc"' in proc.stderr
+    assert not (tmp_path / "out").exists()
+    proc = mpiexec(app, 6, ["--out", tmp_path / "out", "--set", "stratgy=bsp", corpus], tmp_path, timeout=30)
+    assert proc.returncode != 0
+    assert 'command line: --set stratgy=bsp: unknown key "stratgy"' in proc.stderr
+
+
+def test_overrides_apply_to_a_given_config(run_job):
+    job = run_job(6, extra=["--set", "dim=8", "--max-rounds", "2", "--strategy", "diloco"])
+    assert job.rc == 0, job.stderr
+    with h5py.File(job.out / "toy.h5", "r") as f:
+        assert f["embedding"].shape[1] == 8
+        assert f.attrs["strategy"] == "diloco" and f.attrs["round"] == 2
+
+
+def test_version_and_help(app, tmp_path):
+    proc = mpiexec(app, 1, ["--version"], tmp_path, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    for part in ("fedavg_mpi ", "MPICH", "Python 3", "torch ", "HDF5 "):
+        assert part in proc.stdout
+    proc = mpiexec(app, 1, ["--help"], tmp_path, timeout=30)
+    assert proc.returncode == 0
+    for part in ("--set KEY=VALUE", "--overwrite", "max_epochs", "wait_profile", "embedding dimension"):
+        assert part in proc.stdout
+    # docs/running.md's table covers every key --help lists.
+    keys = proc.stdout.split("cfg.json keys", 1)[1].splitlines()[2:]
+    keys = [line.split()[0] for line in keys if line.startswith("  ") and line.split()]
+    assert len(keys) > 30
+    table = (ROOT / "docs" / "running.md").read_text()
+    assert [k for k in keys if f"`{k}`" not in table] == []

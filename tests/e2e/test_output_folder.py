@@ -1,0 +1,78 @@
+"""Nothing finished is lost, and the outputs stand alone, under mpiexec (time-limited by run_job): a second run
+into a folder that holds a run refuses and changes no byte; --overwrite replaces it, and a kill before the new
+run's first checkpoint leaves the old run whole; the HDF5 file carries the vocabulary as text, its counters as
+integers; round 0 has no train loss; the binary word2vec file loads in gensim."""
+
+import hashlib
+import math
+
+import h5py
+import numpy as np
+import pytest
+
+
+def snapshot(folder):
+    """{relative path: sha256} of every file under `folder`."""
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_second_run_without_resume_refuses_and_changes_nothing(run_job):
+    first = run_job(5, cfg={"max_rounds": 2})
+    assert first.rc == 0, first.stderr
+    before = snapshot(first.out)
+    again = run_job(5, cfg={"max_rounds": 3}, out=first.out)
+    assert again.rc != 0
+    assert "holds an earlier run" in again.stderr
+    assert "--resume" in again.stderr and "--overwrite" in again.stderr
+    assert snapshot(first.out) == before
+
+
+def test_overwrite_replaces_the_run_and_a_kill_before_its_checkpoint_loses_nothing(run_job):
+    first = run_job(5, cfg={"max_rounds": 2})
+    assert first.rc == 0, first.stderr
+    finished = snapshot(first.out)
+    # The replacing run dies in round 1, before its first checkpoint: the first run is whole in .previous.
+    killed = run_job(5, cfg={"max_rounds": 3}, extra=["--overwrite", "--inject-fault", "0:1:kill"])
+    assert killed.rc != 0
+    assert snapshot(first.out / ".previous") == finished
+    # It dies while writing its first checkpoint (after the temporary file, before the rename): still whole.
+    killed = run_job(5, cfg={"max_rounds": 3}, extra=["--overwrite", "--inject-fault", "0:1:kill_in_checkpoint"])
+    assert killed.rc != 0
+    assert snapshot(first.out / ".previous") == finished
+    # A plain run still refuses: the folder holds what an interrupted --overwrite set aside.
+    refused = run_job(5, cfg={"max_rounds": 3}, out=first.out)
+    assert refused.rc != 0 and ".previous" in refused.stderr
+    # Once a replacing run has its checkpoint, the old run goes.
+    done = run_job(5, cfg={"max_rounds": 3}, extra=["--overwrite"])
+    assert done.rc == 0, done.stderr
+    assert not (first.out / ".previous").exists()
+    assert done.stats()["rounds"] == "3"
+    assert [r["round"] for r in done.metrics()] == [0, 1, 2, 3]
+
+
+def test_the_hdf5_file_stands_alone(run_job, toy_config):
+    job = run_job(6, cfg={"max_rounds": 2})
+    assert job.rc == 0, job.stderr
+    words = [line.split()[0] for line in (toy_config / "config" / "vocab.txt").read_text().splitlines()]
+    with h5py.File(job.out / "toy.h5", "r") as f:
+        vocabulary = [w.decode() if isinstance(w, bytes) else w for w in f["vocabulary"].asstr()[...]]
+        assert vocabulary == words
+        assert f["embedding"].shape[0] == len(words)
+        assert isinstance(f.attrs["data_name"], str) and f.attrs["data_name"] == "toy"
+        assert isinstance(f.attrs["strategy"], str) and f.attrs["strategy"] == "fedavg"
+        for counter in ("round", "windows_per_learner", "sync_bytes"):
+            assert np.issubdtype(np.asarray(f.attrs[counter]).dtype, np.integer), counter
+        assert f.attrs["windows_per_learner"] == 2 * 10 * 64
+    rows = job.metrics()
+    assert math.isnan(rows[0]["train_loss"]) and not math.isnan(rows[1]["train_loss"])
+
+
+def test_binary_word2vec_loads_in_gensim_like_the_text_one(run_job):
+    gensim_models = pytest.importorskip("gensim.models")
+    job = run_job(5, cfg={"max_rounds": 2})
+    assert job.rc == 0, job.stderr
+    text = gensim_models.KeyedVectors.load_word2vec_format(str(job.out / "toy.w2v.txt"), binary=False)
+    binary = gensim_models.KeyedVectors.load_word2vec_format(str(job.out / "toy.w2v.bin"), binary=True)
+    assert list(binary.index_to_key) == list(text.index_to_key)
+    np.testing.assert_allclose(binary.vectors, text.vectors, rtol=1e-6, atol=1e-7)
