@@ -248,7 +248,7 @@ std::string usage() {
          default_config_dir().string() +
          ")\n"
          "  --out DIR     folder for weights, embeddings, metrics and statistics (default: ./trained)\n"
-         "  --python DIR  folder with library.py and textpipe.py (default: " +
+         "  --python DIR  folder with library.py, engine.py, textpipe.py, ... (default: " +
          default_python_dir().string() +
          ")\n"
          "  --resume      continue the run whose checkpoint is in the --out folder\n"

@@ -33,7 +33,7 @@ struct Settings {
   std::uint64_t seed = 1;       // same seed -> same initial weights on every rank
   int max_rounds = 1000;        // stop after this many rounds
   double max_seconds = 3600.0;  // stop after this much wall time
-  std::string model = "neg";    // model variant, interpreted by python/library.py ("neg" or "softmax")
+  std::string model = "neg";    // a model named in MODELS of python/library.py ("neg", "softmax", ...)
   bool cross_lines = false;     // may a window span a line end?
   bool cross_oov = false;       // may a window span a word that is not in the vocabulary?
   double sample = 1e-3;         // word2vec subsampling threshold (0: off); needs counts in vocab.txt
@@ -60,11 +60,11 @@ struct Settings {
   int eval_every = 0;           // rounds between word-similarity/analogy scores in the metrics (0: never)
   double max_loss_ratio = 10.0;  // a test loss above this times the untrained model's is an error (0: never)
   std::int64_t max_line_bytes = std::int64_t{64} << 20;  // a longer corpus line is an error
-  nlohmann::json model_args = nlohmann::json::object();  // passed to library.py untouched
+  nlohmann::json model_args = nlohmann::json::object();  // passed to the model untouched
 
   int window_width() const { return 2 * window + 1; }
   std::int64_t windows_per_round() const { return static_cast<std::int64_t>(bpe) * bs; }
-  // The dict handed to python/library.py (plus vocab_size, added by the bridge).
+  // The dict handed to python/engine.py (plus vocab_size, added by the bridge).
   nlohmann::json to_json() const;
 };
 
@@ -77,7 +77,7 @@ Settings load_settings(const std::filesystem::path& path);
 struct Config {
   std::filesystem::path config_dir;  // holds vocab.txt, test.txt, cfg.json
   std::filesystem::path out_dir;     // outputs go here
-  std::filesystem::path python_dir;  // holds library.py and textpipe.py
+  std::filesystem::path python_dir;  // holds library.py, engine.py, textpipe.py, ... (python/ or a copy)
   std::vector<std::string> corpora;  // one pipeline per file
   bool show_help = false;
   bool resume = false;               // continue from the checkpoint in out_dir
