@@ -151,6 +151,11 @@ class Trainer:
             table.plain_sgd = type(opt) is torch.optim.SGD \
                 and group["momentum"] == 0 and group["weight_decay"] == 0
             table.group = group
+        # Plain SGD tables are stepped by the trainer: with no other
+        # parameter the optimizer has nothing to do (and its call overhead
+        # is a visible share of a step).
+        self._optimizer_steps = bool(self.dense) or not all(
+            t.plain_sgd for t in self.tables.values())
 
     # ---------------------------------------------------------------- steps
 
@@ -182,7 +187,8 @@ class Trainer:
         n = ids.shape[0]
         context, target = self._split(ids)
         noise = self._noise_words(n)
-        self.optimizer.zero_grad(set_to_none=True)
+        if self._optimizer_steps:
+            self.optimizer.zero_grad(set_to_none=True)
         for table in self.tables.values():
             table.calls.clear()
         loss = self._loss(self._train_p, context, target, noise)
@@ -198,7 +204,8 @@ class Trainer:
         _call(f"{self.name}.loss (backward)", loss.backward)
         for table in self.tables.values():
             table.prepare(self.optimizer)
-        _call(f"{self.name}.optimizer (step)", self.optimizer.step)
+        if self._optimizer_steps:
+            _call(f"{self.name}.optimizer (step)", self.optimizer.step)
         for table in self.tables.values():
             table.finish(self.optimizer)
         self.step += 1
