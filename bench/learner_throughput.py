@@ -1,28 +1,37 @@
 """Per-core learner throughput of library.py's models vs gensim Word2Vec.
 
-    /usr/bin/python3 bench/learner_throughput.py [--neg-bs 256 1024 4096]
-        [--softmax-bs 256] [--dim 32] [--lr 0.1] [--seconds 2]
-        [--cpu N] [--no-gensim] [--json]
+    /usr/bin/python3 bench/learner_throughput.py [--dims 32 100]
+        [--neg-bs 256 1024 4096] [--other-bs 1024] [--softmax-bs 256]
+        [--lr 0.1] [--seconds 2] [--cpu N] [--no-gensim] [--json]
 
 Corpus: the King James Bible (data/kjv.txt, or the `bible` program),
 tokenized with textpipe, vocabulary = words with count >= 5, word2vec's
 subsampling (sample 1e-3), windows of 2w+1 = 5 words inside a line.
 
-Ours: library.train_step on those windows in text order, 1 torch thread,
-best of 3 timed passes of about --seconds each (after a warm-up pass):
-windows/s.  gensim: Word2Vec CBOW, 1 worker, dim 32, window 2, 5
-negatives, min_count 5, sample 1e-3, on the same tokens: its own reported
-effective words (words left after subsampling) / seconds, best of 3
-epochs.  The passes of all runs are interleaved, so a change in machine
-load hits every run alike.  One window = one target word trained with
-its context, so windows/s and effective words/s count the same unit
-(gensim also trains words near line ends with a shorter context, and
+Ours, through engine.py as the C++ learner calls it: the hand-written
+"neg" model, the same model written with autograd ("neg_autograd", the
+model of library.py that researchers edit) and the report's "softmax";
+library.train_step on those windows in text order, 1 torch thread, the
+learner's malloc settings (src/bridge/library.cpp), best of 3 timed passes
+of about --seconds each (after a warm-up pass): windows/s.  Both neg models
+at every batch size of --neg-bs at the first dim, and of --other-bs at the
+other dims; softmax at the first dim.  gensim: Word2Vec CBOW, 1 worker,
+window 2, 5 negatives, min_count 5, sample 1e-3, at each dim, on the same
+tokens: its own reported effective words (words left after subsampling) /
+seconds, best of 3 epochs.  The passes of all runs are interleaved, so a
+change in machine load hits every run alike.  One window = one target word
+trained with its context, so windows/s and effective words/s count the same
+unit (gensim also trains words near line ends with a shorter context, and
 shrinks each window at random, which makes its words cheaper).
+
+Training quality: both neg models, fresh, trained for one pass over the
+same windows (text order, batch 1024, the last 5% held out) at each dim;
+their test loss on the held-out windows (the same noise words for both).
 
 The whole process is pinned to one CPU (--cpu, default the last one), so
 gensim's worker and its job-producer thread share one core too; with
 several CPUs, gensim unpinned is also measured (a second core for the
-producer).  Prints a markdown table; about 1 minute.
+producer).  Prints markdown tables; about 2 minutes.
 """
 
 import argparse
@@ -35,6 +44,8 @@ import time
 # One BLAS thread, as fedavg_mpi gives its ranks (torch_threads): read when NumPy loads OpenBLAS, which by
 # default starts a thread per core that spins between calls, here on the one pinned core.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import ctypes  # noqa: E402
+
 import numpy as np  # noqa: E402
 
 import corpus  # noqa: E402
@@ -51,23 +62,33 @@ def bible_windows(window=2, sample=1e-3, seed=1):
     return words, counts, ids, wins
 
 
+def learner_malloc():
+    """The malloc settings of a learner (src/bridge/library.cpp): a step's
+    temporaries come from the heap instead of fresh mappings."""
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallopt(-3, 64 << 20)   # M_MMAP_THRESHOLD
+    libc.mallopt(-1, 128 << 20)  # M_TRIM_THRESHOLD
+
+
 class Ours:
-    """library.train_step on the windows in text order, 1 torch thread."""
+    """engine.train_step on the windows in text order, 1 torch thread."""
 
     def __init__(self, model, bs, words, counts, windows, dim=32, lr=0.1,
                  negatives=5):
         import torch
-        import library
+        import engine
         torch.set_num_threads(1)
-        self.lib, self.bs, self.windows = library, bs, windows
+        self.engine, self.bs, self.windows = engine, bs, windows
         cfg = {"vocab_size": len(words), "dim": dim, "window": 2,
-               "lr": lr if model == "neg" else 0.01, "seed": 1,
-               "model": model, "counts": counts,
-               "model_args": {"negatives": negatives,
-                              "lr_schedule": "constant"}}
-        size = sum(math.prod(s) for _, s in library.param_shapes(cfg))
+               "seed": 1, "model": model, "counts": counts, "bs": bs,
+               "model_args": {"negatives": negatives}}
+        if model != "softmax":
+            cfg["lr"] = lr
+        else:
+            del cfg["model_args"]
+        size = sum(math.prod(s) for _, s in engine.param_shapes(cfg))
         self.weights = np.zeros(size, np.float32)
-        self.model = library.create(cfg, self.weights, True)
+        self.model = engine.create(cfg, self.weights, True)
         self.batches = windows.shape[0] // bs
         self.pos, self.loss = 0, float("nan")
 
@@ -77,11 +98,19 @@ class Ours:
         while time.perf_counter() - t0 < seconds:
             for _ in range(8):
                 b = self.pos % self.batches
-                self.loss = self.lib.train_step(
+                self.loss = self.engine.train_step(
                     self.model, self.windows[b * bs:(b + 1) * bs])
                 self.pos += 1
                 done += bs
         return done / (time.perf_counter() - t0)
+
+    def one_pass(self, train, test):
+        """Test loss on ``test`` before and after one pass over ``train``."""
+        bs, e = self.bs, self.engine
+        before = e.test_loss(self.model, test)
+        for b in range(train.shape[0] // bs):
+            e.train_step(self.model, train[b * bs:(b + 1) * bs])
+        return before, e.test_loss(self.model, test)
 
 
 class Gensim:
@@ -104,12 +133,19 @@ class Gensim:
         return self.effective / (time.perf_counter() - t0)
 
 
+NEG = ("neg", "neg_autograd")   # hand-written, autograd
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--neg-bs", type=int, nargs="+", default=[256, 1024, 4096])
-    p.add_argument("--softmax-bs", type=int, nargs="*", default=[256])
-    p.add_argument("--dim", type=int, default=32)
-    p.add_argument("--lr", type=float, default=0.1, help="neg model lr")
+    p.add_argument("--dims", type=int, nargs="+", default=[32, 100])
+    p.add_argument("--neg-bs", type=int, nargs="+", default=[256, 1024, 4096],
+                   help="batch sizes of both neg models at the first dim")
+    p.add_argument("--other-bs", type=int, nargs="*", default=[1024],
+                   help="batch sizes of both neg models at the other dims")
+    p.add_argument("--softmax-bs", type=int, nargs="*", default=[256],
+                   help="batch sizes of softmax at the first dim")
+    p.add_argument("--lr", type=float, default=0.1, help="neg models' lr")
     p.add_argument("--negatives", type=int, default=5)
     p.add_argument("--seconds", type=float, default=2.0,
                    help="length of one timed pass")
@@ -122,13 +158,20 @@ def main(argv=None):
     cpus = sorted(os.sched_getaffinity(0))
     cpu = cpus[-1] if a.cpu is None else a.cpu
     os.sched_setaffinity(0, {cpu})
+    learner_malloc()
     words, counts, ids, windows = bible_windows()
-    runs = [(("neg", bs), Ours("neg", bs, words, counts, windows, a.dim,
-                               a.lr, a.negatives)) for bs in a.neg_bs]
-    runs += [(("softmax", bs), Ours("softmax", bs, words, counts, windows,
-                                    a.dim)) for bs in a.softmax_bs]
-    if not a.no_gensim:
-        runs.append((("gensim", None), Gensim(words, ids, a.dim)))
+    runs = []
+    for i, dim in enumerate(a.dims):
+        for bs in (a.neg_bs if i == 0 else a.other_bs):
+            runs += [((model, dim, bs), Ours(model, bs, words, counts,
+                                             windows, dim, a.lr, a.negatives))
+                     for model in NEG]
+        if i == 0:
+            runs += [(("softmax", dim, bs), Ours("softmax", bs, words, counts,
+                                                 windows, dim))
+                     for bs in a.softmax_bs]
+        if not a.no_gensim:
+            runs.append((("gensim", dim, None), Gensim(words, ids, dim)))
     # Warm up, then 3 rounds over all runs (interleaved, so a change in
     # machine load hits every run alike); the best round counts.
     best = {}
@@ -137,43 +180,77 @@ def main(argv=None):
             rate = run.run(min(0.5, a.seconds) if rnd == 0 else a.seconds)
             if rnd:
                 best[key] = max(best.get(key, 0.0), rate)
-    rows = [{"model": key[0], "bs": key[1], "rate": best[key],
-             "loss": run.loss} for key, run in runs if key[0] != "gensim"]
-    result = {"cpu": cpu, "vocab": len(words), "windows": len(windows),
-              "dim": a.dim, "ours": rows}
-    if not a.no_gensim:
-        result["gensim"] = best[("gensim", None)]
-        result["gensim_effective_words"] = runs[-1][1].effective
-        if len(cpus) > 1:
-            os.sched_setaffinity(0, set(cpus))
-            result["gensim_unpinned"] = max(runs[-1][1].run()
-                                            for _ in range(2))
-            os.sched_setaffinity(0, {cpu})
-    ref = result.get("gensim")
+    gensim = {key[1]: best[key] for key, _ in runs if key[0] == "gensim"}
+    rows = [{"model": key[0], "dim": key[1], "bs": key[2],
+             "rate": best[key], "loss": run.loss}
+            for key, run in runs if key[0] != "gensim"]
     for r in rows:
+        ref = gensim.get(r["dim"])
         r["ratio"] = r["rate"] / ref if ref else None
+        if r["model"] == "neg_autograd":
+            r["vs_neg"] = r["rate"] / best[("neg", r["dim"], r["bs"])]
+    result = {"cpu": cpu, "vocab": len(words), "windows": len(windows),
+              "dims": a.dims, "ours": rows, "gensim": gensim}
+    if gensim and len(cpus) > 1:
+        os.sched_setaffinity(0, set(cpus))
+        gensim_run = next(run for key, run in runs if key[0] == "gensim")
+        result["gensim_unpinned"] = max(gensim_run.run() for _ in range(2))
+        result["gensim_unpinned_dim"] = a.dims[0]
+        os.sched_setaffinity(0, {cpu})
+
+    # Training quality: the same windows, one pass, both neg models.
+    held = windows.shape[0] // 20
+    train, test = windows[:-held], windows[-held:]
+    result["quality"] = []
+    for dim in a.dims:
+        for model in NEG:
+            before, after = Ours(model, 1024, words, counts, train, dim,
+                                 a.lr, a.negatives).one_pass(train, test)
+            result["quality"].append({"model": model, "dim": dim,
+                                      "before": before, "after": after})
     if a.json:
         print(json.dumps(result))
         return 0
-    print(f"King James Bible: {len(words):,} words (min count 5), "
-          f"{len(windows):,} windows after subsampling; dim {a.dim}, "
-          f"window 2, {a.negatives} negatives; pinned to CPU {cpu}")
-    print()
-    print("| learner | batch | per-core speed | vs gensim (1 worker) |"
-          " last batch loss |")
-    print("|---|---:|---:|---:|---:|")
-    for r in rows:
-        ratio = f"{r['ratio']:.2f}x" if r["ratio"] else "-"
-        print(f"| library.py {r['model']} | {r['bs']} | "
-              f"{r['rate']:,.0f} windows/s | {ratio} | {r['loss']:.3f} |")
-    if ref:
-        print(f"| gensim CBOW, 1 worker, same core | - | "
-              f"{ref:,.0f} words/s | 1.00x | - |")
-        if "gensim_unpinned" in result:
-            print(f"| gensim CBOW, 1 worker, unpinned | - | "
-                  f"{result['gensim_unpinned']:,.0f} words/s | "
-                  f"{result['gensim_unpinned'] / ref:.2f}x | - |")
+    print_tables(result, a)
     return 0
+
+
+def print_tables(result, a):
+    print(f"King James Bible: {result['vocab']:,} words (min count 5), "
+          f"{result['windows']:,} windows after subsampling; window 2, "
+          f"{a.negatives} negatives, neg models at lr {a.lr:g}; pinned to "
+          f"CPU {result['cpu']}")
+    print()
+    print("| learner | dim | batch | per-core speed | vs gensim (1 worker, "
+          "same dim) | autograd / hand-written | last batch loss |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    names = {"neg": "library.py neg (hand-written)",
+             "neg_autograd": "library.py neg_autograd (autograd)",
+             "softmax": "library.py softmax (autograd, Adam)"}
+    for r in result["ours"]:
+        ratio = f"{r['ratio']:.2f}x" if r["ratio"] else "-"
+        vs = f"{r['vs_neg']:.2f}x" if "vs_neg" in r else "-"
+        print(f"| {names[r['model']]} | {r['dim']} | {r['bs']} | "
+              f"{r['rate']:,.0f} windows/s | {ratio} | {vs} | "
+              f"{r['loss']:.3f} |")
+    for dim, rate in result["gensim"].items():
+        print(f"| gensim CBOW, 1 worker, same core | {dim} | - | "
+              f"{rate:,.0f} words/s | 1.00x | - | - |")
+    if "gensim_unpinned" in result:
+        dim = result["gensim_unpinned_dim"]
+        print(f"| gensim CBOW, 1 worker, unpinned | {dim} | - | "
+              f"{result['gensim_unpinned']:,.0f} words/s | "
+              f"{result['gensim_unpinned'] / result['gensim'][dim]:.2f}x | "
+              f"- | - |")
+    print()
+    print("Training quality: test loss on held-out windows (the last 5 %) "
+          "after one pass over the same windows, batch 1024:")
+    print()
+    print("| learner | dim | untrained | after one pass |")
+    print("|---|---:|---:|---:|")
+    for q in result["quality"]:
+        print(f"| {names[q['model']]} | {q['dim']} | {q['before']:.4f} | "
+              f"{q['after']:.4f} |")
 
 
 if __name__ == "__main__":

@@ -61,11 +61,11 @@ def train_ours(words, counts, ids, epochs=8, bs=1024, lr=0.1, negatives=5,
                dim=100, window=2, sample=1e-3, schedule="constant",
                learners=1, bpe=50, eval_every=10.0, seed=1, threads=1,
                log=print, analogies=True, duplicates="sqrt"):
-    """Train library.py's "neg" model; returns (points, embeddings) where
+    """Train the "neg" model (through engine.py, as C++ does); returns (points, embeddings) where
     points are dicts {"seconds", "epoch", "windows", "rho", "analogy",
     "loss"} scored every ``eval_every`` training seconds and at the end."""
     import torch
-    import library
+    import engine
     torch.set_num_threads(threads)
     epoch_windows = [corpus.make_windows(
         corpus.subsample(ids, counts, sample, seed=seed + e), window)
@@ -77,9 +77,9 @@ def train_ours(words, counts, ids, epochs=8, bs=1024, lr=0.1, negatives=5,
            "model_args": {"negatives": negatives, "lr_schedule": schedule,
                           "decay_steps": max(1, steps),
                           "duplicates": duplicates}}
-    size = sum(math.prod(s) for _, s in library.param_shapes(cfg))
+    size = sum(math.prod(s) for _, s in engine.param_shapes(cfg))
     buffers = [np.zeros(size, np.float32) for _ in range(learners)]
-    models = [library.create({**cfg, "rank": r}, buffers[r], r == 0)
+    models = [engine.create({**cfg, "rank": r}, buffers[r], r == 0)
               for r in range(learners)]
     for b in buffers[1:]:
         b[:] = buffers[0]
@@ -89,7 +89,7 @@ def train_ours(words, counts, ids, epochs=8, bs=1024, lr=0.1, negatives=5,
     losses = []
 
     def record():
-        s = score(words, library.embeddings(models[0]), analogies)
+        s = score(words, engine.embeddings(models[0]), analogies)
         p = {"seconds": round(clock, 2),
              "epoch": round(trained / bounds[0], 2), "windows": trained,
              "loss": float(np.mean(losses[-50:])) if losses else None, **s}
@@ -102,8 +102,8 @@ def train_ours(words, counts, ids, epochs=8, bs=1024, lr=0.1, negatives=5,
     for start in range(0, steps * bs * learners, per_round):
         t0 = time.perf_counter()
         if learners == 1:
-            losses.append(library.train_step(models[0],
-                                             stream[start:start + bs]))
+            losses.append(engine.train_step(models[0],
+                                            stream[start:start + bs]))
             trained += bs
         else:
             chunk = stream[start:start + per_round]
@@ -111,7 +111,7 @@ def train_ours(words, counts, ids, epochs=8, bs=1024, lr=0.1, negatives=5,
             for r, m in enumerate(models):      # consecutive shares
                 mine = chunk[r * share:(r + 1) * share]
                 for b in range(0, share - bs + 1, bs):
-                    losses.append(library.train_step(m, mine[b:b + bs]))
+                    losses.append(engine.train_step(m, mine[b:b + bs]))
             trained += share
             avg = np.mean(buffers, axis=0)
             for b in buffers:
@@ -121,7 +121,7 @@ def train_ours(words, counts, ids, epochs=8, bs=1024, lr=0.1, negatives=5,
             record()
             next_eval = clock + eval_every
     record()
-    return points, library.embeddings(models[0])
+    return points, engine.embeddings(models[0])
 
 
 def train_gensim(words, ids, epochs=8, dim=100, window=2, negatives=5,

@@ -19,6 +19,11 @@ PYTHON = "/usr/bin/python3"
 
 # What the figures of a section depend on, for the reader; no measured figure goes here (they would go stale).
 NOTES = {
+    "Learner throughput per core, against gensim":
+        "`neg` is the hand-written model (the default); `neg_autograd` is library.py's `NegCBOW`, the same loss "
+        "written with autograd and stepped by trainer.py on the rows a batch touches, the model the recipes of "
+        "python_interface.md edit. The autograd / hand-written column compares the two at the same dim and batch; "
+        "the quality table trains both on the same windows.",
     "Pipeline, waiting ranks, memory, averaging":
         "The Batcher draws every batch at random from a pool of `shuffle_windows` windows (default 262 144, "
         "docs/architecture.md), which is most of its CPU. The weight exchange is a broadcast and point-to-point "

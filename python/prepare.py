@@ -4,12 +4,13 @@ Usage:
     /usr/bin/python3 python/prepare.py CORPUS [CORPUS ...] --out DIR
         [--vocab-size 10000] [--min-count 5] [--stopwords]
         [--test-windows 1000] [--window 2] [--seed 1] [--train-out PATH]
-        [--data-name NAME] [--model neg|softmax] [--bpe 200|50]
+        [--data-name NAME] [--model neg|neg_autograd|softmax] [--bpe 200|50]
         [--bs 1024|256] [--target 2.5|6.0] [--dim 32] [--lr X]
         [--max-rounds 200] [--max-seconds 600]
 
-Where two defaults are shown, the first is the neg model's (the default
---model), the second softmax's; without --lr the model's own rate applies.
+Where two defaults are shown, the first is the neg models' (neg, the
+default --model, and neg_autograd, the same loss), the second softmax's;
+without --lr the model's own rate applies.
 
 The vocabulary is the --vocab-size most frequent words (ties alphabetical)
 seen at least --min-count times, tokenized exactly as the C++ pipeline does
@@ -158,6 +159,7 @@ def write_train(paths, held, out_path):
 
 # Per-model defaults for the options that depend on the model.
 _MODEL_DEFAULTS = {"neg": {"bs": 1024, "bpe": 200, "target": 2.5},
+                   "neg_autograd": {"bs": 1024, "bpe": 200, "target": 2.5},
                    "softmax": {"bs": 256, "bpe": 50, "target": 6.0}}
 
 

@@ -55,13 +55,13 @@ Library::Library(Interpreter&) : impl_(std::make_unique<Impl>()) {
   // the model (the learners and the Dispatcher).
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, 128 << 20);
-  impl_->mod = detail::import_checked("library", {"param_shapes", "create", "train_step", "test_loss", "embeddings"});
+  impl_->mod = detail::import_checked("engine", {"param_shapes", "create", "train_step", "test_loss", "embeddings"});
 }
 
 Library::~Library() = default;
 
 std::vector<ParamShape> Library::param_shapes(const nlohmann::json& cfg) {
-  return detail::guarded("library.param_shapes", [&] {
+  return detail::guarded("engine.param_shapes", [&] {
     std::vector<ParamShape> out;
     for (py::handle item : py::list(impl_->mod.attr("param_shapes")(to_python(cfg)))) {
       py::tuple t = py::reinterpret_borrow<py::tuple>(item);
@@ -72,28 +72,28 @@ std::vector<ParamShape> Library::param_shapes(const nlohmann::json& cfg) {
 }
 
 void Library::create(const nlohmann::json& cfg, float* weights, std::size_t n, bool init) {
-  detail::guarded("library.create", [&] {
+  detail::guarded("engine.create", [&] {
     auto w = view<float>(weights, {static_cast<py::ssize_t>(n)});
     impl_->model = impl_->mod.attr("create")(to_python(cfg), w, init);
   });
 }
 
 double Library::train_step(const std::int32_t* windows, std::size_t n, int width) {
-  return detail::guarded("library.train_step", [&] {
+  return detail::guarded("engine.train_step", [&] {
     auto w = view<std::int32_t>(windows, {static_cast<py::ssize_t>(n), width});
     return impl_->mod.attr("train_step")(impl_->model, w).cast<double>();
   });
 }
 
 double Library::test_loss(const std::int32_t* windows, std::size_t n, int width) {
-  return detail::guarded("library.test_loss", [&] {
+  return detail::guarded("engine.test_loss", [&] {
     auto w = view<std::int32_t>(windows, {static_cast<py::ssize_t>(n), width});
     return impl_->mod.attr("test_loss")(impl_->model, w).cast<double>();
   });
 }
 
 std::vector<std::uint8_t> Library::get_state() {
-  return detail::guarded("library.get_state", [&] {
+  return detail::guarded("engine.get_state", [&] {
     if (!py::hasattr(impl_->mod, "get_state")) return std::vector<std::uint8_t>{};
     py::bytes b = impl_->mod.attr("get_state")(impl_->model);
     std::string s = b;
@@ -102,23 +102,23 @@ std::vector<std::uint8_t> Library::get_state() {
 }
 
 void Library::set_state(const std::vector<std::uint8_t>& state) {
-  detail::guarded("library.set_state", [&] {
+  detail::guarded("engine.set_state", [&] {
     if (state.empty() || !py::hasattr(impl_->mod, "set_state")) return;
     impl_->mod.attr("set_state")(impl_->model, py::bytes(reinterpret_cast<const char*>(state.data()), state.size()));
   });
 }
 
 double Library::current_lr() {
-  return detail::guarded("library.current_lr", [&] {
+  return detail::guarded("engine.current_lr", [&] {
     if (!py::hasattr(impl_->mod, "current_lr")) return std::nan("");
     return impl_->mod.attr("current_lr")(impl_->model).cast<double>();
   });
 }
 
 core::Matrix Library::embeddings() {
-  return detail::guarded("library.embeddings", [&] {
+  return detail::guarded("engine.embeddings", [&] {
     py::array_t<float, py::array::c_style | py::array::forcecast> a = impl_->mod.attr("embeddings")(impl_->model);
-    if (a.ndim() != 2) throw core::Error("library.embeddings must return a 2-D array, got " + std::to_string(a.ndim()) + "-D");
+    if (a.ndim() != 2) throw core::Error("engine.embeddings must return a 2-D array, got " + std::to_string(a.ndim()) + "-D");
     core::Matrix m;
     m.rows = static_cast<std::size_t>(a.shape(0));
     m.cols = static_cast<std::size_t>(a.shape(1));

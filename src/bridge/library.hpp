@@ -1,5 +1,6 @@
-// Typed calls into python/library.py, the model users edit. The model's parameters are views of a flat float32
-// buffer owned by the caller, which must outlive this object. Arrays passed in are views valid for the call only.
+// Typed calls into python/engine.py, the contract with the models users edit in python/library.py. The model's
+// parameters are views of a flat float32 buffer owned by the caller, which must outlive this object. Arrays passed
+// in are views valid for the call only.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,7 @@ struct ParamShape {
 
 class Library {
  public:
-  // Imports library; throws PythonError naming every missing function.
+  // Imports engine; throws PythonError naming every missing function.
   explicit Library(Interpreter& py);
   ~Library();
   Library(const Library&) = delete;
@@ -37,9 +38,9 @@ class Library {
   // Mean test loss over `n` windows of `width` ids.
   double test_loss(const std::int32_t* windows, std::size_t n, int width);
   // The model's state besides the weights (optimizer moments, step counters, RNG), as opaque bytes; empty
-  // when library.py defines no get_state.
+  // when the model keeps none or engine.py defines no get_state.
   std::vector<std::uint8_t> get_state();
-  // Restores a state from get_state (ignored when library.py defines no set_state, or `state` is empty).
+  // Restores a state from get_state (ignored when engine.py defines no set_state, or `state` is empty).
   void set_state(const std::vector<std::uint8_t>& state);
   // The model's current learning rate; NaN when library.py defines no current_lr.
   double current_lr();

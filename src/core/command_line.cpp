@@ -50,7 +50,7 @@ std::string usage() {
          "                 override a cfg.json key (below); --epoch N is max_epochs, --ws N is window\n"
          "  --vocab-size N, --min-count N, --test-windows N, --stopwords\n"
          "                 how the job prepares its config when there is no --config (defaults 10000, 5, 1000)\n"
-         "  --python DIR   folder with library.py and textpipe.py (default: " +
+         "  --python DIR   folder with library.py, engine.py, textpipe.py, ... (default: " +
          default_python_dir().string() +
          ")\n"
          "  --inject-fault RANK:ROUND:KIND  make RANK fail at ROUND (KIND: exception, kill, hang,\n"

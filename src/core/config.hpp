@@ -15,7 +15,7 @@ namespace fedavg::core {
 struct Config {
   std::filesystem::path config_dir;  // holds vocab.txt, test.txt, cfg.json (and heldout.json when prepared)
   std::filesystem::path out_dir;     // outputs go here
-  std::filesystem::path python_dir;  // holds library.py and textpipe.py
+  std::filesystem::path python_dir;  // holds library.py, engine.py, textpipe.py, ... (python/ or a copy)
   std::vector<std::string> corpora;  // one pipeline per file
   bool prepared = false;             // the job prepared config_dir from the corpora (no --config)
   bool resume = false;               // continue from the checkpoint in out_dir

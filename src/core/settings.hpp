@@ -66,7 +66,7 @@ struct Settings {
 
   int window_width() const { return 2 * window + 1; }
   std::int64_t windows_per_round() const { return static_cast<std::int64_t>(bpe) * bs; }
-  // The dict handed to python/library.py (plus vocab_size, added by the bridge).
+  // The dict handed to python/engine.py (plus vocab_size, added by the bridge).
   nlohmann::json to_json() const;
 };
 

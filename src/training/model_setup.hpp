@@ -1,4 +1,4 @@
-// Builds this rank's copy of the model: sizes the flat weight buffer from library.py's parameter shapes and
+// Builds this rank's copy of the model: sizes the flat weight buffer from the parameter shapes the model declares and
 // creates the model over it (seeded, so every rank starts identical).
 #pragma once
 

@@ -130,7 +130,8 @@ def run_job(app, toy_config, tmp_path):
 
 @pytest.fixture
 def broken_python(tmp_path):
-    """broken_python(code) -> a copy of python/ with `code` appended to library.py (to inject faults)."""
+    """broken_python(code, module="library.py") -> a copy of python/ with `code` appended to `module` (to inject
+    faults, or to edit the model)."""
 
     def make(code, module="library.py"):
         d = tmp_path / "python_broken"

@@ -29,9 +29,9 @@ def test_too_few_ranks_names_the_smallest_count(run_job, toy_config, tmp_path):
      "Dispatcher"),
 ])
 def test_python_exception_ends_the_job_with_traceback(run_job, broken_python, where, code, role):
-    job, took = timed(run_job, 6, python_dir=broken_python(code))
+    job, took = timed(run_job, 6, python_dir=broken_python(code, module="engine.py"))
     assert job.rc != 0
-    assert f"({role}): library." in job.stderr
+    assert f"({role}): engine." in job.stderr
     assert "RuntimeError: injected in" in job.stderr
     assert "Traceback (most recent call last)" in job.stderr
     assert took < LIMIT
@@ -49,7 +49,7 @@ def test_tokenizer_exception_names_the_tokenizer(run_job, broken_python):
 
 def test_killed_learner_ends_the_job(run_job, broken_python):
     code = "import os, signal\ndef train_step(model, windows):\n    os.kill(os.getpid(), signal.SIGKILL)"
-    job, took = timed(run_job, 6, python_dir=broken_python(code))
+    job, took = timed(run_job, 6, python_dir=broken_python(code, module="engine.py"))
     assert job.rc != 0
     assert took < LIMIT
 
@@ -60,10 +60,11 @@ def test_hogwild_learner_failure_ends_the_job(run_job, broken_python, how):
     (the shared window is not freed collectively while an error unwinds)."""
     code = {"raise": "def train_step(model, windows):\n    raise RuntimeError('injected in train_step')",
             "kill": "import os, signal\ndef train_step(model, windows):\n    os.kill(os.getpid(), signal.SIGKILL)"}
-    job, took = timed(run_job, 7, cfg={"strategy": "hogwild", "max_rounds": 100}, python_dir=broken_python(code[how]))
+    job, took = timed(run_job, 7, cfg={"strategy": "hogwild", "max_rounds": 100},
+                      python_dir=broken_python(code[how], module="engine.py"))
     assert job.rc != 0
     if how == "raise":
-        assert "(Learner): library.train_step" in job.stderr and "injected in train_step" in job.stderr
+        assert "(Learner): engine.train_step" in job.stderr and "injected in train_step" in job.stderr
     assert took < LIMIT
 
 

@@ -103,7 +103,7 @@ def test_report_softmax_model_is_one_switch_away(run_job):
         assert set(f.keys()) >= {"embedding", "out_weight", "out_bias"}
 
 
-# Appended to library.py: every model the job builds prints how many threads its BLAS library now uses, in one
+# Appended to engine.py: every model the job builds prints how many threads its BLAS library now uses, in one
 # write (print() writes its parts one by one, and mpiexec may then interleave two ranks' lines).
 REPORT_BLAS_THREADS = """
 import ctypes
@@ -131,7 +131,7 @@ def test_blas_threads_follow_torch_threads(run_job, broken_python, monkeypatch, 
     else:
         monkeypatch.setenv("OPENBLAS_NUM_THREADS", env)
     job = run_job(6, cfg={"model": "softmax", "max_rounds": 1, "torch_threads": torch_threads},
-                  python_dir=broken_python(REPORT_BLAS_THREADS))
+                  python_dir=broken_python(REPORT_BLAS_THREADS, module="engine.py"))
     assert job.rc == 0, job.stderr
     seen = re.findall(r"BLAS threads (\S+)", job.stdout)
     assert len(seen) == 3, job.stdout  # the Dispatcher and 2 learners

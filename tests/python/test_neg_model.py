@@ -1,4 +1,4 @@
-"""The "neg" model of python/library.py (CBOW with negative sampling)."""
+"""The hand-written "neg" model (python/handwritten_neg.py: CBOW with negative sampling), through engine.py."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-import library
+import engine
 
 V, D, W = 50, 8, 2
 CFG = {"vocab_size": V, "dim": D, "window": W, "lr": 0.05, "seed": 3,
@@ -14,9 +14,9 @@ CFG = {"vocab_size": V, "dim": D, "window": W, "lr": 0.05, "seed": 3,
 
 
 def make(cfg=CFG, init=True):
-    size = sum(math.prod(s) for _, s in library.param_shapes(cfg))
+    size = sum(math.prod(s) for _, s in engine.param_shapes(cfg))
     weights = np.zeros(size, dtype=np.float32)
-    return library.create(cfg, weights, init), weights
+    return engine.create(cfg, weights, init), weights
 
 
 def cyclic_windows(n, window=W, offset=0, vocab=V):
@@ -26,7 +26,7 @@ def cyclic_windows(n, window=W, offset=0, vocab=V):
 
 
 def test_param_shapes():
-    assert library.param_shapes(CFG) == [("embedding", (V, D)),
+    assert engine.param_shapes(CFG) == [("embedding", (V, D)),
                                          ("out_vectors", (V, D))]
 
 
@@ -44,16 +44,16 @@ def test_init_like_word2vec_and_seeded():
 def test_weights_are_views_of_the_buffer():
     model, weights = make()
     weights[:D] = 7.0
-    assert np.all(library.embeddings(model)[0] == 7.0)
+    assert np.all(engine.embeddings(model)[0] == 7.0)
     before = weights.copy()
-    library.train_step(model, cyclic_windows(32))
+    engine.train_step(model, cyclic_windows(32))
     assert not np.array_equal(weights, before)
-    assert np.array_equal(library.embeddings(model),
+    assert np.array_equal(engine.embeddings(model),
                           weights[:V * D].reshape(V, D))
     # C++ overwriting the buffer (a broadcast) is what the model uses next.
     weights[V * D:] = 0.0
     k = 5
-    assert library.test_loss(model, cyclic_windows(64)) <= \
+    assert engine.test_loss(model, cyclic_windows(64)) <= \
         (k + 1) * math.log(2) + 1e-6
 
 
@@ -61,19 +61,19 @@ def test_initial_test_loss_is_k_plus_one_log_two():
     # Output vectors start at zero: every score is 0, each term is log 2
     # (a noise word equal to the target is skipped, hence <=).
     model, _ = make({**CFG, "counts": None})
-    loss = library.test_loss(model, cyclic_windows(500))
+    loss = engine.test_loss(model, cyclic_windows(500))
     assert 5.5 * math.log(2) < loss <= 6 * math.log(2) + 1e-6
 
 
 def test_test_loss_is_deterministic_and_falls_with_training():
     model, _ = make({**CFG, "lr": 0.2})
     held_out = cyclic_windows(200, offset=3)
-    start = library.test_loss(model, held_out)
-    assert library.test_loss(model, held_out) == start
-    losses = [library.train_step(model, cyclic_windows(256, offset=i))
+    start = engine.test_loss(model, held_out)
+    assert engine.test_loss(model, held_out) == start
+    losses = [engine.train_step(model, cyclic_windows(256, offset=i))
               for i in range(60)]
-    end = library.test_loss(model, held_out)
-    assert library.test_loss(model, held_out) == end
+    end = engine.test_loss(model, held_out)
+    assert engine.test_loss(model, held_out) == end
     assert losses[-1] < 0.5 * losses[0]
     assert end < 0.5 * start
 
@@ -83,7 +83,7 @@ def test_train_step_deterministic_and_rank_changes_noise():
     for rank in (0, 0, 1):
         model, weights = make({**CFG, "rank": rank})
         for i in range(5):
-            library.train_step(model, cyclic_windows(64, offset=i))
+            engine.train_step(model, cyclic_windows(64, offset=i))
         runs.append(weights.copy())
     assert runs[0].tobytes() == runs[1].tobytes()
     assert runs[0].tobytes() != runs[2].tobytes()
@@ -117,7 +117,7 @@ def test_one_window_step_matches_word2vec():
     noise = np.array([7, 2, 9])                    # 2 == the target: skipped
     model._noise = lambda count: noise[:count]
     window = np.array([[4, 5, 2, 11, 12]], np.int32)
-    loss = library.train_step(model, window)
+    loss = engine.train_step(model, window)
 
     sig = lambda x: 1 / (1 + np.exp(-x))          # noqa: E731
     h = E0[[4, 5, 11, 12]].mean(0)
@@ -152,7 +152,7 @@ def test_duplicate_rows_scaled(mode, factor):
         weights[:] = np.random.default_rng(0).normal(0, 0.3, weights.size)
         before = weights.copy()
         model._noise = lambda count: np.array([7, 9] * (count // 2))
-        library.train_step(model, np.repeat([[4, 5, 2, 11, 12]], batch, 0)
+        engine.train_step(model, np.repeat([[4, 5, 2, 11, 12]], batch, 0)
                            .astype(np.int32))
         steps[batch] = weights - before
     assert np.allclose(steps[2], 2 * factor * steps[1], atol=1e-6)
@@ -162,20 +162,20 @@ def test_lr_schedules():
     cfg = {**CFG, "lr": 0.1, "bpe": 10, "max_rounds": 5}
     model, _ = make(cfg)                           # default: constant
     for i in range(30):
-        library.train_step(model, cyclic_windows(8, offset=i))
+        engine.train_step(model, cyclic_windows(8, offset=i))
     assert model.step == 30
     assert model.current_lr() == pytest.approx(0.1)
     linear = {**cfg, "model_args": {"lr_schedule": "linear"}}
     model, _ = make(linear)                        # over bpe*max_rounds=50
     assert model.current_lr() == pytest.approx(0.1)
     for i in range(25):
-        library.train_step(model, cyclic_windows(8, offset=i))
+        engine.train_step(model, cyclic_windows(8, offset=i))
     assert model.current_lr() == pytest.approx(0.05)
     model.step = 1000
     assert model.current_lr() == pytest.approx(0.1 * 1e-4)
     model.step = 40
     resumed, _ = make(linear)  # a resumed learner takes its step count from its checkpointed state
-    library.set_state(resumed, library.get_state(model))
+    engine.set_state(resumed, engine.get_state(model))
     assert resumed.current_lr() == pytest.approx(0.1 * (1 - 40 / 50))
     model, _ = make({**cfg, "model_args": {"lr_schedule": "linear",
                                            "decay_steps": 100,
@@ -190,51 +190,49 @@ def test_lr_schedules():
 
 def test_bad_model_args_and_counts_raise():
     with pytest.raises(ValueError, match="unknown key 'negative'"):
-        library.param_shapes({**CFG, "model_args": {"negative": 5}})
+        engine.param_shapes({**CFG, "model_args": {"negative": 5}})
     with pytest.raises(ValueError, match="negatives"):
-        library.param_shapes({**CFG, "model_args": {"negatives": 0}})
+        engine.param_shapes({**CFG, "model_args": {"negatives": 0}})
     with pytest.raises(ValueError, match="lr_schedule"):
-        library.param_shapes({**CFG, "model_args": {"lr_schedule": "cos"}})
+        engine.param_shapes({**CFG, "model_args": {"lr_schedule": "cos"}})
     with pytest.raises(ValueError, match="duplicates"):
-        library.param_shapes({**CFG, "model_args": {"duplicates": "x"}})
+        engine.param_shapes({**CFG, "model_args": {"duplicates": "x"}})
     with pytest.raises(ValueError, match="model_args must be a dict"):
-        library.param_shapes({**CFG, "model_args": [1]})
+        engine.param_shapes({**CFG, "model_args": [1]})
     with pytest.raises(ValueError, match="counts"):
         make({**CFG, "counts": [1, 2, 3]})
     with pytest.raises(ValueError, match="all zero"):
         make({**CFG, "counts": [0] * V})
 
 
-def test_unknown_model_lists_both():
-    with pytest.raises(ValueError, match="valid models: neg, softmax"):
-        library.param_shapes({**CFG, "model": "cbow"})
+def test_unknown_model_lists_all():
+    with pytest.raises(ValueError, match="valid models: neg, neg_autograd, softmax"):
+        engine.param_shapes({**CFG, "model": "cbow"})
 
 
-def test_model_args_missing_or_none_and_softmax_ignores_them():
+def test_model_args_missing_or_none():
     for args in (None, {}):
         model, _ = make({**CFG, "model_args": args})
         assert model.negatives == 5
-    library.param_shapes({**CFG, "model": "softmax",
-                          "model_args": {"negatives": 5}})
 
 
 def test_windows_checked_and_other_window_size():
     model, _ = make({**CFG, "window": 1})
-    assert math.isfinite(library.train_step(model, cyclic_windows(16, 1)))
+    assert math.isfinite(engine.train_step(model, cyclic_windows(16, 1)))
     with pytest.raises(ValueError, match=r"\[n, 3\]"):
-        library.train_step(model, cyclic_windows(16, 2))
+        engine.train_step(model, cyclic_windows(16, 2))
     bad = cyclic_windows(4, 1)
     bad[0, 0] = V
     with pytest.raises(ValueError, match="outside"):
-        library.train_step(model, bad)
+        engine.train_step(model, bad)
 
 
 def test_no_torch_objects_leak_and_int64_accepted():
     model, _ = make()
-    loss = library.train_step(model, cyclic_windows(8).astype(np.int64))
+    loss = engine.train_step(model, cyclic_windows(8).astype(np.int64))
     assert type(loss) is float
-    assert type(library.test_loss(model, cyclic_windows(8))) is float
-    emb = library.embeddings(model)
+    assert type(engine.test_loss(model, cyclic_windows(8))) is float
+    emb = engine.embeddings(model)
     assert isinstance(emb, np.ndarray) and not isinstance(emb, torch.Tensor)
     assert emb.dtype == np.float32 and emb.shape == (V, D)
 
@@ -243,4 +241,4 @@ def test_diverged_weights_raise():
     model, weights = make()
     weights[:D] = np.inf
     with pytest.raises(ValueError, match="not finite.*lr"):
-        library.train_step(model, cyclic_windows(8, offset=50 - 2))
+        engine.train_step(model, cyclic_windows(8, offset=50 - 2))

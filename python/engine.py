@@ -1,0 +1,257 @@
+"""The contract between the C++ program and the models of library.py.
+
+src/bridge/ calls the seven public functions below (types, shapes, lifetime
+rules: docs/python_interface.md).  They check what crosses the boundary,
+build the model named by cfg["model"] from library.MODELS over the flat
+weight buffer that C++ owns, and run it: a model written with autograd
+(modeling.Model) through trainer.Trainer, a hand-written one
+(handwritten_neg.py) directly.  Nothing crosses as a torch object.
+Importing this module does no work.
+
+    param_shapes(cfg) -> [(name, shape), ...]   layout of the flat weights
+    create(cfg, weights, init) -> model         build model + optimizer
+    train_step(model, windows) -> float         one optimizer step, mean loss
+    test_loss(model, windows) -> float          mean test loss, no update
+    embeddings(model) -> float32 [vocab_size, dim]
+    get_state(model) -> bytes                   optimizer, RNG, step count
+    set_state(model, state: bytes)
+"""
+
+import math
+import numbers
+import pickle
+import warnings
+
+import numpy as np
+import torch
+
+import library
+from trainer import Trainer, declarations
+
+_DEFAULTS = {"dim": 32, "window": 2, "seed": 1, "model": "neg",
+             "torch_threads": 1, "bs": 1024}
+
+
+def param_shapes(cfg: dict) -> list:
+    """Names and shapes of all parameters, in flat-buffer order."""
+    opts = _options(cfg)
+    cls = _model_class(opts)
+    if _is_autograd(cls):
+        decl = declarations(_instance(cls, opts), opts["vocab_size"])
+        return [(name, d.shape) for name, d in decl.items()]
+    return [(name, tuple(shape)) for name, shape in cls.param_shapes(opts)]
+
+
+def create(cfg: dict, weights: np.ndarray, init: bool) -> object:
+    """Build the model over ``weights`` and its optimizer.
+
+    ``weights`` must be float32, 1-D, C-contiguous, writable and hold exactly
+    the elements of param_shapes(cfg).  It must outlive the returned object.
+    If ``init``, fill it in place from cfg["seed"] (same seed, same bits).
+    """
+    opts = _options(cfg)
+    cls = _model_class(opts)
+    torch.set_num_threads(opts["torch_threads"])
+    if _is_autograd(cls):
+        model = _instance(cls, opts)
+        decl = declarations(model, opts["vocab_size"])
+        _check_weights(weights, sum(d.size for d in decl.values()))
+        return Trainer(model, decl, opts, weights, init)
+
+    shapes = cls.param_shapes(opts)
+    _check_weights(weights, sum(math.prod(s) for _, s in shapes))
+    arrays, offset = {}, 0
+    for name, shape in shapes:
+        size = math.prod(shape)
+        arrays[name] = weights[offset:offset + size].reshape(shape)  # views
+        offset += size
+    if init:
+        cls.init_(opts, arrays, np.random.default_rng(opts["seed"]))
+    params = {name: torch.nn.Parameter(torch.from_numpy(a))
+              for name, a in arrays.items()}
+    return cls(opts, params)
+
+
+def train_step(model, windows: np.ndarray) -> float:
+    """One optimizer step on a batch; returns the batch's mean loss.
+
+    ``windows`` is a view of a C++ buffer, valid only during this call.
+    """
+    return float(model.train_step(_windows(model, windows)))
+
+
+def test_loss(model, windows: np.ndarray) -> float:
+    """Mean test loss (nats) of ``windows`` in the model's own loss; no
+    update."""
+    with torch.no_grad():
+        return float(model.test_loss(_windows(model, windows)))
+
+
+def get_state(model) -> bytes:
+    """The model's state besides its weights (optimizer state, step
+    counter, RNG), as opaque bytes for checkpoints; empty for a model that
+    keeps none.  Pickled rather than torch.save'd: the learner sends it
+    every checkpoint round, and pickle is far cheaper."""
+    if not hasattr(model, "state"):
+        return b""
+    return pickle.dumps(model.state(), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def set_state(model, state: bytes) -> None:
+    """Restores a state returned by get_state (on --resume)."""
+    if state and hasattr(model, "load_state"):
+        model.load_state(pickle.loads(state))
+
+
+def current_lr(model) -> float:
+    """The learning rate of the model's next step, for the progress line:
+    the model's current_lr() if it has one (the hand-written neg's
+    schedule), else its optimizer's first parameter group's rate; nan when
+    there is neither."""
+    if hasattr(model, "current_lr"):
+        return float(model.current_lr())
+    optimizer = getattr(model, "optimizer", None)
+    if optimizer is not None and optimizer.param_groups:
+        return float(optimizer.param_groups[0]["lr"])
+    return float("nan")
+
+
+def embeddings(model) -> np.ndarray:
+    """Copy of the input embedding matrix (the parameter "embedding"),
+    float32 [vocab_size, dim]."""
+    with torch.no_grad():
+        return np.ascontiguousarray(model.embeddings(), dtype=np.float32)
+
+
+# --------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------
+
+def _is_autograd(cls):
+    """A model written with autograd (params/loss/optimizer), as opposed to
+    a hand-written one (param_shapes/init_/train_step/...)."""
+    return hasattr(cls, "loss") and hasattr(cls, "params")
+
+
+def _options(cfg):
+    """cfg with defaults filled in and types checked (ValueError if bad)."""
+    if "vocab_size" not in cfg:
+        raise ValueError("cfg: missing key 'vocab_size'")
+    opts = {**_DEFAULTS, **{k: v for k, v in cfg.items() if v is not None}}
+    if "lr" not in opts:
+        opts["lr"] = _model_class(opts).lr
+    for key in ("vocab_size", "dim", "window", "torch_threads", "seed", "bs"):
+        value = opts[key]
+        low = 0 if key == "seed" else 1
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
+                or value < low:
+            raise ValueError(f"cfg: {key} must be an integer >= {low}, "
+                             f"got {value!r}")
+        opts[key] = int(value)
+    lr = opts["lr"]
+    if isinstance(lr, bool) or not isinstance(lr, numbers.Real) \
+            or not lr > 0:
+        raise ValueError(f"cfg: lr must be a number > 0, got {lr!r}")
+    opts["lr"] = float(lr)
+    if not isinstance(opts.get("model_args", {}), dict):
+        raise ValueError(f"cfg: model_args must be a dict (JSON object), "
+                         f"got {opts['model_args']!r}")
+    return opts
+
+
+def _model_class(opts):
+    try:
+        cls = library.MODELS[opts["model"]]
+    except (KeyError, TypeError):
+        raise ValueError(f"cfg: unknown model {opts['model']!r}; valid "
+                         f"models: {', '.join(sorted(library.MODELS))}") \
+            from None
+    if _is_autograd(cls):
+        _model_args(cls, opts)
+    elif hasattr(cls, "check_args"):
+        cls.check_args(opts)        # bad model_args fail at param_shapes
+    return cls
+
+
+def _settings(cls):
+    """The class attributes model_args may set: public, not methods, not
+    lr (cfg.json has its own key for it)."""
+    return {k: getattr(cls, k) for k in dir(cls)
+            if not k.startswith("_") and k not in ("lr", "cfg")
+            and not callable(getattr(cls, k))}
+
+
+def _model_args(cls, opts):
+    """cfg model_args checked against the model's settings: {key: value}."""
+    given = {k: v for k, v in (opts.get("model_args") or {}).items()
+             if v is not None}
+    settings = _settings(cls)
+    for key, value in given.items():
+        if key not in settings:
+            raise ValueError(f"cfg: model_args: unknown key {key!r} for "
+                             f"model {opts['model']!r}; valid keys: "
+                             f"{', '.join(sorted(settings))}")
+        default = settings[key]
+        if isinstance(default, bool) or isinstance(value, bool):
+            ok = isinstance(value, bool) == isinstance(default, bool)
+        elif isinstance(default, numbers.Integral):
+            ok = isinstance(value, numbers.Integral)
+        elif isinstance(default, numbers.Real):
+            ok = isinstance(value, numbers.Real)
+        else:
+            ok = default is None or isinstance(value, type(default))
+        if not ok:
+            raise ValueError(f"cfg: model_args.{key} must be like "
+                             f"{default!r} ({type(default).__name__}), got "
+                             f"{value!r}")
+    return given
+
+
+def _instance(cls, opts):
+    """The model object: cfg in .cfg, cfg lr and model_args applied."""
+    model = cls(opts)
+    model.lr = opts["lr"]
+    for key, value in _model_args(cls, opts).items():
+        setattr(model, key, value)
+    return model
+
+
+def _check_weights(weights, size):
+    if not isinstance(weights, np.ndarray):
+        raise ValueError(f"weights must be a numpy array, got "
+                         f"{type(weights).__name__}")
+    problems = []
+    if weights.dtype != np.float32:
+        problems.append(f"dtype {weights.dtype} (need float32)")
+    if weights.ndim != 1:
+        problems.append(f"{weights.ndim} dimensions (need 1)")
+    elif weights.size != size:
+        problems.append(f"{weights.size} elements (need {size})")
+    if not weights.flags.c_contiguous:
+        problems.append("not C-contiguous")
+    if not weights.flags.writeable:
+        problems.append("read-only")
+    if problems:
+        raise ValueError("weights buffer: " + ", ".join(problems))
+
+
+def _windows(model, windows):
+    """Check a batch and wrap it as a tensor without copying."""
+    width = 2 * model.window + 1
+    if not isinstance(windows, np.ndarray) or windows.ndim != 2 \
+            or windows.shape[1] != width or windows.shape[0] == 0 \
+            or windows.dtype not in (np.int32, np.int64):
+        raise ValueError(f"windows must be a non-empty int32 array of shape "
+                         f"[n, {width}], got "
+                         f"{getattr(windows, 'dtype', type(windows))} "
+                         f"{getattr(windows, 'shape', '')}")
+    low, high = int(windows.min()), int(windows.max())
+    if low < 0 or high >= model.vocab_size:
+        bad = low if low < 0 else high
+        raise ValueError(f"windows: word id {bad} outside "
+                         f"[0, {model.vocab_size})")
+    if windows.flags.writeable:
+        return torch.from_numpy(windows)
+    with warnings.catch_warnings():  # read-only is fine: we never write
+        warnings.simplefilter("ignore")
+        return torch.from_numpy(windows)

@@ -1,0 +1,314 @@
+"""The hand-written "neg" model: CBOW with negative sampling, trained with
+word2vec's SGD written out by hand (no autograd) on NumPy/torch views of the
+weight buffer.  It is the fastest model here and the least easy to change;
+library.py's NegCBOW is the same model in a few lines of autograd.  Its
+interface is the one engine.py calls on any model object (param_shapes,
+init_, train_step, test_loss, embeddings, state, load_state).  Importing
+this module does no work.
+"""
+
+import math
+import numbers
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from noise import NoiseSampler
+
+_EVAL_CHUNK = 4096  # windows per forward pass in test_loss (bounds memory)
+
+
+def int_arg(name, value, low):
+    """``value`` as an int >= low, or ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
+            or value < low:
+        raise ValueError(f"cfg: {name} must be an integer >= {low}, "
+                         f"got {value!r}")
+    return int(value)
+
+
+class HandwrittenNegCBOW:
+    """CBOW with negative sampling, trained like word2vec (cbow_mean=1).
+
+    Parameters: embedding [V, D] (input vectors, the embeddings we keep),
+    out_vectors [V, D] (output vectors, word2vec's syn1neg).  For a window
+    with context ids c_1..c_2w, target t and K noise words n_1..n_K:
+
+        h    = (1 / 2w) * sum_j E[c_j]
+        loss = -log sigmoid(U[t] . h) - sum_k log sigmoid(-U[n_k] . h)
+
+    Hand-written SGD, as word2vec does it: with g_0 = 1 - sigmoid(U[t].h),
+    g_k = -sigmoid(U[n_k].h) (g_k = 0 where n_k == t, word2vec's skip), the
+    step adds lr*g_k*h to each U[o_k] and lr*sum_k g_k*U[o_k] to every
+    context row E[c_j] (not divided by 2w, as in word2vec).  The rate is
+    per window, not per batch (lr is not divided by the batch size).  A
+    batch is one step: every window's gradient is computed from the same
+    weights and the steps are scattered into the touched rows only
+    (index_put_ with accumulate, the fastest scatter-add of torch 1.13 on
+    CPU).  A row that occurs c times in the batch has each of its steps
+    scaled by 1/sqrt(c) (model_args "duplicates": "sqrt", the default;
+    "mean": 1/c; "sum": 1): a batch repeats frequent words, and a batch in
+    text order (shuffle_windows 0) its topic words, and summing their many
+    stale steps diverges at useful rates.
+
+    Noise: unigram^noise_power (0.75) of cfg["counts"], drawn exactly with
+    Walker's alias method from a NumPy generator seeded by (seed, rank);
+    counts None means uniform; a count of 0 is never drawn.
+
+    Learning rate: constant by default (a run that stops at its target does
+    not know its length), or word2vec's linear decay over decay_steps
+    (model_args) or bpe * max_rounds steps of this learner (cfg); a resumed
+    run continues from the step count in the learner's checkpointed state.
+    For a run of known length linear gives better embeddings
+    (docs/python_interface.md).
+    Recommended: lr 0.1, bs 1024.  model_args keys: see _ARGS and docs/python_interface.md.
+
+    GPU: not used even if torch.cuda.is_available().  The step is plain
+    tensor ops, so a GPU learner would keep ``stacked`` and the workspace
+    on the device and copy the weights to and from the C++ buffer once per
+    round (untested here: no GPU).
+    """
+
+    _ARGS = {"negatives": 5, "noise_power": 0.75, "lr_schedule": "constant",
+             "decay_steps": None, "min_lr_ratio": 1e-4, "duplicates": "sqrt"}
+
+    lr = 0.1  # default rate: plain SGD, constant (docs/python_interface.md)
+
+    @staticmethod
+    def param_shapes(opts):
+        v, d = opts["vocab_size"], opts["dim"]
+        return [("embedding", (v, d)), ("out_vectors", (v, d))]
+
+    @staticmethod
+    def init_(opts, arrays, rng):
+        """word2vec: embeddings uniform(+-0.5/D), output vectors zero."""
+        v, d = opts["vocab_size"], opts["dim"]
+        arrays["embedding"][...] = rng.uniform(-0.5 / d, 0.5 / d, (v, d))
+        arrays["out_vectors"][...] = 0.0
+
+    @classmethod
+    def check_args(cls, opts):
+        """opts["model_args"] with defaults; ValueError naming a bad key."""
+        given = opts.get("model_args") or {}
+        unknown = sorted(set(given) - set(cls._ARGS))
+        if unknown:
+            raise ValueError(f"cfg: model_args: unknown key {unknown[0]!r} "
+                             f"for model 'neg'; valid keys: "
+                             f"{', '.join(sorted(cls._ARGS))}")
+        args = {**cls._ARGS, **{k: v for k, v in given.items()
+                                if v is not None}}
+        args["negatives"] = int_arg("model_args.negatives",
+                                    args["negatives"], 1)
+        if args["decay_steps"] is not None:
+            args["decay_steps"] = int_arg("model_args.decay_steps",
+                                          args["decay_steps"], 1)
+        for key, low in (("noise_power", 0.0), ("min_lr_ratio", 0.0)):
+            value = args[key]
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+                    or not value >= low:
+                raise ValueError(f"cfg: model_args.{key} must be a number "
+                                 f">= {low}, got {value!r}")
+            args[key] = float(value)
+        for key, valid in (("lr_schedule", ("linear", "constant")),
+                           ("duplicates", ("sqrt", "sum", "mean"))):
+            if args[key] not in valid:
+                raise ValueError(f"cfg: model_args.{key} must be one of "
+                                 f"{', '.join(map(repr, valid))}, got "
+                                 f"{args[key]!r}")
+        return args
+
+    def __init__(self, opts, params):
+        args = self.check_args(opts)
+        self.window = w = opts["window"]
+        self.vocab_size = v = opts["vocab_size"]
+        self.dim = opts["dim"]
+        self.negatives = args["negatives"]
+        # Plain tensors sharing the Parameters' storage (= the C++ buffer):
+        # the updates are hand-written, so autograd stays out of the way.
+        self.embedding = params["embedding"].detach()
+        self.out_vectors = params["out_vectors"].detach()
+        # E and U lie back to back in the flat buffer (param_shapes order):
+        # one [2V, D] view of both lets a step gather and scatter all its
+        # rows in one call each (U's row i is stacked row V + i).
+        emb = self.embedding.numpy()
+        if self.out_vectors.data_ptr() != \
+                self.embedding.data_ptr() + emb.nbytes:
+            raise ValueError("neg: embedding and out_vectors must be "
+                             "adjacent in the weight buffer")
+        self.stacked = torch.from_numpy(np.lib.stride_tricks.as_strided(
+            emb, shape=(2 * v, self.dim), strides=emb.strides))
+        self.ctx_cols = torch.tensor([j for j in range(2 * w + 1) if j != w])
+        self.sampler = NoiseSampler(opts.get("counts"), v,
+                                    args["noise_power"], opts["seed"],
+                                    int_arg("rank", opts.get("rank", 0), 0))
+        # Learning rate: "constant" (the default, for runs that stop at a
+        # target) or "linear", word2vec's schedule,
+        # lr_t = lr * max(min_lr_ratio, 1 - t / decay_steps), t counting
+        # this learner's steps, decay_steps defaulting to bpe * max_rounds.
+        self.lr = opts["lr"]
+        self.min_lr = opts["lr"] * args["min_lr_ratio"]
+        bpe = int_arg("bpe", opts.get("bpe", 1), 1)
+        self.decay_steps = None
+        if args["lr_schedule"] == "linear":
+            self.decay_steps = args["decay_steps"]
+            if self.decay_steps is None:
+                if "max_rounds" not in opts:
+                    raise ValueError("cfg: model_args.lr_schedule 'linear' "
+                                     "needs model_args.decay_steps or "
+                                     "max_rounds (with bpe)")
+                self.decay_steps = bpe * int_arg("max_rounds",
+                                                  opts["max_rounds"], 1)
+        self.step = 0  # this learner's steps so far (restored by load_state)
+        self._sign = torch.full((self.negatives + 1,), -1.0)
+        self._sign[0] = 1.0
+        self.duplicates = args["duplicates"]
+        self._workspaces = {}
+        self._row_counts = torch.zeros(2 * v)
+        self._one = torch.ones(())
+
+    def current_lr(self):
+        if self.decay_steps is None:
+            return self.lr
+        return max(self.min_lr, self.lr * (1.0 - self.step / self.decay_steps))
+
+    def _draw(self, rng, count):
+        """``count`` noise words (int64 NumPy) from ``rng``."""
+        return self.sampler.draw(rng, count)
+
+    def _noise(self, count):
+        """The next ``count`` noise words of the training stream."""
+        return self.sampler.next(count)
+
+    def _workspace(self, n):
+        """Buffers for a batch of n windows, reused from step to step: fresh
+        multi-100 KB tensors cost page faults on every step, a large share of
+        the step time, so every large result goes into one of these."""
+        ws = self._workspaces.pop(n, None)
+        if ws is None:
+            w2, k1, d = 2 * self.window, self.negatives + 1, self.dim
+            ws = _Workspace()
+            ws.ids = torch.empty((n, w2 + 1), dtype=torch.int64)
+            # Rows of the stacked [E; U] matrix this batch touches: the
+            # context words, then target and noise words (offset by V).
+            ws.rows = torch.empty(n * (w2 + k1), dtype=torch.int64)
+            ws.ctx = ws.rows[:n * w2].view(n, w2)
+            ws.out = ws.rows[n * w2:].view(n, k1)
+            ws.gathered = torch.empty((n * (w2 + k1), d))
+            ws.ctx_rows = ws.gathered[:n * w2].view(n, w2, d)
+            ws.u_rows = ws.gathered[n * w2:].view(n, k1, d)
+            ws.steps = torch.empty((n * (w2 + k1), d))
+            ws.e_step = ws.steps[:n * w2].view(n, w2, d)
+            ws.u_step = ws.steps[n * w2:].view(n, k1, d)
+            ws.scale = torch.empty(n * (w2 + k1))
+            ws.e_scale = ws.scale[:n * w2].view(n, w2, 1)
+            ws.u_scale = ws.scale[n * w2:].view(n, k1)
+            ws.h = torch.empty((n, d))
+            ws.grad_h = torch.empty((n, d))
+            ws.z = torch.empty((n, k1))
+            ws.g = torch.empty((n, k1))
+            ws.keep = torch.empty((n, k1))
+            ws.neq = torch.empty((n, k1), dtype=torch.bool)
+            # NumPy views of the same memory: np.einsum/np.matmul do the two
+            # small batched products faster than torch's mul+sum/bmm.
+            ws.u_rows_np, ws.h_np = ws.u_rows.numpy(), ws.h.numpy()
+            ws.z_np, ws.g_np = ws.z.numpy(), ws.g.numpy()
+            ws.grad_h_np = ws.grad_h.numpy()
+        self._workspaces[n] = ws               # most recent last
+        while len(self._workspaces) > 3:
+            self._workspaces.pop(next(iter(self._workspaces)))
+        return ws
+
+    def _forward(self, ids, noise):
+        """Shared part of a step; fills and returns the workspace with
+        rows/ctx/out (out[:, 0] the target, then the noise words, both
+        offset by V), gathered rows, h [n, D], z [n, K+1] and keep [n, K+1],
+        where z = (-U[t].h, U[n_1].h, ..., U[n_K].h), so the loss of a
+        window is sum_k keep_k * softplus(z_k) and its gradient factor is
+        sigmoid(z_k) * (+1 for the target, -1 for noise words)."""
+        n, k = ids.shape[0], self.negatives
+        ws = self._workspace(n)
+        ws.ids.copy_(ids)
+        torch.index_select(ws.ids, 1, self.ctx_cols, out=ws.ctx)
+        ws.out[:, 0] = ws.ids[:, self.window]
+        ws.out[:, 1:] = torch.from_numpy(noise.reshape(n, k))
+        ws.out.add_(self.vocab_size)
+        torch.index_select(self.stacked, 0, ws.rows, out=ws.gathered)
+        # h = mean of the context rows (adds: faster than sum over dim 1).
+        torch.add(ws.ctx_rows[:, 0], ws.ctx_rows[:, 1], out=ws.h)
+        for j in range(2, 2 * self.window):
+            ws.h.add_(ws.ctx_rows[:, j])
+        ws.h.mul_(1.0 / (2 * self.window))
+        np.einsum("nkd,nd->nk", ws.u_rows_np, ws.h_np, out=ws.z_np)
+        ws.z[:, 0].neg_()
+        torch.ne(ws.out, ws.out[:, :1], out=ws.neq)           # noise != t
+        ws.keep.copy_(ws.neq)
+        ws.keep[:, 0] = 1.0
+        return ws
+
+    def train_step(self, ids):
+        n, k = ids.shape[0], self.negatives
+        ws = self._forward(ids, self._noise(n * k))
+        loss = torch.dot(F.softplus(ws.z).view(-1), ws.keep.view(-1)).item()
+        loss /= n
+        lr = self.current_lr()
+        if not math.isfinite(loss):
+            raise ValueError(f"neg: training loss is not finite ({loss}) at "
+                             f"step {self.step}: the weights diverged; use "
+                             f"a smaller lr (now {lr:g})")
+        self.step += 1
+        # g = lr * (label - sigmoid(score)), 0 for skipped noise words.
+        g = torch.sigmoid(ws.z, out=ws.g)
+        g.mul_(ws.keep.mul_(self._sign)).mul_(lr)
+        np.matmul(ws.g_np[:, None, :], ws.u_rows_np,
+                  out=ws.grad_h_np[:, None, :])
+        grad_h = ws.grad_h                                     # [n, D]
+        if self.duplicates == "sum":
+            ws.e_step.copy_(grad_h.unsqueeze(1).expand_as(ws.e_step))
+        else:
+            self._row_scales(ws)
+            g.mul_(ws.u_scale)
+            torch.mul(grad_h.unsqueeze(1), ws.e_scale, out=ws.e_step)
+        torch.mul(g.unsqueeze(2), ws.h.unsqueeze(1), out=ws.u_step)
+        # One scatter-add of every step into the stacked [E; U] rows.
+        self.stacked.index_put_((ws.rows,), ws.steps, accumulate=True)
+        return loss
+
+    def _row_scales(self, ws):
+        """ws.scale = 1/sqrt(c) ("sqrt") or 1/c ("mean") per touched row,
+        c the number of times that row occurs in the batch.  Counting uses
+        a [2V] scratch vector, reset after use: O(batch), not O(V)."""
+        counts = self._row_counts
+        counts.index_put_((ws.rows,), self._one, accumulate=True)
+        torch.index_select(counts, 0, ws.rows, out=ws.scale)
+        counts.index_fill_(0, ws.rows, 0.0)
+        if self.duplicates == "sqrt":
+            ws.scale.rsqrt_()
+        else:
+            ws.scale.reciprocal_()
+
+    def test_loss(self, ids):
+        """Mean negative-sampling loss with a fixed, seeded set of noise
+        words: the same windows give the same noise words on every call."""
+        rng = self.sampler.test_stream()
+        total = 0.0
+        for chunk in torch.split(ids, _EVAL_CHUNK):
+            noise = self._draw(rng, chunk.shape[0] * self.negatives)
+            ws = self._forward(chunk, noise)
+            total += torch.dot(F.softplus(ws.z).view(-1),
+                               ws.keep.view(-1)).item()
+        return total / ids.shape[0]
+
+    def state(self):
+        return {"step": self.step, **self.sampler.state()}
+
+    def load_state(self, state):
+        self.step = state["step"]
+        self.sampler.load_state(state)
+
+    def embeddings(self):
+        return self.embedding.numpy().copy()
+
+
+class _Workspace:
+    """Attribute bag of preallocated tensors (see _workspace)."""

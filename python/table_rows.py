@@ -1,0 +1,168 @@
+"""The rows of one Table during training (see trainer.py): gathered from
+the flat buffer for the loss, stepped, scattered back, with the Table's
+per-row optimizer state.  Importing this module does no work.
+
+The optimizer state of a Table (Adam's moments) is kept per row, in
+full-size tensors that are gathered and scattered with the rows, so
+torch.optim's own step code runs unchanged on the gathered rows; rows a
+batch does not touch keep their state unchanged (torch.optim.SparseAdam's
+"lazy" semantics).  The price is memory: one table-sized tensor per state
+entry.
+
+Plain SGD (no momentum, no weight decay) is linear and keeps no state, so
+stepping the unique rows equals adding lr times each occurrence's gradient
+into its row: for it a Table is gathered once per occurrence, without the
+unique-row pass, and the steps are scatter-added (index_put_ with
+accumulate, the fastest scatter-add of torch 1.13 on CPU).
+"""
+
+import torch
+
+
+class TableRows:
+    """One Table during training: its rows in the buffer, the rows a step
+    gathered (``calls``), the optimizer's stand-in parameter and the
+    per-row optimizer state."""
+
+    def __init__(self, tensor, decl):
+        self.tensor = tensor
+        self.rows, self.cols = decl.shape
+        self.duplicates = decl.duplicates
+        # The optimizer's parameter: between steps an empty [0, cols]
+        # tensor, during a step the unique rows the batch touched.
+        self.param = torch.nn.Parameter(torch.empty(0, self.cols))
+        self.calls = []           # (row ids, leaf) per indexing in the loss
+        self.row_state = {}       # optimizer state key -> [rows, ...] tensor
+        self.scalar_state = {}    # optimizer state that is not per row
+        self.plain_sgd = False
+        self.group = None
+        self._uniq = None
+        # Scratch for unique rows and row counts, reset after use: O(batch)
+        # per step instead of a sort or an O(rows) pass.
+        self._mark = torch.zeros(self.rows, dtype=torch.bool)
+        self._slot = torch.zeros(self.rows, dtype=torch.int64)
+        self._count = torch.zeros(self.rows)
+        self._one = torch.ones(())
+
+    def gather(self, ids):
+        """The rows of ``ids`` (any shape) as [*ids.shape, cols], with
+        autograd: the loss differentiates only these rows."""
+        if self.plain_sgd:
+            flat = ids.reshape(-1)
+            leaf = torch.index_select(self.tensor, 0, flat) \
+                .view(*ids.shape, self.cols).requires_grad_()
+            self.calls.append((flat, leaf, None))
+            return leaf
+        uniq, inverse = self._unique(ids)
+        leaf = torch.index_select(self.tensor, 0, uniq).requires_grad_()
+        counts = None
+        if self.duplicates != "sum":
+            counts = torch.bincount(inverse.view(-1),
+                                    minlength=uniq.shape[0])
+        self.calls.append((uniq, leaf, counts))
+        return leaf[inverse]
+
+    def _unique(self, ids):
+        """(unique ids, ascending; position of each id among them), in
+        O(len(ids)) with the scratch vectors."""
+        flat = ids.reshape(-1)
+        self._mark[flat] = True
+        uniq = self._mark.nonzero().view(-1)
+        self._mark[uniq] = False
+        self._slot[uniq] = torch.arange(uniq.shape[0])
+        return uniq, self._slot[ids]
+
+    def _factor(self, counts):
+        """What ``duplicates`` scales a row's summed gradient by, from the
+        number of times it occurs in the batch (float tensor, in place)."""
+        return counts.rsqrt_() if self.duplicates == "sqrt" \
+            else counts.reciprocal_()
+
+    def prepare(self, optimizer):
+        """After backward: SGD steps go straight into the buffer; otherwise
+        the stand-in parameter gets the unique rows, their gradient and
+        their optimizer state for optimizer.step()."""
+        calls = [c for c in self.calls if c[1].grad is not None]
+        self.calls.clear()
+        self._uniq = None
+        if not calls:
+            return
+        if self.plain_sgd:
+            self._sgd(calls)
+            return
+        if len(calls) == 1:
+            uniq, leaf, counts = calls[0]
+            rows, grad = leaf.detach(), leaf.grad
+        else:   # the table was indexed more than once: merge the rows
+            uniq, inverse = self._unique(torch.cat([c[0] for c in calls]))
+            grad = torch.zeros(uniq.shape[0], self.cols)
+            grad.index_put_((inverse,), torch.cat([c[1].grad for c in calls]),
+                            accumulate=True)
+            counts = None
+            if self.duplicates != "sum":
+                counts = torch.zeros(uniq.shape[0], dtype=torch.int64)
+                counts.index_put_((inverse,),
+                                  torch.cat([c[2] for c in calls]),
+                                  accumulate=True)
+            rows = torch.index_select(self.tensor, 0, uniq)
+        if counts is not None:
+            grad.mul_(self._factor(counts.float()).unsqueeze(1))
+        self.param.data = rows
+        self.param.grad = grad
+        if self.row_state or self.scalar_state:
+            state = dict(self.scalar_state)
+            for key, full in self.row_state.items():
+                state[key] = full.index_select(0, uniq)
+            optimizer.state[self.param] = state
+        self._uniq = uniq
+
+    def _sgd(self, calls):
+        """lr times each occurrence's gradient, scatter-added into its row
+        (what SGD's step on the unique rows amounts to)."""
+        group = self.group
+        lr = group["lr"] if group.get("maximize", False) else -group["lr"]
+        if self.duplicates != "sum":
+            ids = torch.cat([c[0] for c in calls]) if len(calls) > 1 \
+                else calls[0][0]
+            counts = self._count
+            counts.index_put_((ids,), self._one, accumulate=True)
+            factor = self._factor(counts.index_select(0, ids))
+            counts.index_fill_(0, ids, 0.0)
+            factor = factor.mul_(lr).unsqueeze(1)
+        start = 0
+        for ids, leaf, _ in calls:
+            grad = leaf.grad.view(-1, self.cols)
+            if self.duplicates == "sum":
+                grad.mul_(lr)
+            else:
+                grad.mul_(factor[start:start + ids.shape[0]])
+                start += ids.shape[0]
+            self.tensor.index_put_((ids,), grad, accumulate=True)
+
+    def finish(self, optimizer):
+        """After optimizer.step(): the stepped rows go back to the buffer,
+        their optimizer state to the full-size state."""
+        uniq = self._uniq
+        if uniq is None:
+            return
+        self.tensor.index_copy_(0, uniq, self.param.data)
+        for key, value in optimizer.state.pop(self.param, {}).items():
+            if torch.is_tensor(value) and value.dim() >= 1 \
+                    and value.shape == self.param.shape:
+                full = self.row_state.get(key)
+                if full is None:
+                    full = self.row_state[key] = torch.zeros(
+                        self.rows, self.cols, dtype=value.dtype)
+                full.index_copy_(0, uniq, value)
+            else:
+                self.scalar_state[key] = value
+        self.param.data = torch.empty(0, self.cols)
+        self.param.grad = None
+        self._uniq = None
+
+    def state(self):
+        return {"rows": self.row_state, "scalars": self.scalar_state}
+
+    def load_state(self, state):
+        self.row_state = dict(state["rows"])
+        self.scalar_state = dict(state["scalars"])
