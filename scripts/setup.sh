@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   g++ pkg-config meson ninja-build
-  mpich libmpich-dev
+  mpich libmpich-dev libucx-dev iproute2
   python3 python3-dev pybind11-dev
   python3-numpy python3-torch python3-h5py python3-pytest python3-gensim python3-matplotlib
   libopenblas0-pthread

@@ -7,7 +7,9 @@ namespace fedavg::comm {
 
 class Environment {
  public:
-  // Requests MPI_THREAD_SINGLE (every rank runs one thread); throws comm::Error if MPI cannot start.
+  // Requests MPI_THREAD_SINGLE (every rank runs one thread); throws comm::Error if MPI cannot start. Sets UCX's
+  // TCP segment sizes first unless the environment does (see environment.cpp), and keeps MPI_Finalize from
+  // hanging over TCP (comm/ucx_finalize.hpp).
   Environment(int& argc, char**& argv);
   ~Environment();
   Environment(const Environment&) = delete;
