@@ -109,6 +109,23 @@ void put_dataset(hid_t where, const std::string& name, hid_t file_type, hid_t me
     check(H5Dwrite(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), file + ": cannot write dataset " + name);
 }
 
+std::vector<std::string> get_strings(hid_t where, const char* name, const std::string& file) {
+  Handle set(H5Dopen2(where, name, H5P_DEFAULT), H5Dclose, file + ": dataset " + name + " is missing");
+  Handle space(H5Dget_space(set.get()), H5Sclose, file + ": dataspace of " + name);
+  const auto n = H5Sget_simple_extent_npoints(space.get());
+  if (n < 0) throw Error(file + ": cannot size dataset " + name);
+  std::vector<char*> texts(static_cast<std::size_t>(n), nullptr);
+  Handle type = utf8_type(file);
+  if (n > 0)
+    check(H5Dread(set.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, texts.data()), file + ": cannot read " + name);
+  std::vector<std::string> out;
+  for (char* s : texts) {
+    out.emplace_back(s ? s : "");
+    H5free_memory(s);
+  }
+  return out;
+}
+
 template <typename T>
 std::vector<T> get_dataset(hid_t where, const std::string& name, hid_t mem_type, const std::string& file) {
   Handle set(H5Dopen2(where, name.c_str(), H5P_DEFAULT), H5Dclose, file + ": dataset " + name + " is missing");
@@ -149,6 +166,7 @@ void write_checkpoint(const std::filesystem::path& path, const CheckpointContent
     put_dataset(file.get(), "strategy_state", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {c.strategy_state.size()},
                 c.strategy_state.data(), tmp);
     put_strings(file.get(), "vocabulary", c.vocabulary, tmp);
+    put_strings(file.get(), "restarts", c.restarts, tmp);
     static_assert(sizeof(PipelineProgress) == 2 * sizeof(double), "PipelineProgress must pack to two doubles");
     put_dataset(file.get(), "pipeline_progress", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {c.progress.size(), 2},
                 c.progress.data(), tmp);
@@ -206,6 +224,7 @@ Checkpoint read_checkpoint(const std::filesystem::path& path,
   const auto flat = get_dataset<std::int64_t>(root, "read_positions", H5T_NATIVE_INT64, file);
   for (std::size_t i = 0; i + 1 < flat.size(); i += 2) c.positions.push_back({flat[i], flat[i + 1]});
   c.strategy_state = get_dataset<float>(root, "strategy_state", H5T_NATIVE_FLOAT, file);
+  if (H5Lexists(root, "restarts", H5P_DEFAULT) > 0) c.restarts = get_strings(root, "restarts", file);
   if (H5Lexists(root, "pipeline_progress", H5P_DEFAULT) > 0) {
     const auto progress = get_dataset<double>(root, "pipeline_progress", H5T_NATIVE_DOUBLE, file);
     for (std::size_t i = 0; i + 1 < progress.size(); i += 2) c.progress.push_back({progress[i], progress[i + 1]});

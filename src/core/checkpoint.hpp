@@ -46,6 +46,7 @@ struct Checkpoint {
   std::vector<std::vector<std::uint8_t>> learner_states;  // one per learner (may be empty)
   std::vector<ReadPosition> positions;                  // one per pipeline
   std::vector<PipelineProgress> progress;               // one per pipeline (zeros in older checkpoints)
+  std::vector<std::string> restarts;                    // the job's restarts after failures, with reasons
   std::vector<float> strategy_state;                    // e.g. bmuf's block momentum (may be empty)
 };
 
@@ -58,6 +59,7 @@ struct CheckpointContent {
   const std::vector<float>& strategy_state;
   const std::vector<std::string>& vocabulary;
   const std::vector<PipelineProgress>& progress;
+  const std::vector<std::string>& restarts;
 };
 
 // Writes path.tmp and renames it over path. If `die_before_rename` (fault injection), the process is killed

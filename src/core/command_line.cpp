@@ -53,6 +53,8 @@ std::string usage() {
          "  --python DIR   folder with library.py, engine.py, textpipe.py, ... (default: " +
          default_python_dir().string() +
          ")\n"
+         "  --restarted REASON  this launch takes up a job that failed for REASON (set by scripts/supervise.py;\n"
+         "                 kept in the checkpoint, the metrics and the statistics)\n"
          "  --inject-fault RANK:ROUND:KIND  make RANK fail at ROUND (KIND: exception, kill, hang,\n"
          "                 kill_in_checkpoint); pipeline ranks count blocks instead of rounds. For tests.\n"
          "  --version      print the versions of fedavg_mpi, MPI, Python, torch and HDF5\n"
@@ -90,6 +92,8 @@ CommandLine parse_command_line(int argc, char** argv) {
       c.resume = true;
     } else if (a == "--overwrite") {
       c.overwrite = true;
+    } else if (name == "--restarted") {
+      c.restarted = value();
     } else if (name == "--inject-fault") {
       c.faults.push_back(parse_fault(value()));
     } else if (name == "--set") {

@@ -29,6 +29,7 @@ struct CommandLine {
   bool version = false;
   bool resume = false;     // continue the run whose checkpoint is in out_dir
   bool overwrite = false;  // replace the run in out_dir (kept until the new run's first checkpoint)
+  std::string restarted;   // --restarted REASON: this launch takes up a job that failed (scripts/supervise.py)
   std::vector<Fault> faults;       // --inject-fault, for tests
   std::vector<Override> overrides;  // --set KEY=VALUE, --KEY VALUE
   PrepareOptions prepare;

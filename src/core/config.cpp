@@ -15,6 +15,7 @@ Config::Config(const CommandLine& line)
       prepared(!line.config_dir),
       resume(line.resume),
       overwrite(line.overwrite),
+      restarted(line.restarted),
       faults(line.faults) {}
 
 int torch_threads_hint(const CommandLine& line) {

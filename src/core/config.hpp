@@ -20,6 +20,7 @@ struct Config {
   bool prepared = false;             // the job prepared config_dir from the corpora (no --config)
   bool resume = false;               // continue from the checkpoint in out_dir
   bool overwrite = false;            // replace the run in out_dir
+  std::string restarted;             // why the job this launch takes up failed (empty: not a restart)
   std::vector<Fault> faults;         // --inject-fault, for tests
   Settings settings;
 

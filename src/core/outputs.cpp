@@ -87,7 +87,7 @@ void write_word2vec_binary(const std::filesystem::path& path, const std::vector<
 
 MetricsLog::MetricsLog(const std::filesystem::path& path, long keep_through) : path_(path) {
   const std::string header =
-      "round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes,similarity,analogy\n";
+      "round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes,similarity,analogy,restarts\n";
   std::string kept = header;
   if (keep_through >= 0) {
     std::ifstream in(path);
@@ -110,12 +110,11 @@ namespace {
 double unsigned_nan(double v) { return std::isnan(v) ? std::fabs(v) : v; }
 }  // namespace
 
-void MetricsLog::row(long round, double windows_per_learner, double seconds, double test_loss, double train_loss,
-                     double sync_seconds, double sync_bytes, double similarity, double analogy) {
-  char buf[300];
-  std::snprintf(buf, sizeof buf, "%ld,%.0f,%.3f,%.6f,%.6f,%.4f,%.0f,%.4f,%.4f\n", round, windows_per_learner, seconds,
-                unsigned_nan(test_loss), unsigned_nan(train_loss), sync_seconds, sync_bytes, unsigned_nan(similarity),
-                unsigned_nan(analogy));
+void MetricsLog::row(const MetricsRow& r) {
+  char buf[320];
+  std::snprintf(buf, sizeof buf, "%ld,%.0f,%.3f,%.6f,%.6f,%.4f,%.0f,%.4f,%.4f,%d\n", r.round, r.windows_per_learner,
+                r.seconds, unsigned_nan(r.test_loss), unsigned_nan(r.train_loss), r.sync_seconds, r.sync_bytes,
+                unsigned_nan(r.similarity), unsigned_nan(r.analogy), r.restarts);
   out_ << buf << std::flush;
   if (!out_) throw Error(path_.string() + ": write failed");
 }

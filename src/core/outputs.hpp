@@ -28,19 +28,32 @@ void write_word2vec(const std::filesystem::path& path, const std::vector<std::st
 void write_word2vec_binary(const std::filesystem::path& path, const std::vector<std::string>& words,
                            const Matrix& m);
 
-// round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes,similarity,analogy — one
-// flushed row per round (round 0, before training, has train_loss nan); sync_seconds is the time the round's weight exchange took (broadcast + averaging
+// One row of the metrics log.
+struct MetricsRow {
+  long round = 0;
+  double windows_per_learner = 0.0;
+  double seconds = 0.0;
+  double test_loss = 0.0;
+  double train_loss = std::nan("");
+  double sync_seconds = 0.0;
+  double sync_bytes = 0.0;
+  double similarity = std::nan("");
+  double analogy = std::nan("");
+  int restarts = 0;
+};
+
+// round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes,similarity,analogy,restarts —
+// one flushed row per round (round 0, before training, has train_loss nan); sync_seconds is the time the round's weight exchange took (broadcast + averaging
 // collectives; easgd: the Dispatcher's handling of the round's pushes); sync_bytes counts the weights exchanged
-// since the run began; similarity (Spearman rho) and analogy (accuracy) are "nan" in rounds not scored.
+// since the run began; similarity (Spearman rho) and analogy (accuracy) are "nan" in rounds not scored; restarts
+// counts the times the job was restarted after a failure (scripts/supervise.py) so far.
 class MetricsLog {
  public:
   // Starts a new log, or (resume) keeps the rows up to and including `keep_through` and appends after them.
   explicit MetricsLog(const std::filesystem::path& path, long keep_through = -1);
   // The round of the last row kept when resuming (-1 if none).
   long last_round() const { return last_round_; }
-  void row(long round, double windows_per_learner, double seconds, double test_loss, double train_loss,
-           double sync_seconds = 0.0, double sync_bytes = 0.0, double similarity = std::nan(""),
-           double analogy = std::nan(""));
+  void row(const MetricsRow& r);
 
  private:
   std::filesystem::path path_;

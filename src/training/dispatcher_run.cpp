@@ -83,7 +83,8 @@ void DispatcherRun::start() {
     metrics_ = std::make_unique<core::MetricsLog>(metrics_path);
     const auto sc = scores();
     evaluated_at_ = elapsed();
-    metrics_->row(0, 0.0, evaluated_at_, loss_, train_loss_, 0.0, 0.0, sc.similarity, sc.analogy);
+    note_restart();
+    metrics_->row(metrics_row(0.0, sc));
     progress_.show(progress_round(std::nan(""), sc));
     return;
   }
@@ -115,22 +116,44 @@ void DispatcherRun::start() {
   strategy_.state() = ck.strategy_state;
   for (int p = 0; p < ctx_.map.pipelines(); ++p)
     outbox_.send(ck.positions[static_cast<std::size_t>(p)].encode(), ctx_.map.tokenizer(p), comm::Tag::ResumeFrom);
-  const bool same_learners = static_cast<int>(ck.learner_states.size()) == learners_;
-  if (!same_learners)
-    core::warn(ctx_.me, "the checkpoint holds the state of " + std::to_string(ck.learner_states.size()) +
-                            " learner(s), this run has " + std::to_string(learners_) +
-                            ": learners start with a fresh optimizer");
+  // Learner l goes on with learner l's state; with fewer learners the others' states are dropped, with more the
+  // new ones start afresh (the weights are the global ones either way).
+  const auto saved = static_cast<int>(ck.learner_states.size());
+  if (saved != learners_)
+    core::warn(ctx_.me, "the checkpoint holds the state of " + std::to_string(saved) + " learner(s), this run has " +
+                            std::to_string(learners_) + ": the first " + std::to_string(std::min(saved, learners_)) +
+                            " go on with theirs, " +
+                            (saved > learners_ ? "the other " + std::to_string(saved - learners_) + "'s are dropped"
+                                               : "the new ones start with a fresh optimizer"));
   for (int l = 0; l < learners_; ++l) {
     std::vector<std::uint8_t> state;
-    if (same_learners) state = ck.learner_states[static_cast<std::size_t>(l)];
+    if (l < saved) state = ck.learner_states[static_cast<std::size_t>(l)];
     learner_states_[static_cast<std::size_t>(l)] = state;
     outbox_.send(std::move(state), learner_ranks_[static_cast<std::size_t>(l)], comm::Tag::LearnerState);
   }
+  restarts_ = ck.restarts;
+  note_restart();
   metrics_ = std::make_unique<core::MetricsLog>(metrics_path, round_);
-  if (metrics_->last_round() < round_)
-    metrics_->row(round_, windows_per_learner_, seconds_before_, loss_, train_loss_, 0.0, sync_bytes_);
+  if (metrics_->last_round() < round_) {
+    auto row = metrics_row(0.0, {});
+    row.seconds = seconds_before_;
+    metrics_->row(row);
+  }
   std::printf("fedavg_mpi: resuming from round %ld (test loss %.4f, %.0f windows per learner, %.1f s)\n", round_,
               loss_, windows_per_learner_, seconds_before_);
+  std::fflush(stdout);
+}
+
+core::MetricsRow DispatcherRun::metrics_row(double sync_seconds, const bridge::Scores::Result& sc) const {
+  return {round_,       windows_per_learner_, evaluated_at_, loss_,      train_loss_,
+          sync_seconds, sync_bytes_,          sc.similarity, sc.analogy, static_cast<int>(restarts_.size())};
+}
+
+void DispatcherRun::note_restart() {
+  if (cfg_.restarted.empty()) return;
+  restarts_.push_back("round " + std::to_string(round_) + ": " + cfg_.restarted);
+  std::printf("fedavg_mpi: restart %zu, from round %ld, after: %s\n", restarts_.size(), round_,
+              cfg_.restarted.c_str());
   std::fflush(stdout);
 }
 
@@ -159,8 +182,7 @@ void DispatcherRun::end_round(const comm::WindowTotals& trained, double sync_sec
   if (checkpoint_due()) checkpoint();
   const auto sc = scores();
   evaluated_at_ = elapsed();
-  metrics_->row(round_, windows_per_learner_, evaluated_at_, loss_, train_loss_, sync_seconds, sync_bytes_,
-                sc.similarity, sc.analogy);
+  metrics_->row(metrics_row(sync_seconds, sc));
   pipelines_.drain();
   progress_.show(progress_round(trained.mean_lr(), sc));
 }
@@ -178,8 +200,9 @@ void DispatcherRun::check_divergence(double sync_seconds) {
   const bool too_high = s_.max_loss_ratio > 0 && first_loss_ > 0 && loss_ > s_.max_loss_ratio * first_loss_;
   if (std::isfinite(loss_) && !too_high) return;
   // The round's row goes to the metrics for the diagnosis; its weights do not go to the checkpoint.
-  metrics_->row(round_, windows_per_learner_, elapsed(), loss_, train_loss_, sync_seconds, sync_bytes_, std::nan(""),
-                std::nan(""));
+  auto row = metrics_row(sync_seconds, {});
+  row.seconds = elapsed();
+  metrics_->row(row);
   char what[160];
   std::snprintf(what, sizeof what, "test loss %g after round %ld, above max_loss_ratio %g times the untrained model's %g",
                 loss_, round_, s_.max_loss_ratio, first_loss_);
@@ -217,7 +240,7 @@ void DispatcherRun::checkpoint() {
   const auto progress = pipelines_.progress();
   core::write_checkpoint(
       checkpoint_path_,
-      {arrays, info, learner_states_, pipelines_.positions(), strategy_.state(), vocab_.words, progress},
+      {arrays, info, learner_states_, pipelines_.positions(), strategy_.state(), vocab_.words, progress, restarts_},
       ctx_.hooks.kill_in_checkpoint(round_));
   core::OutputFolder::commit(cfg_.out_dir);  // what --overwrite replaced may go now
   last_checkpoint_ = round_;
@@ -243,8 +266,13 @@ void DispatcherRun::finish() {
                             " strategy=" + core::strategy_name(s_.strategy) +
                             " learners=" + std::to_string(learners_) +
                             " pipelines=" + std::to_string(ctx_.map.pipelines()) + " epochs=" + epochs +
-                            " sync_bytes=" + fmt("%.0f", sync_bytes_);
-  core::write_file_atomic(cfg_.out_dir / (s_.data_name + "_stats.txt"), stats + "\n");
+                            " sync_bytes=" + fmt("%.0f", sync_bytes_) +
+                            " restarts=" + std::to_string(restarts_.size());
+  // One line per restart after the statistics: where the run was taken up again, and why it had failed.
+  std::string restarts;
+  for (std::size_t k = 0; k < restarts_.size(); ++k)
+    restarts += "restart " + std::to_string(k + 1) + ": " + restarts_[k] + "\n";
+  core::write_file_atomic(cfg_.out_dir / (s_.data_name + "_stats.txt"), stats + "\n" + restarts);
   std::printf("%s\n", stats.c_str());
   if (ctx_.signals.received() && stopped_ == core::StopSignal::name(ctx_.signals.received()))
     std::printf("fedavg_mpi: stopped by %s after round %ld; checkpoint and outputs are written (--resume continues)\n",

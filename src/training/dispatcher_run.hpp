@@ -79,6 +79,10 @@ class DispatcherRun {
   void check_divergence(double sync_seconds);
   // The embeddings' word-similarity and analogy scores if this round is scored (eval_every), else NaN.
   bridge::Scores::Result scores();
+  // The current round's metrics row.
+  core::MetricsRow metrics_row(double sync_seconds, const bridge::Scores::Result& sc) const;
+  // This run was started again after a failure (--restarted): the reason joins the run's restarts.
+  void note_restart();
   // The progress line's figures for the current round.
   Progress::Round progress_round(double lr, const bridge::Scores::Result& sc) const;
   void checkpoint();
@@ -115,6 +119,7 @@ class DispatcherRun {
   double train_loss_ = std::nan("");  // none before the first round
   double sync_bytes_ = 0.0;  // bytes of weights exchanged, all runs of a resumed job together
   std::string stopped_;
+  std::vector<std::string> restarts_;  // "round R: why the run before failed", all runs of a job
   long last_checkpoint_ = -1;
 };
 

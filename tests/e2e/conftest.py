@@ -65,7 +65,7 @@ class Job:
         return [dict(zip(header, map(float, r.split(",")))) for r in rows[1:]]
 
     def stats(self):
-        line = (self.out / f"{self.name}_stats.txt").read_text().strip()
+        line = (self.out / f"{self.name}_stats.txt").read_text().splitlines()[0].strip()
         assert line.startswith("final: "), line
         return dict(kv.split("=", 1) for kv in line[len("final: "):].split())
 

@@ -21,7 +21,7 @@ def mpiexec(app, n, args, cwd, timeout=JOB_TIMEOUT):
 
 
 def stats(out, name):
-    line = (out / f"{name}_stats.txt").read_text().strip()
+    line = (out / f"{name}_stats.txt").read_text().splitlines()[0].strip()
     return dict(kv.split("=", 1) for kv in line[len("final: "):].split())
 
 

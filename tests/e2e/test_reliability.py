@@ -2,7 +2,9 @@
 run resumes from its checkpoint; a kill during a checkpoint write leaves the previous one; SIGTERM stops
 cleanly (fedavg and hogwild); the same seed gives bit-identical embeddings."""
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -10,7 +12,7 @@ import time
 import h5py
 import pytest
 
-from conftest import JOB_TIMEOUT
+from conftest import JOB_TIMEOUT, PYTHON, ROOT
 
 ROLES = {0: "Dispatcher", 1: "Tokenizer", 2: "Filter", 3: "Batcher", 4: "Learner"}
 
@@ -126,3 +128,37 @@ def test_same_seed_gives_bit_identical_embeddings(layout, run_job, toy_config, t
     second = run_job(**kwargs)
     assert second.rc == 0, second.stderr
     assert (second.out / "toy.w2v.txt").read_bytes() == a
+
+
+def test_the_supervisor_restarts_a_failed_job_from_its_checkpoint(app, toy_config, tmp_path):
+    """scripts/supervise.py: a learner killed in round 3 costs that round; the job goes on from round 2's
+    checkpoint with no human step, and the restart and its reason are in the metrics and the statistics."""
+    cfg_dir = tmp_path / "config"
+    shutil.copytree(toy_config / "config", cfg_dir)
+    cfg = json.loads((cfg_dir / "cfg.json").read_text())
+    cfg.update({"bpe": 10, "bs": 64, "target": 0, "max_rounds": 5, "liveness_seconds": 20})
+    (cfg_dir / "cfg.json").write_text(json.dumps(cfg))
+    out = tmp_path / "out"
+    cmd = [PYTHON, str(ROOT / "scripts" / "supervise.py"), "--restarts", "1", "--", "mpiexec", "-n", "6", str(app),
+           "--config", str(cfg_dir), "--out", str(out), "--inject-fault", "5:3:exception",
+           str(toy_config / "train.txt")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=JOB_TIMEOUT,
+                          env={**os.environ, "MPIEXEC_TIMEOUT": str(JOB_TIMEOUT - 10)})
+    assert proc.returncode == 0, proc.stderr
+    assert "resuming from round 2" in proc.stdout
+    lines = (out / "toy_stats.txt").read_text().splitlines()
+    assert "restarts=1" in lines[0] and "rounds=5" in lines[0]
+    assert lines[1] == "restart 1: round 2: rank 5 (Learner): injected fault: exception at round 3 (--inject-fault)"
+    rows = (out / "toy_metrics.csv").read_text().splitlines()
+    assert rows[0].endswith(",restarts")
+    assert [r.split(",")[0] + ":" + r.split(",")[-1] for r in rows[1:]] == ["0:0", "1:0", "2:0", "3:1", "4:1", "5:1"]
+
+
+def test_the_supervisor_does_not_restart_a_job_with_bad_input(app, toy_config, tmp_path):
+    cmd = [PYTHON, str(ROOT / "scripts" / "supervise.py"), "--restarts", "3", "--", "mpiexec", "-n", "5", str(app),
+           "--config", str(toy_config / "config"), "--out", str(tmp_path / "out"), "--dim", "zero",
+           str(toy_config / "train.txt")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "MPIEXEC_TIMEOUT": "50"})
+    assert proc.returncode != 0
+    assert "not restarting" in proc.stderr and "restart 1" not in proc.stderr

@@ -1,0 +1,82 @@
+"""fedavg_mpi across emulated hosts (see conftest.py), every job time-limited: the Dispatcher and the pipeline on
+one host, the learners on another, so batches and weights cross the network (checked on the interfaces' byte
+counters); the job trains to its target and exits by itself; a learner killed on the remote host costs one round
+and no human step (scripts/supervise.py restarts the job from its checkpoint), even with its host left out."""
+
+import csv
+import json
+import shutil
+
+import pytest
+
+
+def config(toy, tmp_path, **settings):
+    cfg_dir = tmp_path / "config"
+    shutil.copytree(toy / "config", cfg_dir)
+    cfg = json.loads((cfg_dir / "cfg.json").read_text())
+    cfg.update({"bpe": 10, "bs": 64, "liveness_seconds": 30, "progress_seconds": 0, **settings})
+    (cfg_dir / "cfg.json").write_text(json.dumps(cfg))
+    return cfg_dir
+
+
+def stats(out):
+    line = (out / "toy_stats.txt").read_text().splitlines()[0]
+    return dict(kv.split("=", 1) for kv in line[len("final: "):].split())
+
+
+def metrics(out):
+    with open(out / "toy_metrics.csv") as f:
+        return list(csv.DictReader(f))
+
+
+def test_training_across_two_hosts_reaches_the_target_over_the_network(hosts, toy, tmp_path):
+    h = hosts(2)
+    cfg = config(toy, tmp_path, target=2.6, max_rounds=200)
+    before = h.bytes()
+    job = h.mpiexec([(0, 4), (1, 2)], ["--config", cfg, "--out", tmp_path / "out", toy / "train.txt"])
+    after = h.bytes()
+    assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-2000:]
+    s = stats(tmp_path / "out")
+    assert s["stopped"] == "target" and s["learners"] == "2"
+    # What the learners' host must have received: every window they trained (int32, 5 per window) and the
+    # global weights of every round (half of sync_bytes; the other half goes back).
+    trained = float(s["windows_per_learner"]) * 2 * 5 * 4
+    expected = trained + float(s["sync_bytes"]) / 2
+    learners_host = h.names[1]
+    received = after[learners_host][1] - before[learners_host][1]
+    sent = after[learners_host][0] - before[learners_host][0]
+    assert received >= 0.9 * expected, (received, expected)
+    assert sent >= 0.9 * float(s["sync_bytes"]) / 2, (sent, s["sync_bytes"])
+
+
+def test_a_killed_remote_learner_costs_one_round_and_no_human_step(hosts, toy, tmp_path):
+    h = hosts(2)
+    cfg = config(toy, tmp_path, target=0, max_rounds=8)
+    out = tmp_path / "out"
+    job = h.mpiexec([(0, 4), (1, 2)], ["--config", cfg, "--out", out, "--inject-fault", "5:4:kill",
+                                        toy / "train.txt"], supervise=["--restarts", "2"])
+    assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-3000:]
+    assert "restart 1 of 2" in job.stderr
+    s = stats(out)
+    assert s["rounds"] == "8" and s["restarts"] == "1" and s["learners"] == "2"
+    lines = (out / "toy_stats.txt").read_text().splitlines()
+    assert lines[1].startswith("restart 1: round 3: ") and h.names[1] in lines[1]
+    # Killed in round 4, taken up from the checkpoint of round 3: one round lost, every round in the metrics.
+    assert "resuming from round 3" in job.stdout
+    rows = metrics(out)
+    assert [int(r["round"]) for r in rows] == list(range(9))
+    assert [int(r["restarts"]) for r in rows] == [0] * 4 + [1] * 5
+
+
+def test_the_failed_host_can_be_left_out(hosts, toy, tmp_path):
+    h = hosts(3)
+    cfg = config(toy, tmp_path, target=0, max_rounds=6)
+    out = tmp_path / "out"
+    job = h.mpiexec([(0, 4), (1, 1), (2, 1)], ["--config", cfg, "--out", out, "--inject-fault", "5:3:kill",
+                                                 toy / "train.txt"], supervise=["--restarts", "1",
+                                                                                "--drop-failed-hosts"])
+    assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-3000:]
+    s = stats(out)
+    assert s["rounds"] == "6" and s["restarts"] == "1" and s["learners"] == "1"
+    assert "its host left out" in (out / "toy_stats.txt").read_text()
+    assert "the first 1 go on with theirs" in job.stderr
