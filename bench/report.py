@@ -19,6 +19,10 @@ PYTHON = "/usr/bin/python3"
 
 # What the figures of a section depend on, for the reader; no measured figure goes here (they would go stale).
 NOTES = {
+    "Many hosts":
+        "The two hosts are network namespaces of this machine (scripts/emulate_hosts.sh): they share its cores, so "
+        "the TCP stack's work on the batches and weights is done by the cores the learners train on, as it would "
+        "not be on separate machines. The exchange is sync_seconds, measured once every learner is in it.",
     "Learner throughput per core, against gensim":
         "`neg` is the hand-written model (the default); `neg_autograd` is library.py's `NegCBOW`, the same loss "
         "written with autograd and stepped by trainer.py on the rows a batch touches, the model the recipes of "
@@ -60,6 +64,7 @@ def main():
         ("MPI: the weight exchange between local ranks", run("mpi_exchange.py")),
         ("Time to quality on the text8 prefix", run("time_to_quality.py", "--budgets", *(["10"] if quick else ["5", "10", "15"]))),
         ("Soak", run("soak.py", "--rounds", "300" if quick else "2000")),
+        ("Many hosts", run("multihost.py", "--pairs", "3" if quick else "5")),
     ]
     cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
                 if l.startswith("model name")), platform.processor())
