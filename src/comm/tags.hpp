@@ -21,6 +21,7 @@ enum class Tag : int {
   Average = 24,  // Learner -> Dispatcher (fedavg, bmuf; learner communicator): float [params] weights x share
   Cut = 25,      // Dispatcher -> Learner (balance_rounds): int64 round whose training ends after the current step
   PassWindows = 26,  // Filter -> Dispatcher: int64 windows the Filter made in a pass over its corpus file
+  RowDelta = 27,     // Learner -> parent learner or Dispatcher (sparse exchange): uint8 rows, summed up the tree
   Shutdown = 98,  // downstream -> upstream: stop producing (empty)
   ShutdownAck = 99,  // upstream -> downstream: nothing more will follow (empty)
 };

@@ -129,6 +129,13 @@ constexpr std::pair<const char*, StrategyKind> kStrategies[] = {
 constexpr std::pair<const char*, WaitProfile> kWaitProfiles[] = {
     {"auto", WaitProfile::Auto}, {"plain", WaitProfile::Plain}, {"oversubscribed", WaitProfile::Oversubscribed}};
 
+constexpr std::pair<const char*, Exchange> kExchanges[] = {
+    {"auto", Exchange::Auto}, {"dense", Exchange::Dense}, {"sparse", Exchange::Sparse}};
+constexpr std::pair<const char*, ExchangeType> kExchangeTypes[] = {
+    {"float32", ExchangeType::Float32}, {"float16", ExchangeType::Float16}, {"bfloat16", ExchangeType::BFloat16}};
+constexpr std::pair<const char*, SparseWeighting> kWeightings[] = {{"windows", SparseWeighting::Windows},
+                                                                   {"touched", SparseWeighting::Touched}};
+
 // Every key, in the order --help lists them.
 const std::vector<Key>& keys() {
   static const std::vector<Key> table = [] {
@@ -198,6 +205,20 @@ const std::vector<Key>& keys() {
     k.push_back(boolean("nesterov", &Settings::nesterov, "bmuf: Nesterov outer momentum (diloco always uses it)"));
     k.push_back(number("elastic_alpha", &Settings::elastic_alpha, 0.0, 1.0,
                        "easgd: moving rate (0: 0.9 / learners)"));
+    k.push_back(choice("exchange", &Settings::exchange, kExchanges,
+                       "fedavg, bsp, bmuf, diloco: send every weight, or only the rows that changed (auto: sparse "
+                       "from 8M parameters on)"));
+    k.push_back(number("sparse_rows", &Settings::sparse_rows, 0.0, 1.0,
+                       "sparse: the fraction of each table's rows a learner sends a round, largest changes first "
+                       "(1: every changed row, exact)",
+                       true));
+    k.push_back(choice("sparse_values", &Settings::sparse_values, kExchangeTypes,
+                       "sparse: the values learners send (16-bit: half the bytes, the rounding kept for later)"));
+    k.push_back(choice("sparse_weighting", &Settings::sparse_weighting, kWeightings,
+                       "sparse: average a row by each learner's share of the windows, or over the learners that "
+                       "changed it"));
+    k.push_back(integer("full_sync_every", &Settings::full_sync_every, 0, 100'000'000,
+                        "sparse: every this many rounds, send every change and residual in float32 (0: never)"));
     k.push_back(boolean("balance_rounds", &Settings::balance_rounds,
                         "fedavg, bsp, bmuf, diloco: the first learner done ends the round"));
     k.push_back(boolean("fixed_batch_order", &Settings::fixed_batch_order,

@@ -18,6 +18,14 @@ enum class StrategyKind { FedAvg, Bsp, Bmuf, Diloco, Easgd, Hogwild };
 // The cfg.json name of a strategy.
 const char* strategy_name(StrategyKind k);
 
+// How lock-step rounds exchange weights: every weight, or only the rows that changed (training::SparseExchange).
+enum class Exchange { Auto, Dense, Sparse };
+// The values the sparse exchange sends up the learner tree.
+enum class ExchangeType { Float32, Float16, BFloat16 };
+// How the sparse exchange averages a row: by each learner's share of the round's windows (what dense averaging
+// does), or over the learners that sent the row, by their windows.
+enum class SparseWeighting { Windows, Touched };
+
 // How waiting ranks sleep (comm::WaitPolicy); "wait_profile" in cfg.json.
 enum class WaitProfile { Auto, Plain, Oversubscribed };
 
@@ -48,6 +56,11 @@ struct Settings {
   double slow_factor = 1.0;
   bool fixed_batch_order = false;
   bool balance_rounds = false;
+  Exchange exchange = Exchange::Auto;
+  double sparse_rows = 1.0;
+  ExchangeType sparse_values = ExchangeType::Float32;
+  SparseWeighting sparse_weighting = SparseWeighting::Windows;
+  int full_sync_every = 0;  // 0: never
   double liveness_seconds = 120.0;
   WaitProfile wait_profile = WaitProfile::Auto;
   double progress_seconds = 1.0;

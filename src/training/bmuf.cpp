@@ -20,6 +20,24 @@ void Bmuf::close_round(RoundSync& sync, std::vector<float>& w) {
   }
 }
 
+void Bmuf::outer_step(SparseDelta& average, const Layout& layout) {
+  const std::size_t total = layout.empty() ? 0 : layout.back().offset + layout.back().rows * layout.back().cols;
+  if (m_.size() != total) m_.assign(total, 0.0f);
+  for (std::size_t t = 0; t < layout.size(); ++t) {
+    auto& part = average.parts[t];
+    const std::size_t cols = layout[t].cols;
+    for (std::size_t k = 0; k < part.rows.size(); ++k) {
+      float* m = m_.data() + layout[t].offset + static_cast<std::size_t>(part.rows[k]) * cols;
+      float* v = part.values.data() + k * cols;
+      for (std::size_t c = 0; c < cols; ++c) {
+        const float g = -v[c];  // the pseudo-gradient: global - average
+        m[c] = momentum_ * m[c] + g;
+        v[c] = -block_lr_ * (nesterov_ ? g + momentum_ * m[c] : m[c]);
+      }
+    }
+  }
+}
+
 std::string Bmuf::divergence_hint(int) const { return "lower lr, block_lr or block_momentum"; }
 
 }  // namespace fedavg::training

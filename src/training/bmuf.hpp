@@ -18,6 +18,8 @@ class Bmuf : public Lockstep {
   // fedavg's exchanges; the Dispatcher then steps from the round's start along the averaged update.
   void open_round(RoundSync& sync, std::vector<float>& w, bool first) override;
   void close_round(RoundSync& sync, std::vector<float>& w) override;
+  // The same step on the rows the learners changed (the momentum of the others waits until they change: lazy).
+  void outer_step(SparseDelta& average, const Layout& layout) override;
 
  private:
   float block_lr_;

@@ -25,8 +25,12 @@ void Bsp::open_round(RoundSync& sync, std::vector<float>& w, bool first) {
 void Bsp::close_round(RoundSync& sync, std::vector<float>& w) {
   if (sync.on_dispatcher()) std::fill(w.begin(), w.end(), 0.0f);  // it only watches the average
   sync.allreduce_in_place(w);
+  after_sparse_round(sync, w);
+}
+
+void Bsp::after_sparse_round(RoundSync& sync, const std::vector<float>& w) {
   if (!sync.same_everywhere(fingerprint(w)))
-    throw core::Error("bsp: the replicas of the weights differ after the allreduce (they must be bit-identical)");
+    throw core::Error("bsp: the replicas of the weights differ after the exchange (they must be bit-identical)");
 }
 
 }  // namespace fedavg::training

@@ -13,6 +13,8 @@ class Bsp : public Lockstep {
   void open_round(RoundSync& sync, std::vector<float>& w, bool first) override;
   // The allreduce, then the check that every member holds the same bits; throws core::Error if not.
   void close_round(RoundSync& sync, std::vector<float>& w) override;
+  // The sparse exchange averages as fedavg's does; the replicas are checked the same way.
+  void after_sparse_round(RoundSync& sync, const std::vector<float>& w) override;
 };
 
 }  // namespace fedavg::training

@@ -267,6 +267,7 @@ void DispatcherRun::finish() {
                             " learners=" + std::to_string(learners_) +
                             " pipelines=" + std::to_string(ctx_.map.pipelines()) + " epochs=" + epochs +
                             " sync_bytes=" + fmt("%.0f", sync_bytes_) +
+                            " inbound_bytes=" + fmt("%.0f", inbound_bytes_) +
                             " restarts=" + std::to_string(restarts_.size());
   // One line per restart after the statistics: where the run was taken up again, and why it had failed.
   std::string restarts;

@@ -41,6 +41,8 @@ class DispatcherRun {
   const Context& ctx() const { return ctx_; }
   const core::Settings& settings() const { return s_; }
   std::vector<float>& weights() { return weights_; }
+  // The model's parameters, in the order of the flat weights.
+  const std::vector<bridge::ParamShape>& shapes() const { return model_.shapes; }
   const std::vector<int>& learner_ranks() const { return learner_ranks_; }
   // An empty WindowTotals with a slot per pipeline (the Dispatcher's share of RoundSync::totals).
   comm::WindowTotals no_windows() const {
@@ -64,6 +66,8 @@ class DispatcherRun {
   void end_round(const comm::WindowTotals& trained, double sync_seconds);
   // Weights exchanged, in bytes, added to sync_bytes.
   void add_sync_bytes(double bytes) { sync_bytes_ += bytes; }
+  // Weights received by the Dispatcher, in bytes, added to inbound_bytes.
+  void add_inbound_bytes(double bytes) { inbound_bytes_ += bytes; }
   // Receives every learner's opaque state (LearnerState), one message from each.
   void collect_states();
   // Learner l's latest state, for the checkpoint.
@@ -118,6 +122,7 @@ class DispatcherRun {
   double loss_ = 0.0, first_loss_ = 0.0, windows_per_learner_ = 0.0;
   double train_loss_ = std::nan("");  // none before the first round
   double sync_bytes_ = 0.0;  // bytes of weights exchanged, all runs of a resumed job together
+  double inbound_bytes_ = 0.0;  // of which the Dispatcher received, this run
   std::string stopped_;
   std::vector<std::string> restarts_;  // "round R: why the run before failed", all runs of a job
   long last_checkpoint_ = -1;

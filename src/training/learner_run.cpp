@@ -22,6 +22,7 @@ LearnerRun::LearnerRun(const Context& ctx, Strategy& strategy)
       outbox_(ctx.world),
       batch_(static_cast<std::size_t>(s_.windows_per_round() * s_.window_width())) {
   const ModelSetup m = describe_model(ctx, vocab_, lib_);
+  shapes_ = m.shapes;
   if (float* memory = strategy.learner_weights(ctx, m.size())) {
     lib_.create(m.cfg, memory, m.size(), false);  // the strategy's memory holds the weights already
   } else {
@@ -37,6 +38,12 @@ LearnerRun::LearnerRun(const Context& ctx, Strategy& strategy)
                       state);
     lib_.set_state(state);
   }
+}
+
+std::vector<int> LearnerRun::learner_ranks() const {
+  std::vector<int> ranks;
+  for (int l = 0; l < ctx_.map.learners(); ++l) ranks.push_back(ctx_.map.learner_rank(l));
+  return ranks;
 }
 
 void LearnerRun::finish() {

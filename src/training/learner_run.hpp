@@ -30,6 +30,10 @@ class LearnerRun {
   int dispatcher() const { return ctx_.map.dispatcher(); }
   // This learner's own weights (empty when the strategy provides the memory).
   std::vector<float>& weights() { return weights_; }
+  // The model's parameters, in the order of the flat weights.
+  const std::vector<bridge::ParamShape>& shapes() const { return shapes_; }
+  // Every learner's world rank, in learner order.
+  std::vector<int> learner_ranks() const;
   comm::Outbox& outbox() { return outbox_; }
 
   // Makes sure a whole period's batches are ready: unless a cut period left that many, waits for the next
@@ -53,6 +57,7 @@ class LearnerRun {
   std::vector<float> weights_;  // declared before the model that views it, so it outlives the model
   const core::Vocabulary vocab_;  // read before torch is imported, so a bad vocab.txt fails fast
   bridge::Library lib_;
+  std::vector<bridge::ParamShape> shapes_;
   comm::Outbox outbox_;
   std::vector<std::int32_t> batch_;  // its first `ready_` batches of bs windows are not trained yet, in order
   int ready_ = 0;  // batches in batch_: a period's, plus what a cut period left (balance_rounds)

@@ -1,19 +1,34 @@
 #include "training/lockstep.hpp"
 
 #include <functional>
+#include <optional>
 #include <set>
 
 #include "comm/messages.hpp"
 #include "training/dispatcher_run.hpp"
 #include "training/learner_run.hpp"
+#include "training/sparse_exchange.hpp"
 
 namespace fedavg::training {
+
+namespace {
+
+// A full round of the sparse exchange: every change and residual, in float32 (full_sync_every).
+bool full_round(const core::Settings& s, long round) { return s.full_sync_every > 0 && round % s.full_sync_every == 0; }
+
+}  // namespace
+
+void Lockstep::outer_step(SparseDelta&, const Layout&) {}
+
+void Lockstep::after_sparse_round(RoundSync&, const std::vector<float>&) {}
 
 void Lockstep::dispatcher_rounds(DispatcherRun& run) {
   const Context& ctx = run.ctx();
   const core::Settings& s = run.settings();
   using Clock = DispatcherRun::Clock;
   RoundSync sync(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks());
+  std::optional<SparseExchange> sparse;
+  if (sparse_exchange(s, run.weights().size())) sparse.emplace(sync, layout_of(run.shapes()), s);
   bool first = true;
   while (!run.should_stop()) {
     const long round = run.next_round();
@@ -22,9 +37,10 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     sync.await_reports(comm::Tag::Ready, round, comm::kDirect);
     if (first) run.training_begins();
     // Every learner is in the collectives once Ready/RoundDone arrived: these spans are pure weight exchange.
-    const double bytes_before = sync.weight_bytes();
+    const double bytes_before = sync.weight_bytes() + (sparse ? sparse->bytes() : 0.0);
+    const double inbound_before = sync.inbound_bytes() + (sparse ? sparse->inbound_bytes() : 0.0);
     auto sync_start = Clock::now();
-    open_round(sync, run.weights(), first);
+    if (!sparse || first) open_round(sync, run.weights(), first);
     double sync_seconds = DispatcherRun::seconds_since(sync_start);
     first = false;
     // balance_rounds: the first learner done ends the round; the others stop after their current step.
@@ -36,9 +52,17 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     sync.await_reports(comm::Tag::RoundDone, round, comm::kSlowPeer, cut);
     sync_start = Clock::now();
     const comm::WindowTotals total = sync.totals(run.no_windows());
-    close_round(sync, run.weights());
+    if (sparse) {
+      SparseDelta change = sparse->collect(full_round(s, round));
+      outer_step(change, sparse->layout());
+      sparse->publish(change, run.weights());
+      after_sparse_round(sync, run.weights());
+    } else {
+      close_round(sync, run.weights());
+    }
     sync_seconds += DispatcherRun::seconds_since(sync_start);
-    run.add_sync_bytes(sync.weight_bytes() - bytes_before);
+    run.add_sync_bytes(sync.weight_bytes() + (sparse ? sparse->bytes() : 0.0) - bytes_before);
+    run.add_inbound_bytes(sync.inbound_bytes() + (sparse ? sparse->inbound_bytes() : 0.0) - inbound_before);
     if (run.checkpoint_due()) run.collect_states();  // learners send theirs after the closing exchange
     run.end_round(total, sync_seconds);
   }
@@ -49,7 +73,9 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
 void Lockstep::learner_rounds(LearnerRun& run) {
   const Context& ctx = run.ctx();
   const core::Settings& s = run.settings();
-  RoundSync sync(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, {});
+  RoundSync sync(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks());
+  std::optional<SparseExchange> sparse;
+  if (sparse_exchange(s, run.weights().size())) sparse.emplace(sync, layout_of(run.shapes()), s);
   bool first = true;
   for (;;) {
     const comm::Control c = sync.control();
@@ -59,15 +85,23 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     }
     ctx.hooks.reached(c.round);
     sync.report(comm::Tag::Ready, c.round);
-    open_round(sync, run.weights(), first);
+    if (!sparse || first) {
+      open_round(sync, run.weights(), first);
+      if (sparse) sparse->start_from(run.weights());
+    }
     first = false;
     run.next_batch();
     const comm::WindowTotals mine = run.train(s.balance_rounds ? c.round : 0);
     sync.report(comm::Tag::RoundDone, c.round);
     const comm::WindowTotals total = sync.totals(mine);
-    const auto share = static_cast<float>(mine.windows / total.windows);
-    for (auto& x : run.weights()) x *= share;
-    close_round(sync, run.weights());
+    const double share = mine.windows / total.windows;
+    if (sparse) {
+      sparse->learner_round(run.weights(), share, mine.windows, full_round(s, c.round));
+      after_sparse_round(sync, run.weights());
+    } else {
+      for (auto& x : run.weights()) x *= static_cast<float>(share);
+      close_round(sync, run.weights());
+    }
     if (c.round % s.checkpoint_every == 0) run.send_state();
   }
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "training/round_sync.hpp"
+#include "training/sparse_delta.hpp"
 #include "training/strategy.hpp"
 
 namespace fedavg::training {
@@ -24,6 +25,12 @@ class Lockstep : public Strategy {
   // After training. Learner: contribute `w`, already scaled by its share of the round's windows. Dispatcher:
   // receive the contributions and leave the new global weights in `w`.
   virtual void close_round(RoundSync& sync, std::vector<float>& w) = 0;
+  // With the sparse exchange (training::SparseExchange), which takes the place of close_round after the first
+  // round's open_round. Dispatcher: turns the learners' average change into the change of the global weights;
+  // it stays as it is unless the strategy has an outer step.
+  virtual void outer_step(SparseDelta& average, const Layout& layout);
+  // With the sparse exchange, every member, after the round's exchange.
+  virtual void after_sparse_round(RoundSync& sync, const std::vector<float>& w);
 };
 
 }  // namespace fedavg::training

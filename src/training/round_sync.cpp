@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "training/learner_tree.hpp"
 
 namespace fedavg::training {
 
@@ -80,22 +81,31 @@ comm::WindowTotals RoundSync::totals(const comm::WindowTotals& mine) {
 }
 
 void RoundSync::average_into_root(std::vector<float>& w) {
-  if (comm_.rank() != 0) {
-    comm_.isend(w.data(), w.size(), 0, comm::Tag::Average).wait_until(deadline(), waits_.collective());
-  } else {
+  // Each learner adds its children's sums to its own weights and sends the total to its parent; the Dispatcher
+  // receives the root's, which overwrites its own.
+  const int me = comm_.rank();
+  for (const int child : tree_children(me, comm_.size())) {
     incoming_.resize(w.size());
-    for (int m = 1; m < comm_.size(); ++m) {
-      const std::string who = "the weights of learner rank " + std::to_string(learner_ranks_[m - 1]);
-      // The first learner's weights go straight into w (0 + x = x, so the sum is the same).
-      float* into = m == 1 ? w.data() : incoming_.data();
-      comm_.receive_into(comm_.await_message(m, comm::Tag::Average, deadline(), who, waits_.collective()),
-                         into, w.size());
-      if (m > 1)
-        for (std::size_t i = 0; i < w.size(); ++i) w[i] += incoming_[i];
-    }
+    comm_.receive_into(comm_.await_message(child, comm::Tag::Average, deadline(), who(child), waits_.collective()),
+                       incoming_.data(), w.size());
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] += incoming_[i];
+  }
+  if (me != 0) {
+    comm_.isend(w.data(), w.size(), tree_parent(me), comm::Tag::Average).wait_until(deadline(), waits_.collective());
+  } else if (comm_.size() > 1) {
+    comm_.receive_into(comm_.await_message(1, comm::Tag::Average, deadline(), who(1), waits_.collective()), w.data(),
+                       w.size());
+    inbound_bytes_ += static_cast<double>(w.size() * sizeof(float));
   }
   weight_bytes_ += static_cast<double>(comm_.size() - 1) * static_cast<double>(w.size() * sizeof(float));
   complete_reports();
+}
+
+std::string RoundSync::who(int rank) const {
+  const auto world = rank >= 1 && static_cast<std::size_t>(rank) <= learner_ranks_.size()
+                         ? learner_ranks_[static_cast<std::size_t>(rank - 1)]
+                         : -1;
+  return "the weights of learner rank " + (world >= 0 ? std::to_string(world) : "?");
 }
 
 void RoundSync::allreduce_in_place(std::vector<float>& w) {

@@ -39,14 +39,20 @@ class RoundSync {
   // The wait for the first RoundDone (the learners' training) recurs every round, like the learners' Control.
   void await_reports(comm::Tag tag, long round, double factor,
                      const std::function<void(const std::set<int>&)>& first_in = {});
+  const comm::Communicator& comm() const { return comm_; }
+  const comm::WaitPolicy& waits() const { return waits_; }
+  double liveness() const { return liveness_; }
+  const std::vector<int>& learner_ranks() const { return learner_ranks_; }
   // Dispatcher: sends the global weights. Learner: overwrites its weights with them.
   void weights(std::vector<float>& w);
   // Everyone: sums `mine` over all members (the Dispatcher contributes zeros); every member's has as many
   // pipelines.
   comm::WindowTotals totals(const comm::WindowTotals& mine);
   // Everyone: sums the learners' `w` (pre-scaled by each learner's share of the windows) into the Dispatcher's
-  // `w`, which is overwritten, in learner order. Point to point rather than MPI_Ireduce, which Debian's MPICH
-  // runs slower between local ranks (docs/performance.md#mpi-the-weight-exchange-between-local-ranks).
+  // `w`, which is overwritten: along the learner tree (learner_tree.hpp), so the Dispatcher receives one copy
+  // however many learners there are; a learner's `w` then holds its subtree's sum. Point to point rather than
+  // MPI_Ireduce, which Debian's MPICH runs slower between local ranks
+  // (docs/performance.md#mpi-the-weight-exchange-between-local-ranks).
   void average_into_root(std::vector<float>& w);
   // Everyone: sums the pre-scaled `w` of all members in place (bsp; the Dispatcher's must be zeros).
   void allreduce_in_place(std::vector<float>& w);
@@ -56,10 +62,15 @@ class RoundSync {
   // (a broadcast sends one copy per learner, a reduce receives one per learner, an allreduce takes and returns
   // one per member), whatever MPI's internal algorithm. Control values are not counted.
   double weight_bytes() const { return weight_bytes_; }
+  // Bytes of weights the Dispatcher received through average_into_root.
+  double inbound_bytes() const { return inbound_bytes_; }
+  // Learner: completes the Ready/RoundDone reports in flight (after the round's exchange).
+  void complete_reports();
+  // "the weights of learner rank N" for learner communicator rank `rank`.
+  std::string who(int rank) const;
 
  private:
   comm::Deadline deadline() const;
-  void complete_reports();
   const comm::Communicator& comm_;
   const comm::Communicator& world_;
   const comm::WaitPolicy& waits_;
@@ -70,6 +81,7 @@ class RoundSync {
   comm::Cadence control_wait_;   // Learner: how long the Control of a round takes to come
   comm::Cadence training_wait_;  // Dispatcher: how long the first RoundDone of a round takes to come
   double weight_bytes_ = 0.0;
+  double inbound_bytes_ = 0.0;
 };
 
 }  // namespace fedavg::training

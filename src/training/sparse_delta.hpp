@@ -1,0 +1,52 @@
+// A change to some rows of the flat weights, as the sparse exchange moves it: per table (a parameter seen as
+// rows of its first dimension; a 1-D parameter is one row) the sorted indices of the rows it changes, their
+// values and, for the "touched" weighting, each row's weight. Encoded to bytes with float32, float16 or bfloat16
+// values; merged by adding; applied by adding to the weights.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bridge/library.hpp"
+
+namespace fedavg::training {
+
+enum class ValueType { Float32, Float16, BFloat16 };
+
+// Where each table lies in the flat weights.
+struct Table {
+  std::size_t offset;  // first float
+  std::size_t rows;
+  std::size_t cols;
+};
+using Layout = std::vector<Table>;
+// The layout of a model's parameters, in flat-buffer order.
+Layout layout_of(const std::vector<bridge::ParamShape>& shapes);
+
+struct SparseDelta {
+  struct Part {
+    std::vector<std::uint32_t> rows;  // sorted
+    std::vector<float> values;        // rows.size() x cols
+    std::vector<float> weights;       // one per row, or empty (no per-row weighting)
+  };
+  std::vector<Part> parts;  // one per table
+
+  explicit SparseDelta(std::size_t tables = 0) : parts(tables) {}
+  std::size_t rows() const;
+  // Adds `o` in: rows of both are summed, values and weights alike.
+  void add(const SparseDelta& o, const Layout& layout);
+  // Divides every row by its weight (and drops the weights).
+  void normalise(const Layout& layout);
+  // w[row] += values, for every row.
+  void apply_to(float* w, const Layout& layout) const;
+  // Rounds every value to `type` and back (what the other side will decode).
+  void round_to(ValueType type);
+
+  std::vector<std::uint8_t> encode(const Layout& layout, ValueType type) const;
+  // Throws comm::Error on a payload that does not fit `layout`.
+  static SparseDelta decode(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type);
+};
+
+}  // namespace fedavg::training

@@ -1,0 +1,199 @@
+#include "training/sparse_exchange.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "comm/communicator.hpp"
+#include "comm/error.hpp"
+#include "comm/float16.hpp"
+#include "training/learner_tree.hpp"
+
+namespace fedavg::training {
+namespace {
+
+constexpr std::size_t kSparseFrom = std::size_t{8} << 20;  // parameters: 32 MB of weights
+
+ValueType value_type(core::ExchangeType t) {
+  switch (t) {
+    case core::ExchangeType::Float16: return ValueType::Float16;
+    case core::ExchangeType::BFloat16: return ValueType::BFloat16;
+    case core::ExchangeType::Float32: break;
+  }
+  return ValueType::Float32;
+}
+
+// Each message up the tree starts with the bytes its subtree sent so far (a double), so the Dispatcher can count
+// the payload of the whole reduction.
+std::vector<std::uint8_t> with_count(double bytes, const std::vector<std::uint8_t>& body) {
+  std::vector<std::uint8_t> out(sizeof bytes);
+  std::memcpy(out.data(), &bytes, sizeof bytes);
+  out.insert(out.end(), body.begin(), body.end());
+  return out;
+}
+
+double count_of(std::vector<std::uint8_t>& msg) {
+  double bytes = 0;
+  if (msg.size() < sizeof bytes) throw comm::Error("sparse weights: a message of " + std::to_string(msg.size()) + " bytes");
+  std::memcpy(&bytes, msg.data(), sizeof bytes);
+  msg.erase(msg.begin(), msg.begin() + static_cast<std::ptrdiff_t>(sizeof bytes));
+  return bytes;
+}
+
+}  // namespace
+
+bool sparse_exchange(const core::Settings& s, std::size_t params) {
+  switch (s.exchange) {
+    case core::Exchange::Sparse: return true;
+    case core::Exchange::Dense: return false;
+    case core::Exchange::Auto: break;
+  }
+  return params >= kSparseFrom;
+}
+
+SparseExchange::SparseExchange(RoundSync& sync, Layout layout, const core::Settings& s)
+    : sync_(sync),
+      layout_(std::move(layout)),
+      type_(value_type(s.sparse_values)),
+      fraction_(s.sparse_rows),
+      touched_(s.sparse_weighting == core::SparseWeighting::Touched) {}
+
+void SparseExchange::start_from(const std::vector<float>& w) {
+  start_ = w;
+  if (lossy() && residual_.empty()) residual_.assign(w.size(), 0.0f);
+}
+
+SparseDelta SparseExchange::own_delta(const std::vector<float>& w, double share, double windows, bool full) {
+  SparseDelta d(layout_.size());
+  changed_.clear();
+  const float scale = static_cast<float>(touched_ ? windows : share);
+  const bool ef = !residual_.empty();
+  for (std::size_t t = 0; t < layout_.size(); ++t) {
+    const Table& tab = layout_[t];
+    const std::size_t cols = tab.cols;
+    // Rows the round changed, and rows with something left to send: their size, for choosing.
+    std::vector<std::pair<float, std::uint32_t>> candidates;
+    for (std::size_t r = 0; r < tab.rows; ++r) {
+      const std::size_t at = tab.offset + r * cols;
+      const float* a = w.data() + at;
+      const float* s = start_.data() + at;
+      const bool changed = std::memcmp(a, s, cols * sizeof(float)) != 0;
+      bool pending = false;
+      if (ef)
+        for (std::size_t c = 0; c < cols && !pending; ++c) pending = residual_[at + c] != 0.0f;
+      if (!changed && !pending) continue;
+      if (changed) changed_.insert(changed_.end(), {static_cast<std::uint32_t>(t), static_cast<std::uint32_t>(r)});
+      float norm = 0.0f;
+      for (std::size_t c = 0; c < cols; ++c) {
+        const float u = a[c] - s[c] + (ef ? residual_[at + c] : 0.0f);
+        norm += u * u;
+      }
+      candidates.emplace_back(norm, static_cast<std::uint32_t>(r));
+    }
+    std::size_t keep = candidates.size();
+    if (!full && fraction_ < 1.0)
+      keep = std::min(keep, static_cast<std::size_t>(std::ceil(fraction_ * static_cast<double>(tab.rows))));
+    if (keep < candidates.size())
+      std::nth_element(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(keep), candidates.end(),
+                       [](const auto& x, const auto& y) { return x.first > y.first; });
+    // The rows sent, in order; those not sent keep all of their change in the residual.
+    std::vector<std::uint32_t> sent;
+    for (std::size_t k = 0; k < keep; ++k) sent.push_back(candidates[k].second);
+    std::sort(sent.begin(), sent.end());
+    for (std::size_t k = keep; k < candidates.size(); ++k) {
+      const std::size_t at = tab.offset + candidates[k].second * cols;
+      for (std::size_t c = 0; c < cols; ++c) residual_[at + c] += w[at + c] - start_[at + c];
+    }
+    SparseDelta::Part& part = d.parts[t];
+    part.rows = sent;
+    part.values.resize(sent.size() * cols);
+    if (touched_) part.weights.assign(sent.size(), scale);
+    const bool rounds = type(full) != ValueType::Float32;
+    for (std::size_t k = 0; k < sent.size(); ++k) {
+      const std::size_t at = tab.offset + sent[k] * cols;
+      for (std::size_t c = 0; c < cols; ++c) {
+        const float u = w[at + c] - start_[at + c] + (ef ? residual_[at + c] : 0.0f);
+        float& v = part.values[k * cols + c];
+        v = u * scale;
+        if (!ef) continue;
+        // Error feedback: what the 16-bit value loses stays for the next round.
+        const float sent_value = rounds ? (type(full) == ValueType::Float16 ? comm::from_float16(comm::to_float16(v))
+                                                                             : comm::from_bfloat16(comm::to_bfloat16(v)))
+                                        : v;
+        residual_[at + c] = rounds ? u - sent_value / scale : 0.0f;
+      }
+    }
+  }
+  return d;
+}
+
+void SparseExchange::reduce_up(SparseDelta& d, bool full) {
+  const auto& comm = sync_.comm();
+  const int me = comm.rank();
+  const auto deadline = comm::Deadline::after(sync_.liveness() * comm::kIndirect);
+  double subtree = 0.0;
+  for (const int child : tree_children(me, comm.size())) {
+    std::vector<std::uint8_t> msg;
+    comm.receive(comm.await_message(child, comm::Tag::RowDelta, deadline, sync_.who(child), sync_.waits().collective()),
+                 msg);
+    subtree += count_of(msg);
+    d.add(SparseDelta::decode(msg, layout_, type(full)), layout_);
+  }
+  const auto body = d.encode(layout_, type(full));
+  subtree += static_cast<double>(body.size());
+  const auto msg = with_count(subtree, body);
+  comm.isend(msg.data(), msg.size(), tree_parent(me), comm::Tag::RowDelta)
+      .wait_until(deadline, sync_.waits().collective());
+}
+
+void SparseExchange::learner_round(std::vector<float>& w, double share, double windows, bool full) {
+  SparseDelta d = own_delta(w, share, windows, full);
+  reduce_up(d, full);
+  // Back to the round's start (the rows this learner changed), then the global delta: the new global weights.
+  for (std::size_t k = 0; k + 1 < changed_.size(); k += 2) {
+    const Table& tab = layout_[changed_[k]];
+    const std::size_t at = tab.offset + static_cast<std::size_t>(changed_[k + 1]) * tab.cols;
+    std::memcpy(w.data() + at, start_.data() + at, tab.cols * sizeof(float));
+  }
+  const auto& comm = sync_.comm();
+  const auto deadline = comm::Deadline::after(sync_.liveness() * comm::kIndirect);
+  std::int64_t size = 0;
+  comm.ibcast(&size, 1, 0).wait_until(deadline, sync_.waits().collective());
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
+  comm.ibcast(bytes.data(), bytes.size(), 0).wait_until(deadline, sync_.waits().collective());
+  const SparseDelta global = SparseDelta::decode(bytes, layout_, ValueType::Float32);
+  global.apply_to(w.data(), layout_);
+  for (std::size_t t = 0; t < layout_.size(); ++t)
+    for (const auto r : global.parts[t].rows) {
+      const std::size_t at = layout_[t].offset + static_cast<std::size_t>(r) * layout_[t].cols;
+      std::memcpy(start_.data() + at, w.data() + at, layout_[t].cols * sizeof(float));
+    }
+  sync_.complete_reports();
+}
+
+SparseDelta SparseExchange::collect(bool full) {
+  const auto& comm = sync_.comm();
+  std::vector<std::uint8_t> msg;
+  comm.receive(comm.await_message(1, comm::Tag::RowDelta, comm::Deadline::after(sync_.liveness()), sync_.who(1),
+                                  sync_.waits().collective()),
+               msg);
+  inbound_ += static_cast<double>(msg.size());
+  bytes_ += count_of(msg);
+  SparseDelta d = SparseDelta::decode(msg, layout_, type(full));
+  if (touched_) d.normalise(layout_);
+  return d;
+}
+
+void SparseExchange::publish(const SparseDelta& delta, std::vector<float>& w) {
+  // float32, so that every replica adds exactly what the Dispatcher adds.
+  delta.apply_to(w.data(), layout_);
+  auto bytes = delta.encode(layout_, ValueType::Float32);
+  const auto& comm = sync_.comm();
+  const auto deadline = comm::Deadline::after(sync_.liveness() * comm::kIndirect);
+  std::int64_t size = static_cast<std::int64_t>(bytes.size());
+  comm.ibcast(&size, 1, 0).wait_until(deadline, sync_.waits().collective());
+  comm.ibcast(bytes.data(), bytes.size(), 0).wait_until(deadline, sync_.waits().collective());
+  bytes_ += static_cast<double>(bytes.size()) * (comm.size() - 1);
+}
+
+}  // namespace fedavg::training
