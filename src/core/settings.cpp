@@ -349,6 +349,12 @@ Settings parse_settings(const std::string& text, const std::string& path, const 
   }
   if (s.target <= 0 && s.max_rounds == 0 && s.max_seconds <= 0 && s.max_epochs <= 0)
     throw InputError(path + ":1: nothing would stop the run: set target, max_rounds, max_seconds or max_epochs");
+  if (s.exchange == Exchange::Sparse && (s.strategy == StrategyKind::Easgd || s.strategy == StrategyKind::Hogwild)) {
+    const auto w = where.find("exchange");
+    throw InputError((w != where.end() ? w->second : path + ":" + std::to_string(line_of_key(text, "exchange"))) +
+                     ": \"exchange\": \"sparse\" applies to fedavg, bsp, bmuf and diloco (easgd exchanges every "
+                     "weight; hogwild's learners share one copy)");
+  }
   if (s.strategy == StrategyKind::Diloco) s.nesterov = true;
   if (merged) *merged = doc;
   return s;

@@ -96,7 +96,7 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     const comm::WindowTotals total = sync.totals(mine);
     const double share = mine.windows / total.windows;
     if (sparse) {
-      sparse->learner_round(run.weights(), share, mine.windows, full_round(s, c.round));
+      sparse->learner_round(run.weights(), share, full_round(s, c.round));
       after_sparse_round(sync, run.weights());
     } else {
       for (auto& x : run.weights()) x *= static_cast<float>(share);

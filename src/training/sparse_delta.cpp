@@ -162,10 +162,13 @@ SparseDelta SparseDelta::decode(const std::vector<std::uint8_t>& bytes, const La
   std::uint32_t flags = 0;
   in.get(&flags, 4);
   SparseDelta d(layout.size());
-  for (auto& p : d.parts) {
+  for (std::size_t t = 0; t < layout.size(); ++t) {
     std::uint32_t n = 0;
     in.get(&n, 4);
-    p.rows.resize(n);
+    if (n > layout[t].rows)
+      throw comm::Error("sparse weights: " + std::to_string(n) + " rows for table " + std::to_string(t) + " of " +
+                        std::to_string(layout[t].rows));
+    d.parts[t].rows.resize(n);
   }
   std::vector<std::uint16_t> half;
   for (std::size_t t = 0; t < layout.size(); ++t) {

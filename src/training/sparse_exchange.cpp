@@ -63,10 +63,10 @@ void SparseExchange::start_from(const std::vector<float>& w) {
   if (lossy() && residual_.empty()) residual_.assign(w.size(), 0.0f);
 }
 
-SparseDelta SparseExchange::own_delta(const std::vector<float>& w, double share, double windows, bool full) {
+SparseDelta SparseExchange::own_delta(const std::vector<float>& w, double share, bool full) {
   SparseDelta d(layout_.size());
   changed_.clear();
-  const float scale = static_cast<float>(touched_ ? windows : share);
+  const auto scale = static_cast<float>(share);
   const bool ef = !residual_.empty();
   for (std::size_t t = 0; t < layout_.size(); ++t) {
     const Table& tab = layout_[t];
@@ -146,8 +146,8 @@ void SparseExchange::reduce_up(SparseDelta& d, bool full) {
       .wait_until(deadline, sync_.waits().collective());
 }
 
-void SparseExchange::learner_round(std::vector<float>& w, double share, double windows, bool full) {
-  SparseDelta d = own_delta(w, share, windows, full);
+void SparseExchange::learner_round(std::vector<float>& w, double share, bool full) {
+  SparseDelta d = own_delta(w, share, full);
   reduce_up(d, full);
   // Back to the round's start (the rows this learner changed), then the global delta: the new global weights.
   for (std::size_t k = 0; k + 1 < changed_.size(); k += 2) {

@@ -1,6 +1,6 @@
 // The sparse weight exchange of a lock-step round (exchange "sparse", docs/strategies.md#sparse-exchange): each
-// learner sends only the rows it changed since the round's global weights (its share of the round's windows
-// applied, or for the "touched" weighting its windows as each row's weight), summed along the learner tree so the
+// learner sends only the rows it changed since the round's global weights (scaled by its share of the round's
+// windows, which for the "touched" weighting is also each row's weight), summed along the learner tree so the
 // Dispatcher receives one delta however many learners there are; the Dispatcher adds the average to the global
 // weights and broadcasts what it added, and every learner adds that to the global weights it started from, so
 // all hold the same bits again. Lossy settings (a fraction of the rows, 16-bit values) keep what was not sent in a
@@ -22,10 +22,10 @@ class SparseExchange {
 
   // Learner, holding the global weights (after a dense broadcast): they are the start of the next round.
   void start_from(const std::vector<float>& w);
-  // Learner: sends what it changed since the start (`share`/`windows`: its share and count of the round's
-  // windows), takes the global delta and leaves the new global weights in `w`. `full`: every changed row and
-  // every residual, in float32.
-  void learner_round(std::vector<float>& w, double share, double windows, bool full);
+  // Learner: sends what it changed since the start, scaled by `share` (its share of the round's windows; for
+  // the "touched" weighting also each row's weight), takes the global delta and leaves the new global weights
+  // in `w`. `full`: every changed row and every residual, in float32.
+  void learner_round(std::vector<float>& w, double share, bool full);
   // Dispatcher: the learners' summed delta (each row divided by its weight for "touched"); `full` as theirs.
   SparseDelta collect(bool full);
   // Dispatcher: adds `delta` to `w` and broadcasts it (float32: every replica adds exactly the same).
@@ -39,7 +39,7 @@ class SparseExchange {
 
  private:
   // The learner's own delta: changed rows (and rows with a residual) since start_, chosen and scaled.
-  SparseDelta own_delta(const std::vector<float>& w, double share, double windows, bool full);
+  SparseDelta own_delta(const std::vector<float>& w, double share, bool full);
   // Sums the children's deltas into `d` and sends it to the parent.
   void reduce_up(SparseDelta& d, bool full);
   ValueType type(bool full) const { return full ? ValueType::Float32 : type_; }
@@ -51,7 +51,7 @@ class SparseExchange {
   double fraction_;   // of each table's rows a learner sends per round (1: every changed row)
   bool touched_;      // weight each row by the windows of the learners that sent it
   std::vector<float> start_;     // learner: the global weights the round started from
-  std::vector<float> residual_;  // learner (lossy): what was not sent yet; Dispatcher: what rounding left out
+  std::vector<float> residual_;  // learner (lossy settings): what was not sent yet
   std::vector<std::uint32_t> changed_;  // learner: (table, row) pairs its training changed this round
   double bytes_ = 0.0;
   double inbound_ = 0.0;

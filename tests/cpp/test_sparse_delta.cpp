@@ -1,0 +1,142 @@
+// The sparse exchange's pieces that need no MPI: 16-bit conversions, and SparseDelta's merge, weighting,
+// encoding and checks of what it decodes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "comm/error.hpp"
+#include "comm/float16.hpp"
+#include "training/sparse_delta.hpp"
+
+using namespace fedavg;
+using training::Layout;
+using training::SparseDelta;
+using training::ValueType;
+
+namespace {
+
+// Two tables: 5 rows of 3, then 4 rows of 2 (offset 15).
+const Layout kLayout{{0, 5, 3}, {15, 4, 2}};
+
+SparseDelta delta(std::vector<std::uint32_t> rows0, float v0, std::vector<std::uint32_t> rows1, float v1) {
+  SparseDelta d(2);
+  d.parts[0].rows = rows0;
+  for (std::size_t k = 0; k < rows0.size(); ++k)
+    for (int c = 0; c < 3; ++c) d.parts[0].values.push_back(v0 + static_cast<float>(k) + 0.25f * static_cast<float>(c));
+  d.parts[1].rows = rows1;
+  for (std::size_t k = 0; k < rows1.size(); ++k)
+    for (int c = 0; c < 2; ++c) d.parts[1].values.push_back(v1 - static_cast<float>(k) - 0.5f * static_cast<float>(c));
+  return d;
+}
+
+}  // namespace
+
+TEST(Float16, ExactValuesRoundTripAndOthersRoundToNearest) {
+  for (float f : {0.0f, 1.0f, -2.0f, 0.5f, 65504.0f, -0.000061035156f, 1024.0f})
+    EXPECT_EQ(comm::from_float16(comm::to_float16(f)), f) << f;
+  EXPECT_TRUE(std::signbit(comm::from_float16(comm::to_float16(-0.0f))));
+  // 11 significant bits: relative error at most 2^-11.
+  for (float f : {0.1f, -3.14159f, 1e-3f, 123.456f}) EXPECT_NEAR(comm::from_float16(comm::to_float16(f)), f, std::fabs(f) / 2048);
+  // Ties go to even: 1 + 2^-11 lies halfway between 1 and 1 + 2^-10.
+  EXPECT_EQ(comm::from_float16(comm::to_float16(1.0f + 1.0f / 2048)), 1.0f);
+  EXPECT_TRUE(std::isinf(comm::from_float16(comm::to_float16(1e6f))));
+  EXPECT_TRUE(std::isnan(comm::from_float16(comm::to_float16(std::numeric_limits<float>::quiet_NaN()))));
+  // Subnormals keep their value to the nearest 2^-24.
+  EXPECT_NEAR(comm::from_float16(comm::to_float16(3e-7f)), 3e-7f, 6e-8f);
+}
+
+TEST(BFloat16, KeepsFloat32RangeWithEightSignificantBits) {
+  for (float f : {0.0f, 1.0f, -2.0f, 1e30f}) EXPECT_NEAR(comm::from_bfloat16(comm::to_bfloat16(f)), f, std::fabs(f) / 256);
+  EXPECT_FALSE(std::isinf(comm::from_bfloat16(comm::to_bfloat16(1e30f))));
+  EXPECT_EQ(comm::from_bfloat16(comm::to_bfloat16(1.0f + 1.0f / 256)), 1.0f);  // tie to even
+  EXPECT_TRUE(std::isnan(comm::from_bfloat16(comm::to_bfloat16(std::numeric_limits<float>::quiet_NaN()))));
+}
+
+TEST(SparseDelta, LayoutSeesTablesAsRowsOfTheirFirstDimension) {
+  const Layout l = training::layout_of({{"emb", {5, 3}}, {"bias", {4}}, {"w", {2, 2, 2}}});
+  ASSERT_EQ(l.size(), 3u);
+  EXPECT_EQ(l[0].offset, 0u);
+  EXPECT_EQ(l[0].rows, 5u);
+  EXPECT_EQ(l[1].offset, 15u);
+  EXPECT_EQ(l[1].rows, 1u);  // a 1-D parameter is one row
+  EXPECT_EQ(l[1].cols, 4u);
+  EXPECT_EQ(l[2].offset, 19u);
+  EXPECT_EQ(l[2].rows, 2u);
+  EXPECT_EQ(l[2].cols, 4u);
+}
+
+TEST(SparseDelta, AddingSumsSharedRowsAndKeepsTheRestSorted) {
+  SparseDelta a = delta({0, 3}, 1.0f, {2}, 5.0f);
+  const SparseDelta b = delta({1, 3}, 10.0f, {}, 0.0f);
+  a.add(b, kLayout);
+  EXPECT_EQ(a.parts[0].rows, (std::vector<std::uint32_t>{0, 1, 3}));
+  EXPECT_EQ(a.parts[0].values[3], 10.0f);                 // row 1 from b
+  EXPECT_EQ(a.parts[0].values[6], 2.0f + 11.0f);          // row 3: a's second row plus b's second row
+  EXPECT_EQ(a.parts[0].values[8], 2.5f + 11.5f);
+  EXPECT_EQ(a.parts[1].rows, (std::vector<std::uint32_t>{2}));
+  EXPECT_EQ(a.rows(), 4u);
+}
+
+TEST(SparseDelta, WeightedRowsAreAveragedOverTheirOwnWeights) {
+  SparseDelta a = delta({0, 1}, 1.0f, {}, 0.0f);  // rows 0 and 1
+  a.parts[0].weights = {0.25f, 0.25f};
+  SparseDelta b = delta({1}, 3.0f, {}, 0.0f);     // row 1 only
+  b.parts[0].weights = {0.75f};
+  a.add(b, kLayout);
+  a.normalise(kLayout);
+  EXPECT_TRUE(a.parts[0].weights.empty());
+  EXPECT_FLOAT_EQ(a.parts[0].values[0], 1.0f / 0.25f);              // row 0: one learner's value over its weight
+  EXPECT_FLOAT_EQ(a.parts[0].values[3], (2.0f + 3.0f) / 1.0f);      // row 1: sum over the sum of weights
+}
+
+TEST(SparseDelta, ApplyAddsOnlyTheRowsItHolds) {
+  std::vector<float> w(23, 1.0f);
+  delta({4}, 2.0f, {0}, -1.0f).apply_to(w.data(), kLayout);
+  EXPECT_EQ(w[12], 3.0f);   // table 0 row 4, column 0
+  EXPECT_EQ(w[14], 3.5f);
+  EXPECT_EQ(w[15], 0.0f);   // table 1 row 0
+  EXPECT_EQ(w[16], -0.5f);
+  EXPECT_EQ(w[0], 1.0f);    // untouched rows keep their value
+  EXPECT_EQ(w[17], 1.0f);
+}
+
+TEST(SparseDelta, EncodingRoundTripsExactlyInFloat32AndAsRoundedIn16Bits) {
+  SparseDelta d = delta({1, 2, 4}, 0.1f, {3}, -7.3f);
+  d.parts[0].weights = {1.0f, 2.0f, 3.0f};
+  const SparseDelta back = SparseDelta::decode(d.encode(kLayout, ValueType::Float32), kLayout, ValueType::Float32);
+  EXPECT_EQ(back.parts[0].rows, d.parts[0].rows);
+  EXPECT_EQ(back.parts[0].values, d.parts[0].values);
+  EXPECT_EQ(back.parts[0].weights, d.parts[0].weights);
+  EXPECT_EQ(back.parts[1].values, d.parts[1].values);
+  EXPECT_EQ(back.parts[1].weights, (std::vector<float>{0.0f}));  // a table without weights gets zeros
+
+  for (ValueType t : {ValueType::Float16, ValueType::BFloat16}) {
+    const auto bytes = d.encode(kLayout, t);
+    EXPECT_LT(bytes.size(), d.encode(kLayout, ValueType::Float32).size());
+    SparseDelta rounded = d;
+    rounded.round_to(t);
+    EXPECT_EQ(SparseDelta::decode(bytes, kLayout, t).parts[0].values, rounded.parts[0].values);
+  }
+}
+
+TEST(SparseDelta, DecodeRejectsPayloadsThatDoNotFitTheLayout) {
+  const SparseDelta d = delta({1, 2}, 1.0f, {3}, 1.0f);
+  auto bytes = d.encode(kLayout, ValueType::Float32);
+  auto shorter = bytes;
+  shorter.pop_back();
+  EXPECT_THROW(SparseDelta::decode(shorter, kLayout, ValueType::Float32), comm::Error);
+  auto longer = bytes;
+  longer.push_back(0);
+  EXPECT_THROW(SparseDelta::decode(longer, kLayout, ValueType::Float32), comm::Error);
+  // Row 1 of table 1 is 4 bytes after the header (flags, 2 counts) and table 0's two rows and six values.
+  auto outside = bytes;
+  const std::uint32_t row = 9;  // table 1 has 4 rows
+  std::memcpy(outside.data() + 12 + 8 + 24, &row, 4);
+  EXPECT_THROW(SparseDelta::decode(outside, kLayout, ValueType::Float32), comm::Error);
+  auto many = bytes;
+  const std::uint32_t count = 1u << 30;
+  std::memcpy(many.data() + 4, &count, 4);
+  EXPECT_THROW(SparseDelta::decode(many, kLayout, ValueType::Float32), comm::Error);
+}

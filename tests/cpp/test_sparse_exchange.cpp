@@ -1,0 +1,136 @@
+// The sparse exchange between a Dispatcher (rank 0) and three learners, whose deltas meet along the learner
+// tree (learner 1 sums 2's and 3's): exact averages for the rows learners changed, untouched rows left as they
+// are, the "touched" weighting, error feedback for lossy settings, and one inbound message at the Dispatcher.
+// Runs under mpiexec -n 4, time-limited by meson (timeout 60 s, MPIEXEC_TIMEOUT=50).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "mpi_main.hpp"
+#include "training/sparse_exchange.hpp"
+
+using namespace fedavg;
+
+namespace {
+
+// Table 0: 6 rows of 4; table 1: 3 rows of 2.
+const training::Layout kLayout{{0, 6, 4}, {24, 3, 2}};
+constexpr std::size_t kSize = 30;
+
+std::vector<float> start() {
+  std::vector<float> w(kSize);
+  for (std::size_t i = 0; i < kSize; ++i) w[i] = 0.01f * static_cast<float>(i);
+  return w;
+}
+
+// Learner l (1..3) changes rows {l-1, l} of table 0 (row 1 by learners 1 and 2, row 2 by 2 and 3) and row 0 of
+// table 1 (every learner); rows 4 and 5 of table 0 and rows 1, 2 of table 1 stay untouched.
+std::vector<float> trained(int l, const std::vector<float>& from, int round) {
+  std::vector<float> w = from;
+  for (int row : {l - 1, l})
+    for (int c = 0; c < 4; ++c) w[static_cast<std::size_t>(row * 4 + c)] += 0.5f * static_cast<float>(l) + 0.1f * static_cast<float>(c + round);
+  for (int c = 0; c < 2; ++c) w[static_cast<std::size_t>(24 + c)] -= static_cast<float>(l);
+  return w;
+}
+
+struct Outcome {
+  std::vector<float> w;          // every member's weights after the rounds
+  double inbound = 0.0;          // Dispatcher: bytes received
+};
+
+// `rounds` rounds with every learner's share 1/3; `full_last`: the last round is a full one.
+Outcome exchange(const core::Settings& s, int rounds, bool full_last) {
+  auto world = comm::Communicator::world();
+  const comm::WaitPolicy waits;
+  training::RoundSync sync(world, world, waits, 20.0, {1, 2, 3});
+  training::SparseExchange sparse(sync, kLayout, s);
+  Outcome run{start()};
+  if (world.rank() != 0) sparse.start_from(run.w);
+  for (int r = 0; r < rounds; ++r) {
+    const bool full = full_last && r == rounds - 1;
+    if (world.rank() == 0) {
+      const training::SparseDelta d = sparse.collect(full);
+      sparse.publish(d, run.w);
+    } else {
+      run.w = trained(world.rank(), run.w, r);
+      sparse.learner_round(run.w, 1.0 / 3.0, full);
+    }
+  }
+  run.inbound = sparse.inbound_bytes();
+  world.ibarrier().wait_until(comm::Deadline::after(20));
+  return run;
+}
+
+// Every member holds the same bits.
+void expect_same_everywhere(const std::vector<float>& w) {
+  auto world = comm::Communicator::world();
+  std::vector<float> root = w;
+  world.ibcast(root.data(), root.size(), 0).wait_until(comm::Deadline::after(20));
+  for (std::size_t i = 0; i < w.size(); ++i) ASSERT_EQ(w[i], root[i]) << "element " << i << " on rank " << world.rank();
+}
+
+// The dense FedAvg of one round from `from`: the mean of the learners' weights.
+std::vector<float> dense_average(const std::vector<float>& from, int round) {
+  std::vector<float> avg(kSize, 0.0f);
+  for (int l = 1; l <= 3; ++l) {
+    const auto w = trained(l, from, round);
+    for (std::size_t i = 0; i < kSize; ++i) avg[i] += (w[i] - from[i]) / 3.0f;
+  }
+  for (std::size_t i = 0; i < kSize; ++i) avg[i] += from[i];
+  return avg;
+}
+
+}  // namespace
+
+TEST(SparseExchange, ExactSettingsGiveTheDenseAverageAndLeaveUntouchedRowsAlone) {
+  core::Settings s;
+  s.exchange = core::Exchange::Sparse;
+  const Outcome run = exchange(s, 2, false);
+  expect_same_everywhere(run.w);
+  const auto expected = dense_average(dense_average(start(), 0), 1);
+  for (std::size_t i = 0; i < kSize; ++i) EXPECT_NEAR(run.w[i], expected[i], 1e-5) << "element " << i;
+  const auto s0 = start();
+  for (std::size_t i = 16; i < 24; ++i) EXPECT_EQ(run.w[i], s0[i]) << "untouched element " << i;
+  for (std::size_t i = 26; i < 30; ++i) EXPECT_EQ(run.w[i], s0[i]) << "untouched element " << i;
+  // One message per round reached the Dispatcher, however many learners: 2 rounds of a 5-row delta plus
+  // the tree's byte count.
+  if (comm::Communicator::world().rank() == 0) {
+    const double one = 8 + 4 + 2 * 4 + 4 * (4 + 16) + 1 * (4 + 8);
+    EXPECT_EQ(run.inbound, 2 * one);
+  }
+}
+
+TEST(SparseExchange, TouchedWeightingAveragesARowOverTheLearnersThatChangedIt) {
+  core::Settings s;
+  s.exchange = core::Exchange::Sparse;
+  s.sparse_weighting = core::SparseWeighting::Touched;
+  const Outcome run = exchange(s, 1, false);
+  expect_same_everywhere(run.w);
+  const auto s0 = start();
+  const auto one = trained(1, s0, 0), two = trained(2, s0, 0);
+  // Row 0 of table 0: only learner 1 changed it, so it takes learner 1's value.
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(run.w[i], one[i], 1e-5);
+  // Row 1: learners 1 and 2, equal shares.
+  for (std::size_t i = 4; i < 8; ++i) EXPECT_NEAR(run.w[i], 0.5f * (one[i] + two[i]), 1e-5);
+  for (std::size_t i = 16; i < 24; ++i) EXPECT_EQ(run.w[i], s0[i]);
+}
+
+TEST(SparseExchange, LossyRoundsKeepWhatTheyDidNotSendAndAFullRoundCatchesUp) {
+  core::Settings s;
+  s.exchange = core::Exchange::Sparse;
+  s.sparse_rows = 0.1;  // one row of each table per learner and round: each changes two of table 0
+  s.sparse_values = core::ExchangeType::Float16;
+  // Every learner trains from the same weights each round (trained() adds fixed amounts), so after a full round
+  // the sum of what was applied equals the dense exchange's, whatever was held back on the way.
+  const Outcome lossy = exchange(s, 3, true);
+  s.sparse_rows = 1.0;
+  s.sparse_values = core::ExchangeType::Float32;
+  const Outcome exact = exchange(s, 3, false);
+  expect_same_everywhere(lossy.w);
+  for (std::size_t i = 0; i < kSize; ++i) EXPECT_NEAR(lossy.w[i], exact.w[i], 2e-3) << "element " << i;
+  if (comm::Communicator::world().rank() == 0) {
+    EXPECT_LT(lossy.inbound, exact.inbound);
+  }
+}
+
+FEDAVG_MPI_TEST_MAIN
