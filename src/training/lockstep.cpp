@@ -53,9 +53,10 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     sync_start = Clock::now();
     const comm::WindowTotals total = sync.totals(run.no_windows());
     if (sparse) {
-      SparseDelta change = sparse->collect(full_round(s, round));
+      const bool full = full_round(s, round);
+      SparseDelta change = sparse->collect(full);
       outer_step(change, sparse->layout());
-      sparse->publish(change, run.weights());
+      sparse->publish(change, run.weights(), full);
       after_sparse_round(sync, run.weights());
     } else {
       close_round(sync, run.weights());

@@ -19,7 +19,7 @@ void put(std::vector<std::uint8_t>& out, const void* p, std::size_t n) {
 
 class Reader {
  public:
-  explicit Reader(const std::vector<std::uint8_t>& b) : b_(b) {}
+  Reader(const std::vector<std::uint8_t>& b, std::size_t at) : b_(b), at_(at) {}
   void get(void* p, std::size_t n) {
     if (at_ + n > b_.size()) throw comm::Error("sparse weights: payload of " + std::to_string(b_.size()) + " bytes ends early");
     std::memcpy(p, b_.data() + at_, n);
@@ -29,7 +29,7 @@ class Reader {
 
  private:
   const std::vector<std::uint8_t>& b_;
-  std::size_t at_ = 0;
+  std::size_t at_;
 };
 
 }  // namespace
@@ -121,14 +121,14 @@ void SparseDelta::round_to(ValueType type) {
       v = type == ValueType::Float16 ? comm::from_float16(comm::to_float16(v)) : comm::from_bfloat16(comm::to_bfloat16(v));
 }
 
-std::vector<std::uint8_t> SparseDelta::encode(const Layout& layout, ValueType type) const {
+std::vector<std::uint8_t> SparseDelta::encode(const Layout& layout, ValueType type, std::size_t front) const {
   bool weighted = false;
-  std::size_t bytes = 4;
+  std::size_t bytes = front + 4;
   for (std::size_t t = 0; t < parts.size(); ++t) {
     weighted = weighted || !parts[t].weights.empty();
     bytes += 4 + parts[t].rows.size() * (4 + layout[t].cols * value_bytes(type) + 4);
   }
-  std::vector<std::uint8_t> out;
+  std::vector<std::uint8_t> out(front, 0);
   out.reserve(bytes);
   const std::uint32_t flags = weighted ? kWeights : 0;
   put(out, &flags, 4);
@@ -157,8 +157,9 @@ std::vector<std::uint8_t> SparseDelta::encode(const Layout& layout, ValueType ty
   return out;
 }
 
-SparseDelta SparseDelta::decode(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type) {
-  Reader in(bytes);
+SparseDelta SparseDelta::decode(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type,
+                                std::size_t skip) {
+  Reader in(bytes, skip);
   std::uint32_t flags = 0;
   in.get(&flags, 4);
   SparseDelta d(layout.size());
@@ -193,7 +194,8 @@ SparseDelta SparseDelta::decode(const std::vector<std::uint8_t>& bytes, const La
       in.get(p.weights.data(), p.weights.size() * 4);
     }
   }
-  if (!in.done()) throw comm::Error("sparse weights: " + std::to_string(bytes.size()) + " bytes, more than the rows");
+  if (!in.done())
+    throw comm::Error("sparse weights: " + std::to_string(bytes.size() - skip) + " bytes, more than the rows");
   return d;
 }
 

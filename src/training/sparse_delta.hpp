@@ -44,9 +44,11 @@ struct SparseDelta {
   // Rounds every value to `type` and back (what the other side will decode).
   void round_to(ValueType type);
 
-  std::vector<std::uint8_t> encode(const Layout& layout, ValueType type) const;
-  // Throws comm::Error on a payload that does not fit `layout`.
-  static SparseDelta decode(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type);
+  // `front`: bytes left (zeroed) before the encoding, for a header of the caller's.
+  std::vector<std::uint8_t> encode(const Layout& layout, ValueType type, std::size_t front = 0) const;
+  // Decodes bytes [skip, end) of `bytes`. Throws comm::Error on a payload that does not fit `layout`.
+  static SparseDelta decode(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type,
+                            std::size_t skip = 0);
 };
 
 }  // namespace fedavg::training

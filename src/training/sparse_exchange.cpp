@@ -25,18 +25,18 @@ ValueType value_type(core::ExchangeType t) {
 
 // Each message up the tree starts with the bytes its subtree sent so far (a double), so the Dispatcher can count
 // the payload of the whole reduction.
-std::vector<std::uint8_t> with_count(double bytes, const std::vector<std::uint8_t>& body) {
-  std::vector<std::uint8_t> out(sizeof bytes);
-  std::memcpy(out.data(), &bytes, sizeof bytes);
-  out.insert(out.end(), body.begin(), body.end());
-  return out;
+constexpr std::size_t kCount = sizeof(double);
+
+float round_value(float v, ValueType t) {
+  return t == ValueType::Float16 ? comm::from_float16(comm::to_float16(v)) : comm::from_bfloat16(comm::to_bfloat16(v));
 }
 
-double count_of(std::vector<std::uint8_t>& msg) {
+void put_count(std::vector<std::uint8_t>& msg, double bytes) { std::memcpy(msg.data(), &bytes, kCount); }
+
+double count_of(const std::vector<std::uint8_t>& msg) {
   double bytes = 0;
-  if (msg.size() < sizeof bytes) throw comm::Error("sparse weights: a message of " + std::to_string(msg.size()) + " bytes");
-  std::memcpy(&bytes, msg.data(), sizeof bytes);
-  msg.erase(msg.begin(), msg.begin() + static_cast<std::ptrdiff_t>(sizeof bytes));
+  if (msg.size() < kCount) throw comm::Error("sparse weights: a message of " + std::to_string(msg.size()) + " bytes");
+  std::memcpy(&bytes, msg.data(), kCount);
   return bytes;
 }
 
@@ -117,9 +117,7 @@ SparseDelta SparseExchange::own_delta(const std::vector<float>& w, double share,
         v = u * scale;
         if (!ef) continue;
         // Error feedback: what the 16-bit value loses stays for the next round.
-        const float sent_value = rounds ? (type(full) == ValueType::Float16 ? comm::from_float16(comm::to_float16(v))
-                                                                             : comm::from_bfloat16(comm::to_bfloat16(v)))
-                                        : v;
+        const float sent_value = rounds ? round_value(v, type(full)) : v;
         residual_[at + c] = rounds ? u - sent_value / scale : 0.0f;
       }
     }
@@ -137,11 +135,11 @@ void SparseExchange::reduce_up(SparseDelta& d, bool full) {
     comm.receive(comm.await_message(child, comm::Tag::RowDelta, deadline, sync_.who(child), sync_.waits().collective()),
                  msg);
     subtree += count_of(msg);
-    d.add(SparseDelta::decode(msg, layout_, type(full)), layout_);
+    d.add(SparseDelta::decode(msg, layout_, type(full), kCount), layout_);
   }
-  const auto body = d.encode(layout_, type(full));
-  subtree += static_cast<double>(body.size());
-  const auto msg = with_count(subtree, body);
+  auto msg = d.encode(layout_, type(full), kCount);
+  subtree += static_cast<double>(msg.size() - kCount);
+  put_count(msg, subtree);
   comm.isend(msg.data(), msg.size(), tree_parent(me), comm::Tag::RowDelta)
       .wait_until(deadline, sync_.waits().collective());
 }
@@ -161,7 +159,7 @@ void SparseExchange::learner_round(std::vector<float>& w, double share, bool ful
   comm.ibcast(&size, 1, 0).wait_until(deadline, sync_.waits().collective());
   std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
   comm.ibcast(bytes.data(), bytes.size(), 0).wait_until(deadline, sync_.waits().collective());
-  const SparseDelta global = SparseDelta::decode(bytes, layout_, ValueType::Float32);
+  const SparseDelta global = SparseDelta::decode(bytes, layout_, type(full));
   global.apply_to(w.data(), layout_);
   for (std::size_t t = 0; t < layout_.size(); ++t)
     for (const auto r : global.parts[t].rows) {
@@ -179,21 +177,54 @@ SparseDelta SparseExchange::collect(bool full) {
                msg);
   inbound_ += static_cast<double>(msg.size());
   bytes_ += count_of(msg);
-  SparseDelta d = SparseDelta::decode(msg, layout_, type(full));
+  SparseDelta d = SparseDelta::decode(msg, layout_, type(full), kCount);
   if (touched_) d.normalise(layout_);
   return d;
 }
 
-void SparseExchange::publish(const SparseDelta& delta, std::vector<float>& w) {
-  // float32, so that every replica adds exactly what the Dispatcher adds.
+void SparseExchange::publish(const SparseDelta& average, std::vector<float>& w, bool full) {
+  SparseDelta delta = average;
+  const ValueType t = type(full);
+  if (type_ != ValueType::Float32) {
+    // 16-bit values down too: the Dispatcher adds exactly what it sends, and keeps the rounding for later rows.
+    if (residual_.empty()) residual_.assign(w.size(), 0.0f);
+    if (full) delta.add(pending_residual(), layout_);
+    for (std::size_t p = 0; p < layout_.size(); ++p) {
+      auto& part = delta.parts[p];
+      const std::size_t cols = layout_[p].cols;
+      for (std::size_t k = 0; k < part.rows.size(); ++k) {
+        float* r = residual_.data() + layout_[p].offset + static_cast<std::size_t>(part.rows[k]) * cols;
+        float* v = part.values.data() + k * cols;
+        for (std::size_t c = 0; c < cols; ++c) {
+          const float want = v[c] + r[c];
+          v[c] = t == ValueType::Float32 ? want : round_value(want, t);
+          r[c] = want - v[c];
+        }
+      }
+    }
+  }
   delta.apply_to(w.data(), layout_);
-  auto bytes = delta.encode(layout_, ValueType::Float32);
+  auto bytes = delta.encode(layout_, t);
   const auto& comm = sync_.comm();
   const auto deadline = comm::Deadline::after(sync_.liveness() * comm::kIndirect);
   std::int64_t size = static_cast<std::int64_t>(bytes.size());
   comm.ibcast(&size, 1, 0).wait_until(deadline, sync_.waits().collective());
   comm.ibcast(bytes.data(), bytes.size(), 0).wait_until(deadline, sync_.waits().collective());
   bytes_ += static_cast<double>(bytes.size()) * (comm.size() - 1);
+}
+
+SparseDelta SparseExchange::pending_residual() const {
+  SparseDelta d(layout_.size());
+  for (std::size_t p = 0; p < layout_.size(); ++p) {
+    const Table& tab = layout_[p];
+    for (std::size_t r = 0; r < tab.rows; ++r) {
+      const float* x = residual_.data() + tab.offset + r * tab.cols;
+      if (std::all_of(x, x + tab.cols, [](float v) { return v == 0.0f; })) continue;
+      d.parts[p].rows.push_back(static_cast<std::uint32_t>(r));
+      d.parts[p].values.insert(d.parts[p].values.end(), tab.cols, 0.0f);  // the residual is added by the caller
+    }
+  }
+  return d;
 }
 
 }  // namespace fedavg::training

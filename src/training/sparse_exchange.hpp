@@ -28,8 +28,10 @@ class SparseExchange {
   void learner_round(std::vector<float>& w, double share, bool full);
   // Dispatcher: the learners' summed delta (each row divided by its weight for "touched"); `full` as theirs.
   SparseDelta collect(bool full);
-  // Dispatcher: adds `delta` to `w` and broadcasts it (float32: every replica adds exactly the same).
-  void publish(const SparseDelta& delta, std::vector<float>& w);
+  // Dispatcher: adds `delta` to `w` and broadcasts it in the learners' value type (`full`: float32), rounded
+  // before it adds it, so every replica adds exactly the same; the rounding waits in the Dispatcher's residual
+  // for the row's next change (or the next full round).
+  void publish(const SparseDelta& delta, std::vector<float>& w, bool full);
 
   const Layout& layout() const { return layout_; }
   // Payload bytes moved so far: every member's send up the tree, and the broadcast once per learner.
@@ -42,6 +44,8 @@ class SparseExchange {
   SparseDelta own_delta(const std::vector<float>& w, double share, bool full);
   // Sums the children's deltas into `d` and sends it to the parent.
   void reduce_up(SparseDelta& d, bool full);
+  // Dispatcher: the rows with a rounding residual, with zero values.
+  SparseDelta pending_residual() const;
   ValueType type(bool full) const { return full ? ValueType::Float32 : type_; }
   bool lossy() const { return type_ != ValueType::Float32 || fraction_ < 1.0; }
 
@@ -51,7 +55,7 @@ class SparseExchange {
   double fraction_;   // of each table's rows a learner sends per round (1: every changed row)
   bool touched_;      // weight each row by the windows of the learners that sent it
   std::vector<float> start_;     // learner: the global weights the round started from
-  std::vector<float> residual_;  // learner (lossy settings): what was not sent yet
+  std::vector<float> residual_;  // what was not sent yet: a learner's (lossy settings), the Dispatcher's (16-bit)
   std::vector<std::uint32_t> changed_;  // learner: (table, row) pairs its training changed this round
   double bytes_ = 0.0;
   double inbound_ = 0.0;

@@ -50,7 +50,7 @@ Outcome exchange(const core::Settings& s, int rounds, bool full_last) {
     const bool full = full_last && r == rounds - 1;
     if (world.rank() == 0) {
       const training::SparseDelta d = sparse.collect(full);
-      sparse.publish(d, run.w);
+      sparse.publish(d, run.w, full);
     } else {
       run.w = trained(world.rank(), run.w, r);
       sparse.learner_round(run.w, 1.0 / 3.0, full);
