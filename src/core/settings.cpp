@@ -210,13 +210,13 @@ const std::vector<Key>& keys() {
                        "from 8M parameters on)"));
     k.push_back(number("sparse_rows", &Settings::sparse_rows, 0.0, 1.0,
                        "sparse: the fraction of each table's rows a learner sends a round, largest changes first "
-                       "(1: every changed row, exact)",
+                       "(1: every changed row)",
                        true));
     k.push_back(choice("sparse_values", &Settings::sparse_values, kExchangeTypes,
-                       "sparse: the values learners send (16-bit: half the bytes, the rounding kept for later)"));
+                       "sparse: the values sent both ways (16-bit: half the bytes, the rounding kept for later)"));
     k.push_back(choice("sparse_weighting", &Settings::sparse_weighting, kWeightings,
-                       "sparse: average a row by each learner's share of the windows, or over the learners that "
-                       "changed it"));
+                       "sparse: average a row over the learners that changed it (touched), or by each learner's "
+                       "share of the windows as dense does (windows)"));
     k.push_back(integer("full_sync_every", &Settings::full_sync_every, 0, 100'000'000,
                         "sparse: every this many rounds, send every change and residual in float32 (0: never)"));
     k.push_back(boolean("balance_rounds", &Settings::balance_rounds,

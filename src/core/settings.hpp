@@ -57,9 +57,9 @@ struct Settings {
   bool fixed_batch_order = false;
   bool balance_rounds = false;
   Exchange exchange = Exchange::Auto;
-  double sparse_rows = 1.0;
-  ExchangeType sparse_values = ExchangeType::Float32;
-  SparseWeighting sparse_weighting = SparseWeighting::Windows;
+  double sparse_rows = 0.2;
+  ExchangeType sparse_values = ExchangeType::Float16;
+  SparseWeighting sparse_weighting = SparseWeighting::Touched;
   int full_sync_every = 0;  // 0: never
   double liveness_seconds = 120.0;
   WaitProfile wait_profile = WaitProfile::Auto;

@@ -13,6 +13,16 @@ using namespace fedavg;
 
 namespace {
 
+// The exact settings: every changed row, float32, the dense average.
+core::Settings exact() {
+  core::Settings s;
+  s.exchange = core::Exchange::Sparse;
+  s.sparse_rows = 1.0;
+  s.sparse_values = core::ExchangeType::Float32;
+  s.sparse_weighting = core::SparseWeighting::Windows;
+  return s;
+}
+
 // Table 0: 6 rows of 4; table 1: 3 rows of 2.
 const training::Layout kLayout{{0, 6, 4}, {24, 3, 2}};
 constexpr std::size_t kSize = 30;
@@ -83,9 +93,7 @@ std::vector<float> dense_average(const std::vector<float>& from, int round) {
 }  // namespace
 
 TEST(SparseExchange, ExactSettingsGiveTheDenseAverageAndLeaveUntouchedRowsAlone) {
-  core::Settings s;
-  s.exchange = core::Exchange::Sparse;
-  const Outcome run = exchange(s, 2, false);
+  const Outcome run = exchange(exact(), 2, false);
   expect_same_everywhere(run.w);
   const auto expected = dense_average(dense_average(start(), 0), 1);
   for (std::size_t i = 0; i < kSize; ++i) EXPECT_NEAR(run.w[i], expected[i], 1e-5) << "element " << i;
@@ -101,8 +109,7 @@ TEST(SparseExchange, ExactSettingsGiveTheDenseAverageAndLeaveUntouchedRowsAlone)
 }
 
 TEST(SparseExchange, TouchedWeightingAveragesARowOverTheLearnersThatChangedIt) {
-  core::Settings s;
-  s.exchange = core::Exchange::Sparse;
+  core::Settings s = exact();
   s.sparse_weighting = core::SparseWeighting::Touched;
   const Outcome run = exchange(s, 1, false);
   expect_same_everywhere(run.w);
@@ -116,8 +123,7 @@ TEST(SparseExchange, TouchedWeightingAveragesARowOverTheLearnersThatChangedIt) {
 }
 
 TEST(SparseExchange, LossyRoundsKeepWhatTheyDidNotSendAndAFullRoundCatchesUp) {
-  core::Settings s;
-  s.exchange = core::Exchange::Sparse;
+  core::Settings s = exact();
   s.sparse_rows = 0.1;  // one row of each table per learner and round: each changes two of table 0
   s.sparse_values = core::ExchangeType::Float16;
   // Every learner trains from the same weights each round (trained() adds fixed amounts), so after a full round

@@ -1,11 +1,14 @@
 """The sparse weight exchange under mpiexec (time-limited by run_job): with exact settings it trains the same
-model as the dense exchange for every lock-step strategy, with fewer bytes where rows go untouched; lossy
-settings (a fraction of the rows, 16-bit values, a periodic full round) still train; checkpoints resume; easgd
-and hogwild refuse it with a clear message."""
+model as the dense exchange for every lock-step strategy, and the Dispatcher receives one delta a round; lossy
+settings (a fraction of the rows, 16-bit values, a periodic full round) send fewer bytes and still train; the
+defaults (lossy, touched weighting) train and resume from a checkpoint; easgd and hogwild refuse it with a
+clear message."""
 
 import h5py
 import numpy as np
 import pytest
+
+EXACT = {"exchange": "sparse", "sparse_rows": 1, "sparse_values": "float32", "sparse_weighting": "windows"}
 
 LOCKSTEP = {
     "fedavg": {"strategy": "fedavg"},
@@ -24,7 +27,7 @@ def test_exact_sparse_exchange_trains_the_dense_model(name, run_job):
     cfg = {"max_rounds": 5, "fixed_batch_order": True, **LOCKSTEP[name]}
     dense = run_job(7, cfg={**cfg, "exchange": "dense"})
     assert dense.rc == 0, dense.stderr
-    sparse = run_job(7, cfg={**cfg, "exchange": "sparse"})
+    sparse = run_job(7, cfg={**cfg, **EXACT})
     assert sparse.rc == 0, sparse.stderr
     # Float sums in another order (along the learner tree, row by row): equal to rounding.
     np.testing.assert_allclose(embedding(sparse), embedding(dense), atol=1e-4)
@@ -41,7 +44,7 @@ def test_lossy_sparse_exchange_sends_fewer_bytes_and_still_trains(run_job):
     cfg = {"max_rounds": 6, "fixed_batch_order": True, "strategy": "fedavg"}
     dense = run_job(6, cfg={**cfg, "exchange": "dense"})
     assert dense.rc == 0, dense.stderr
-    lossy = run_job(6, cfg={**cfg, "exchange": "sparse", "sparse_rows": 0.3, "sparse_values": "float16",
+    lossy = run_job(6, cfg={**cfg, **EXACT, "sparse_rows": 0.3, "sparse_values": "float16",
                             "full_sync_every": 3})
     assert lossy.rc == 0, lossy.stderr
     # 30 % of the rows in 16 bits up the tree; the rows that changed globally in float32 down; two full rounds.
@@ -51,8 +54,8 @@ def test_lossy_sparse_exchange_sends_fewer_bytes_and_still_trains(run_job):
     assert losses[-1] < 1.05 * dense.metrics()[-1]["test_loss"]
 
 
-def test_sparse_diloco_resumes_from_its_checkpoint(run_job):
-    cfg = {"max_rounds": 6, "strategy": "diloco", "exchange": "sparse", "sparse_values": "bfloat16"}
+def test_sparse_diloco_with_the_default_settings_resumes_from_its_checkpoint(run_job):
+    cfg = {"max_rounds": 6, "strategy": "diloco", "exchange": "sparse"}
     job = run_job(6, cfg=cfg, extra=["--inject-fault", "0:4:exception"])
     assert job.rc != 0
     with h5py.File(job.out / "toy.h5", "r") as f:

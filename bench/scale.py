@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""The weight exchange at a large vocabulary: dense against sparse, and as learners grow.
+
+On the text8 prefix with every word of the vocabulary (prepare.py --vocab-size 100000 --min-count 1 --dim 300:
+about 71k words, two 71k x 300 tables), it runs the same rounds (fixed_batch_order: every setting trains on the
+same windows) with the dense exchange, the exact sparse exchange and the default lossy one (the top 20 % of the
+rows in float16, error feedback), each with both weightings, and prints per round: the time, the exchange's share of it
+(sync_seconds; no checkpoints, which would add the same to every round), the bytes moved and the Dispatcher's inbound bytes, and the test loss after the same windows.
+Then, with 2, 4 and 8 learners (oversubscribed on a small machine: the exchange time, not the round time, is
+the figure), the Dispatcher's inbound bytes and exchange time per round, dense and sparse.
+
+    /usr/bin/python3 bench/scale.py [--rounds 12] [--learners 2 4 8]
+"""
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import jobs
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpus  # noqa: E402
+
+EXACT = {"exchange": "sparse", "sparse_rows": 1, "sparse_values": "float32"}
+SETTINGS = {
+    "dense": {"exchange": "dense"},
+    "sparse, exact, windows": {**EXACT, "sparse_weighting": "windows"},
+    "sparse, exact, touched": {**EXACT, "sparse_weighting": "touched"},
+    "sparse, top 20 % float16, windows": {"exchange": "sparse", "sparse_weighting": "windows"},
+    "sparse (defaults: top 20 % float16, touched)": {"exchange": "sparse"},
+}
+
+
+def prepare(tmp):
+    if (tmp / "config" / "cfg.json").exists() and (tmp / "train.txt").exists():
+        return tmp / "config", tmp / "train.txt"
+    text = tmp / "text8.txt"
+    text.write_text(corpus.read_corpus("text8"))
+    cfg = tmp / "config"
+    subprocess.run([jobs.PYTHON, str(jobs.ROOT / "python" / "prepare.py"), str(text), "--out", str(cfg),
+                    "--train-out", str(tmp / "train.txt"), "--vocab-size", "100000", "--min-count", "1",
+                    "--dim", "300", "--data-name", "text8"], check=True, capture_output=True, timeout=600)
+    return cfg, tmp / "train.txt"
+
+
+def run(tmp, name, cfg_dir, train, learners, **settings):
+    d = tmp / name.replace(" ", "_").replace(",", "").replace("%", "pc")
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir()
+    cfg = json.loads((cfg_dir / "cfg.json").read_text())
+    cfg.update({"target": 0.0, "fixed_batch_order": True, "progress_seconds": 0, "liveness_seconds": 120,
+                "checkpoint_every": 1000,
+                **settings})
+    run_cfg = d / "config"
+    subprocess.run(["cp", "-r", str(cfg_dir), str(run_cfg)], check=True)
+    (run_cfg / "cfg.json").write_text(json.dumps(cfg, indent=2))
+    rows, _, _ = jobs.run(4 + learners, [train], run_cfg, d / "out", timeout=900)
+    stats = (d / "out" / "text8_stats.txt").read_text().split()
+    inbound = float(next(s for s in stats if s.startswith("inbound_bytes=")).split("=")[1])
+    # Round 1 follows the first broadcast of the full weights (every exchange starts dense): skip it.
+    later = rows[2:]
+    rounds = [float(b["seconds"]) - float(a["seconds"]) for a, b in zip(rows[1:], rows[2:])]
+    sync = [float(r["sync_seconds"]) for r in later]
+    moved = [float(b["sync_bytes"]) - float(a["sync_bytes"]) for a, b in zip(rows[1:], rows[2:])]
+    return {"round": statistics.median(rounds), "sync": statistics.median(sync),
+            "bytes": statistics.median(moved), "inbound": inbound / (len(rows) - 1),
+            "loss": float(rows[-1]["test_loss"]), "windows": float(rows[-1]["windows_per_learner"])}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=12)
+    ap.add_argument("--learners", type=int, nargs="+", default=[2, 4, 8])
+    ap.add_argument("--scaling-bpe", type=int, default=20, help="batches per learner per round when scaling")
+    ap.add_argument("--workdir", help="keep the prepared corpus and the runs here (default: a temporary folder)")
+    ap.add_argument("--only", choices=["vocabulary", "learners"], help="run one of the two tables")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(args.workdir or tmp)
+        tmp.mkdir(parents=True, exist_ok=True)
+        cfg_dir, train = prepare(tmp)
+        words = sum(1 for _ in open(cfg_dir / "vocab.txt"))
+        base = {"max_rounds": args.rounds}
+        if args.only != "learners":
+            vocabulary_table(tmp, cfg_dir, train, words, base, args)
+        if args.only != "vocabulary":
+            learners_table(tmp, cfg_dir, train, words, base, args)
+        print("\nRegenerate: `/usr/bin/python3 bench/scale.py`")
+
+
+def vocabulary_table(tmp, cfg_dir, train, words, base, args):
+    results = {name: run(tmp, name, cfg_dir, train, 2, **base, **s) for name, s in SETTINGS.items()}
+    dense = results["dense"]
+    print(f"### {words} words x 300, 2 learners, {args.rounds} rounds of the same windows\n")
+    rows = []
+    for name, r in results.items():
+        rows.append([name, f"{r['round']:.2f} s", f"{100 * r['sync'] / r['round']:.1f} %",
+                     f"{r['bytes'] / 1e6:.0f} MB", f"{dense['bytes'] / r['bytes']:.1f}x",
+                     f"{r['inbound'] / 1e6:.0f} MB", f"{r['loss']:.4f}",
+                     f"{100 * (r['loss'] / dense['loss'] - 1):+.2f} %"])
+    print(jobs.table(rows, ["exchange", "round", "exchange share", "bytes per round", "fewer than dense",
+                            "Dispatcher receives per round", "test loss", "loss against dense"]))
+
+
+def learners_table(tmp, cfg_dir, train, words, base, args):
+    print(f"\n### Learners: the Dispatcher's inbound bytes and exchange time per round ({words} words x 300, "
+          f"bpe {args.scaling_bpe}, {args.rounds} rounds)\n")
+    rows = []
+    for learners in args.learners:
+        for name in ("dense", "sparse"):
+            r = run(tmp, f"{name}_{learners}", cfg_dir, train, learners, **base, bpe=args.scaling_bpe,
+                    **SETTINGS[name])
+            rows.append([learners, name, f"{r['inbound'] / 1e6:.0f} MB", f"{r['bytes'] / 1e6:.0f} MB",
+                         f"{1000 * r['sync']:.0f} ms", f"{r['round']:.2f} s"])
+    print(jobs.table(rows, ["learners", "exchange", "Dispatcher receives per round", "bytes per round",
+                            "exchange per round", "round"]))
+
+
+if __name__ == "__main__":
+    main()
