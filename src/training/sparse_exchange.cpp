@@ -67,58 +67,59 @@ SparseDelta SparseExchange::own_delta(const std::vector<float>& w, double share,
   SparseDelta d(layout_.size());
   changed_.clear();
   const auto scale = static_cast<float>(share);
+  // With error feedback the residual becomes each row's whole unsent change (this round's plus what waited) in
+  // one pass; the rows sent then leave in it only what their rounding lost.
   const bool ef = !residual_.empty();
+  const bool choose = !full && fraction_ < 1.0;
   for (std::size_t t = 0; t < layout_.size(); ++t) {
     const Table& tab = layout_[t];
     const std::size_t cols = tab.cols;
-    // Rows the round changed, and rows with something left to send: their size, for choosing.
-    std::vector<std::pair<float, std::uint32_t>> candidates;
+    std::vector<std::pair<float, std::uint32_t>> candidates;  // rows with a change to send, and its size
     for (std::size_t r = 0; r < tab.rows; ++r) {
       const std::size_t at = tab.offset + r * cols;
       const float* a = w.data() + at;
       const float* s = start_.data() + at;
-      const bool changed = std::memcmp(a, s, cols * sizeof(float)) != 0;
-      bool pending = false;
-      if (ef)
-        for (std::size_t c = 0; c < cols && !pending; ++c) pending = residual_[at + c] != 0.0f;
-      if (!changed && !pending) continue;
-      if (changed) changed_.insert(changed_.end(), {static_cast<std::uint32_t>(t), static_cast<std::uint32_t>(r)});
+      bool changed = false;
       float norm = 0.0f;
-      for (std::size_t c = 0; c < cols; ++c) {
-        const float u = a[c] - s[c] + (ef ? residual_[at + c] : 0.0f);
-        norm += u * u;
+      if (ef) {
+        float* u = residual_.data() + at;
+        for (std::size_t c = 0; c < cols; ++c) {
+          changed |= a[c] != s[c];
+          u[c] += a[c] - s[c];
+          norm += u[c] * u[c];
+        }
+        if (changed) changed_.insert(changed_.end(), {static_cast<std::uint32_t>(t), static_cast<std::uint32_t>(r)});
+        if (changed || norm != 0.0f) candidates.emplace_back(norm, static_cast<std::uint32_t>(r));
+        continue;
       }
+      if (std::memcmp(a, s, cols * sizeof(float)) == 0) continue;
+      changed_.insert(changed_.end(), {static_cast<std::uint32_t>(t), static_cast<std::uint32_t>(r)});
+      if (choose)
+        for (std::size_t c = 0; c < cols; ++c) norm += (a[c] - s[c]) * (a[c] - s[c]);
       candidates.emplace_back(norm, static_cast<std::uint32_t>(r));
     }
     std::size_t keep = candidates.size();
-    if (!full && fraction_ < 1.0)
-      keep = std::min(keep, static_cast<std::size_t>(std::ceil(fraction_ * static_cast<double>(tab.rows))));
+    if (choose) keep = std::min(keep, static_cast<std::size_t>(std::ceil(fraction_ * static_cast<double>(tab.rows))));
     if (keep < candidates.size())
       std::nth_element(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(keep), candidates.end(),
                        [](const auto& x, const auto& y) { return x.first > y.first; });
-    // The rows sent, in order; those not sent keep all of their change in the residual.
-    std::vector<std::uint32_t> sent;
-    for (std::size_t k = 0; k < keep; ++k) sent.push_back(candidates[k].second);
-    std::sort(sent.begin(), sent.end());
-    for (std::size_t k = keep; k < candidates.size(); ++k) {
-      const std::size_t at = tab.offset + candidates[k].second * cols;
-      for (std::size_t c = 0; c < cols; ++c) residual_[at + c] += w[at + c] - start_[at + c];
-    }
     SparseDelta::Part& part = d.parts[t];
-    part.rows = sent;
-    part.values.resize(sent.size() * cols);
-    if (touched_) part.weights.assign(sent.size(), scale);
-    const bool rounds = type(full) != ValueType::Float32;
-    for (std::size_t k = 0; k < sent.size(); ++k) {
-      const std::size_t at = tab.offset + sent[k] * cols;
+    for (std::size_t k = 0; k < keep; ++k) part.rows.push_back(candidates[k].second);
+    std::sort(part.rows.begin(), part.rows.end());
+    part.values.resize(part.rows.size() * cols);
+    if (touched_) part.weights.assign(part.rows.size(), scale);
+    const ValueType sent_as = type(full);
+    for (std::size_t k = 0; k < part.rows.size(); ++k) {
+      const std::size_t at = tab.offset + part.rows[k] * cols;
+      float* v = part.values.data() + k * cols;
+      if (!ef) {
+        for (std::size_t c = 0; c < cols; ++c) v[c] = (w[at + c] - start_[at + c]) * scale;
+        continue;
+      }
+      float* u = residual_.data() + at;
       for (std::size_t c = 0; c < cols; ++c) {
-        const float u = w[at + c] - start_[at + c] + (ef ? residual_[at + c] : 0.0f);
-        float& v = part.values[k * cols + c];
-        v = u * scale;
-        if (!ef) continue;
-        // Error feedback: what the 16-bit value loses stays for the next round.
-        const float sent_value = rounds ? round_value(v, type(full)) : v;
-        residual_[at + c] = rounds ? u - sent_value / scale : 0.0f;
+        v[c] = u[c] * scale;
+        u[c] = sent_as == ValueType::Float32 ? 0.0f : u[c] - round_value(v[c], sent_as) / scale;
       }
     }
   }
