@@ -57,7 +57,7 @@ struct Settings {
   bool fixed_batch_order = false;
   bool balance_rounds = false;
   Exchange exchange = Exchange::Auto;
-  double sparse_rows = 0.2;
+  double sparse_rows = 1.0;
   ExchangeType sparse_values = ExchangeType::Float16;
   SparseWeighting sparse_weighting = SparseWeighting::Touched;
   int full_sync_every = 0;  // 0: never
