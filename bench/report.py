@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs every benchmark in bench/ and writes docs/performance.md from what they print.
 
-Usage: /usr/bin/python3 bench/report.py [--quick]    (5 to 15 minutes, by the machine; --quick: about half)
+Usage: /usr/bin/python3 bench/report.py [--quick]    (15 to 30 minutes, by the machine; --quick: about half)
 Each benchmark can also be run on its own; see its docstring.
 """
 
@@ -23,6 +23,12 @@ NOTES = {
         "The two hosts are network namespaces of this machine (scripts/emulate_hosts.sh): they share its cores, so "
         "the TCP stack's work on the batches and weights is done by the cores the learners train on, as it would "
         "not be on separate machines. The exchange is sync_seconds, measured once every learner is in it.",
+    "The weight exchange at a large vocabulary":
+        "Every setting trains on the same windows (fixed_batch_order). The exchange is sync_seconds on the "
+        "Dispatcher, from the last RoundDone to the end of the exchange: it includes the learners' work of "
+        "finding and packing their changed rows, which on 2 cores competes with the other ranks. Bytes count "
+        "payloads as docs/strategies.md#communication says; round 1, which starts with a broadcast of the full "
+        "weights, is left out of the per-round figures.",
     "Learner throughput per core, against gensim":
         "`neg` is the hand-written model (the default); `neg_autograd` is library.py's `NegCBOW`, the same loss "
         "written with autograd and stepped by trainer.py on the rows a batch touches, the model the recipes of "
@@ -65,12 +71,14 @@ def main():
         ("Time to quality on the text8 prefix", run("time_to_quality.py", "--budgets", *(["10"] if quick else ["5", "10", "15"]))),
         ("Soak", run("soak.py", "--rounds", "300" if quick else "2000")),
         ("Many hosts", run("multihost.py", "--pairs", "3" if quick else "5")),
+        ("The weight exchange at a large vocabulary",
+         run("scale.py", *(["--rounds", "8", "--learners", "2", "4"] if quick else []))),
     ]
     cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
                 if l.startswith("model name")), platform.processor())
     lines = ["# Performance", "",
              f"Measured {datetime.date.today()} on {cpu}, 2 cores, Debian 12, python3-torch 1.13 with OpenBLAS, "
-             "MPICH 4.0 (ch4:ucx). Regenerate with `/usr/bin/python3 bench/report.py` (5 to 15 minutes).",
+             "MPICH 4.0 (ch4:ucx). Regenerate with `/usr/bin/python3 bench/report.py` (15 to 30 minutes).",
              "Figures move by ±20 % between runs on this shared machine; peers (gensim) are measured in the "
              "same run as ours.", ""]
     for title, body in sections:

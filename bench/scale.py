@@ -114,8 +114,8 @@ def learners_table(tmp, cfg_dir, train, words, base, args):
           f"bpe {args.scaling_bpe}, {args.rounds} rounds)\n")
     rows = []
     for learners in args.learners:
-        for name in ("dense", "sparse"):
-            r = run(tmp, f"{name}_{learners}", cfg_dir, train, learners, **base, bpe=args.scaling_bpe,
+        for name in ("dense", "sparse, top 20 % float16, touched"):
+            r = run(tmp, f"{name.split(',')[0]}_{learners}", cfg_dir, train, learners, **base, bpe=args.scaling_bpe,
                     **SETTINGS[name])
             rows.append([learners, name, f"{r['inbound'] / 1e6:.0f} MB", f"{r['bytes'] / 1e6:.0f} MB",
                          f"{1000 * r['sync']:.0f} ms", f"{r['round']:.2f} s"])

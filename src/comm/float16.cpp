@@ -2,6 +2,11 @@
 
 #include <cstring>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define FEDAVG_F16C 1
+#endif
+
 namespace fedavg::comm {
 namespace {
 
@@ -17,7 +22,58 @@ float value(std::uint32_t u) {
   return f;
 }
 
+#ifdef FEDAVG_F16C
+__attribute__((target("avx,f16c"))) void to_float16_f16c(const float* in, std::uint16_t* out, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  for (; i < n; ++i) out[i] = to_float16(in[i]);
+}
+
+__attribute__((target("avx,f16c"))) void from_float16_f16c(const std::uint16_t* in, float* out, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
+  for (; i < n; ++i) out[i] = from_float16(in[i]);
+}
+
+__attribute__((target("avx,f16c"))) void round_f16c(float* v, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(v + i, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(v + i),
+                                                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+  for (; i < n; ++i) v[i] = from_float16(to_float16(v[i]));
+}
+
+bool has_f16c() {
+  static const bool yes = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  return yes;
+}
+#endif
+
 }  // namespace
+
+void to_float16(const float* in, std::uint16_t* out, std::size_t n) {
+#ifdef FEDAVG_F16C
+  if (has_f16c()) return to_float16_f16c(in, out, n);
+#endif
+  for (std::size_t i = 0; i < n; ++i) out[i] = to_float16(in[i]);
+}
+
+void from_float16(const std::uint16_t* in, float* out, std::size_t n) {
+#ifdef FEDAVG_F16C
+  if (has_f16c()) return from_float16_f16c(in, out, n);
+#endif
+  for (std::size_t i = 0; i < n; ++i) out[i] = from_float16(in[i]);
+}
+
+void round_to_float16(float* v, std::size_t n) {
+#ifdef FEDAVG_F16C
+  if (has_f16c()) return round_f16c(v, n);
+#endif
+  for (std::size_t i = 0; i < n; ++i) v[i] = from_float16(to_float16(v[i]));
+}
 
 std::uint16_t to_float16(float f) {
   const std::uint32_t u = bits(f);

@@ -34,6 +34,14 @@ class Reader {
 
 }  // namespace
 
+void round_values(float* v, std::size_t n, ValueType type) {
+  if (type == ValueType::Float16) {
+    comm::round_to_float16(v, n);
+  } else if (type == ValueType::BFloat16) {
+    for (std::size_t i = 0; i < n; ++i) v[i] = comm::from_bfloat16(comm::to_bfloat16(v[i]));
+  }
+}
+
 Layout layout_of(const std::vector<bridge::ParamShape>& shapes) {
   Layout layout;
   std::size_t offset = 0;
@@ -115,10 +123,7 @@ void SparseDelta::apply_to(float* w, const Layout& layout) const {
 }
 
 void SparseDelta::round_to(ValueType type) {
-  if (type == ValueType::Float32) return;
-  for (auto& p : parts)
-    for (auto& v : p.values)
-      v = type == ValueType::Float16 ? comm::from_float16(comm::to_float16(v)) : comm::from_bfloat16(comm::to_bfloat16(v));
+  for (auto& p : parts) round_values(p.values.data(), p.values.size(), type);
 }
 
 std::vector<std::uint8_t> SparseDelta::encode(const Layout& layout, ValueType type, std::size_t front) const {
@@ -144,8 +149,11 @@ std::vector<std::uint8_t> SparseDelta::encode(const Layout& layout, ValueType ty
       put(out, p.values.data(), p.values.size() * 4);
     } else {
       half.resize(p.values.size());
-      for (std::size_t k = 0; k < half.size(); ++k)
-        half[k] = type == ValueType::Float16 ? comm::to_float16(p.values[k]) : comm::to_bfloat16(p.values[k]);
+      if (type == ValueType::Float16) {
+        comm::to_float16(p.values.data(), half.data(), half.size());
+      } else {
+        for (std::size_t k = 0; k < half.size(); ++k) half[k] = comm::to_bfloat16(p.values[k]);
+      }
       put(out, half.data(), half.size() * 2);
     }
     if (weighted) {
@@ -186,8 +194,11 @@ SparseDelta SparseDelta::decode(const std::vector<std::uint8_t>& bytes, const La
     } else {
       half.resize(p.values.size());
       in.get(half.data(), half.size() * 2);
-      for (std::size_t k = 0; k < half.size(); ++k)
-        p.values[k] = type == ValueType::Float16 ? comm::from_float16(half[k]) : comm::from_bfloat16(half[k]);
+      if (type == ValueType::Float16) {
+        comm::from_float16(half.data(), p.values.data(), half.size());
+      } else {
+        for (std::size_t k = 0; k < half.size(); ++k) p.values[k] = comm::from_bfloat16(half[k]);
+      }
     }
     if (flags & kWeights) {
       p.weights.resize(p.rows.size());

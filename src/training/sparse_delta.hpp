@@ -15,6 +15,9 @@ namespace fedavg::training {
 
 enum class ValueType { Float32, Float16, BFloat16 };
 
+// Rounds n values to `type` and back, in place (what the other side decodes).
+void round_values(float* v, std::size_t n, ValueType type);
+
 // Where each table lies in the flat weights.
 struct Table {
   std::size_t offset;  // first float

@@ -27,9 +27,6 @@ ValueType value_type(core::ExchangeType t) {
 // the payload of the whole reduction.
 constexpr std::size_t kCount = sizeof(double);
 
-float round_value(float v, ValueType t) {
-  return t == ValueType::Float16 ? comm::from_float16(comm::to_float16(v)) : comm::from_bfloat16(comm::to_bfloat16(v));
-}
 
 void put_count(std::vector<std::uint8_t>& msg, double bytes) { std::memcpy(msg.data(), &bytes, kCount); }
 
@@ -117,10 +114,9 @@ SparseDelta SparseExchange::own_delta(const std::vector<float>& w, double share,
         continue;
       }
       float* u = residual_.data() + at;
-      for (std::size_t c = 0; c < cols; ++c) {
-        v[c] = u[c] * scale;
-        u[c] = sent_as == ValueType::Float32 ? 0.0f : u[c] - round_value(v[c], sent_as) / scale;
-      }
+      for (std::size_t c = 0; c < cols; ++c) v[c] = u[c] * scale;
+      round_values(v, cols, sent_as);  // what the parent decodes; the rest stays in the residual
+      for (std::size_t c = 0; c < cols; ++c) u[c] = sent_as == ValueType::Float32 ? 0.0f : u[c] - v[c] / scale;
     }
   }
   return d;
@@ -197,10 +193,11 @@ void SparseExchange::publish(const SparseDelta& average, std::vector<float>& w, 
         float* r = residual_.data() + layout_[p].offset + static_cast<std::size_t>(part.rows[k]) * cols;
         float* v = part.values.data() + k * cols;
         for (std::size_t c = 0; c < cols; ++c) {
-          const float want = v[c] + r[c];
-          v[c] = t == ValueType::Float32 ? want : round_value(want, t);
-          r[c] = want - v[c];
+          r[c] += v[c];  // what the row should move by
+          v[c] = r[c];
         }
+        round_values(v, cols, t);
+        for (std::size_t c = 0; c < cols; ++c) r[c] -= v[c];
       }
     }
   }

@@ -47,6 +47,26 @@ TEST(Float16, ExactValuesRoundTripAndOthersRoundToNearest) {
   EXPECT_NEAR(comm::from_float16(comm::to_float16(3e-7f)), 3e-7f, 6e-8f);
 }
 
+TEST(Float16, ArraysConvertExactlyAsSingleValues) {
+  // Normals, subnormals, ties, the overflow edge, infinities and zeros; 37 values: vector body and tail.
+  std::vector<float> in;
+  for (float f : {0.0f, -0.0f, 1.0f, 1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, 65504.0f, 65519.0f, 65520.0f, 1e6f,
+                  -1e6f, 3e-7f, 6e-8f, 2.9e-8f, 1e-10f, 0.1f, -3.14159f, 123.456f, 5.96046448e-8f,
+                  std::numeric_limits<float>::infinity()})
+    in.insert(in.end(), {f, -f});
+  in.pop_back();
+  std::vector<std::uint16_t> half(in.size());
+  comm::to_float16(in.data(), half.data(), in.size());
+  std::vector<float> back(in.size()), rounded = in;
+  comm::from_float16(half.data(), back.data(), half.size());
+  comm::round_to_float16(rounded.data(), rounded.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    EXPECT_EQ(half[i], comm::to_float16(in[i])) << in[i];
+    EXPECT_EQ(back[i], comm::from_float16(comm::to_float16(in[i]))) << in[i];
+    EXPECT_EQ(rounded[i], back[i]) << in[i];
+  }
+}
+
 TEST(BFloat16, KeepsFloat32RangeWithEightSignificantBits) {
   for (float f : {0.0f, 1.0f, -2.0f, 1e30f}) EXPECT_NEAR(comm::from_bfloat16(comm::to_bfloat16(f)), f, std::fabs(f) / 256);
   EXPECT_FALSE(std::isinf(comm::from_bfloat16(comm::to_bfloat16(1e30f))));
