@@ -8,13 +8,16 @@ row in float16) and the top 20 % of the rows in float16 (both weightings), and p
 exchange's share of it (sync_seconds; no checkpoints, which would add the same to every round), the bytes
 moved and the Dispatcher's inbound bytes, and the test loss after the same windows.
 Then, with 2, 4 and 8 learners (oversubscribed on a small machine: the exchange time, not the round time, is
-the figure), the Dispatcher's inbound bytes and exchange time per round, dense and sparse.
+the figure), the Dispatcher's inbound bytes and exchange time per round, dense and sparse. Last, as root, the
+same rounds on two emulated hosts (network namespaces, TCP between them): dense against sparse.
 
     /usr/bin/python3 bench/scale.py [--rounds 12] [--learners 2 4 8]
 """
 
 import argparse
+import csv
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -26,6 +29,7 @@ import jobs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus  # noqa: E402
+import multihost  # noqa: E402
 
 EXACT = {"exchange": "sparse", "sparse_rows": 1, "sparse_values": "float32"}
 SETTINGS = {
@@ -74,13 +78,61 @@ def run(tmp, name, cfg_dir, train, learners, **settings):
             "loss": float(rows[-1]["test_loss"]), "windows": float(rows[-1]["windows_per_learner"])}
 
 
+def run_two_hosts(tmp, name, cfg_dir, train, **settings):
+    """Round, exchange (median, rounds 2 on) and MB the learners' host received per round, with the Dispatcher
+    and the pipeline on one emulated host and 2 learners on the other."""
+    d = tmp / ("hosts_" + name)
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir()
+    cfg = json.loads((cfg_dir / "cfg.json").read_text())
+    cfg.update({"target": 0.0, "fixed_batch_order": True, "progress_seconds": 0, "liveness_seconds": 300,
+                "checkpoint_every": 1000, **settings})
+    run_cfg = d / "config"
+    shutil.copytree(cfg_dir, run_cfg)
+    (run_cfg / "cfg.json").write_text(json.dumps(cfg, indent=2))
+    before = multihost.bytes_received(1)
+    cmd = ["bash", str(multihost.HOSTS), "ctl", multihost.PREFIX, "mpiexec", "-launcher", "ssh",
+           "-launcher-exec", str(multihost.HOSTS), "-localhost", "10.77.0.1",
+           "-hosts", f"{multihost.PREFIX}-h0:4,{multihost.PREFIX}-h1:2", "-n", "6", str(jobs.APP),
+           "--config", str(run_cfg), "--out", str(d / "out"), str(train)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=1200,
+                          env={**os.environ, "MPIEXEC_TIMEOUT": "1190"})
+    if done.returncode != 0:
+        raise RuntimeError(f"{name} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    received = multihost.bytes_received(1) - before
+    with open(d / "out" / "text8_metrics.csv") as f:
+        rows = list(csv.DictReader(f))
+    rounds = [float(b["seconds"]) - float(a["seconds"]) for a, b in zip(rows[1:], rows[2:])]
+    return (statistics.median(rounds), statistics.median(float(r["sync_seconds"]) for r in rows[2:]),
+            received / (len(rows) - 1) / 1e6, float(rows[-1]["test_loss"]))
+
+
+def two_hosts_table(tmp, cfg_dir, train, words, base, args):
+    if os.geteuid() != 0:
+        print("\ntwo hosts: not measured: emulating hosts needs root")
+        return
+    subprocess.run(["bash", str(multihost.HOSTS), "up", "2", multihost.PREFIX], check=True, capture_output=True)
+    try:
+        rows = []
+        for name in ("dense", "sparse, top 20 % float16, touched"):
+            r, sync, mb, loss = run_two_hosts(tmp, name.split(",")[0], cfg_dir, train, **base, **SETTINGS[name])
+            rows.append([name, f"{r:.2f} s", f"{sync:.2f} s", f"{100 * sync / r:.1f} %", f"{mb:.0f} MB",
+                         f"{loss:.4f}"])
+    finally:
+        subprocess.run(["bash", str(multihost.HOSTS), "down", multihost.PREFIX], capture_output=True)
+    print(f"\n### Two hosts over TCP (emulated: scripts/emulate_hosts.sh), {words} words x 300, the Dispatcher "
+          f"and the pipeline on one, 2 learners on the other, {args.rounds} rounds\n")
+    print(jobs.table(rows, ["exchange", "round", "exchange", "exchange share", "learners' host receives per round",
+                            "test loss"]))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--learners", type=int, nargs="+", default=[2, 4, 8])
     ap.add_argument("--scaling-bpe", type=int, default=20, help="batches per learner per round when scaling")
     ap.add_argument("--workdir", help="keep the prepared corpus and the runs here (default: a temporary folder)")
-    ap.add_argument("--only", choices=["vocabulary", "learners"], help="run one of the two tables")
+    ap.add_argument("--only", choices=["vocabulary", "learners", "hosts"], help="run one of the tables")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(args.workdir or tmp)
@@ -88,10 +140,12 @@ def main():
         cfg_dir, train = prepare(tmp)
         words = sum(1 for _ in open(cfg_dir / "vocab.txt"))
         base = {"max_rounds": args.rounds}
-        if args.only != "learners":
+        if args.only in (None, "vocabulary"):
             vocabulary_table(tmp, cfg_dir, train, words, base, args)
-        if args.only != "vocabulary":
+        if args.only in (None, "learners"):
             learners_table(tmp, cfg_dir, train, words, base, args)
+        if args.only in (None, "hosts"):
+            two_hosts_table(tmp, cfg_dir, train, words, base, args)
         print("\nRegenerate: `/usr/bin/python3 bench/scale.py`")
 
 

@@ -207,7 +207,7 @@ const std::vector<Key>& keys() {
                        "easgd: moving rate (0: 0.9 / learners)"));
     k.push_back(choice("exchange", &Settings::exchange, kExchanges,
                        "fedavg, bsp, bmuf, diloco: send every weight, or only the rows that changed (auto: sparse "
-                       "from 8M parameters on)"));
+                       "from 8M parameters on, when the learners span hosts)"));
     k.push_back(number("sparse_rows", &Settings::sparse_rows, 0.0, 1.0,
                        "sparse: the fraction of each table's rows a learner sends a round, largest changes first "
                        "(1: every changed row)",

@@ -22,6 +22,7 @@ struct Context {
   const core::RankMap& map;
   const comm::Communicator& world;     // duplicate of MPI_COMM_WORLD
   const comm::Communicator& learners;  // Dispatcher (rank 0 here) + Learners; invalid on pipeline ranks
+  bool learners_on_one_host;           // every member of `learners` runs on one host (shares its memory)
   bridge::Interpreter& py;
   const core::StopSignal& signals;     // SIGINT/SIGTERM seen by this rank
   const comm::WaitPolicy& waits;       // how this rank's waits sleep

@@ -39,13 +39,13 @@ double count_of(const std::vector<std::uint8_t>& msg) {
 
 }  // namespace
 
-bool sparse_exchange(const core::Settings& s, std::size_t params) {
+bool sparse_exchange(const core::Settings& s, std::size_t params, bool learners_on_one_host) {
   switch (s.exchange) {
     case core::Exchange::Sparse: return true;
     case core::Exchange::Dense: return false;
     case core::Exchange::Auto: break;
   }
-  return params >= kSparseFrom;
+  return params >= kSparseFrom && !learners_on_one_host;
 }
 
 SparseExchange::SparseExchange(RoundSync& sync, Layout layout, const core::Settings& s)
@@ -116,6 +116,7 @@ SparseDelta SparseExchange::own_delta(const std::vector<float>& w, double share,
       float* u = residual_.data() + at;
       for (std::size_t c = 0; c < cols; ++c) v[c] = u[c] * scale;
       round_values(v, cols, sent_as);  // what the parent decodes; the rest stays in the residual
+      if (scale == 0.0f) continue;  // nothing of it was sent: it all waits
       for (std::size_t c = 0; c < cols; ++c) u[c] = sent_as == ValueType::Float32 ? 0.0f : u[c] - v[c] / scale;
     }
   }

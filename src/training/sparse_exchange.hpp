@@ -61,8 +61,9 @@ class SparseExchange {
   double inbound_ = 0.0;
 };
 
-// The exchange a run uses: sparse for "sparse", and for "auto" when the model has at least `kSparseFrom`
-// parameters (below that the dense exchange is cheap).
-bool sparse_exchange(const core::Settings& s, std::size_t params);
+// The exchange a run uses: sparse for "sparse", and for "auto" when the model has at least 8M parameters and the
+// Dispatcher and the learners are not all on one host (below that size, or within one host's shared memory, the
+// dense exchange costs less than finding and packing the changed rows).
+bool sparse_exchange(const core::Settings& s, std::size_t params, bool learners_on_one_host);
 
 }  // namespace fedavg::training
