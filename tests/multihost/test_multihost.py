@@ -1,6 +1,6 @@
 """fedavg_mpi across emulated hosts (see conftest.py), every job time-limited: the Dispatcher and the pipeline on
 one host, the learners on another, so batches and weights cross the network (checked on the interfaces' byte
-counters); the job trains to its target and exits by itself; a learner killed on the remote host costs one round
+counters); the job trains to its target and exits by itself, with the dense or the sparse exchange; a learner killed on the remote host costs one round
 and no human step (scripts/supervise.py restarts the job from its checkpoint), even with its host left out."""
 
 import csv
@@ -47,6 +47,23 @@ def test_training_across_two_hosts_reaches_the_target_over_the_network(hosts, to
     sent = after[learners_host][0] - before[learners_host][0]
     assert received >= 0.9 * expected, (received, expected)
     assert sent >= 0.9 * float(s["sync_bytes"]) / 2, (sent, s["sync_bytes"])
+
+
+def test_the_sparse_exchange_crosses_the_network_once_per_round(hosts, toy, tmp_path):
+    # Three remote learners: two send their rows to the third on their own host, which sends one merged delta.
+    h = hosts(2)
+    cfg = config(toy, tmp_path, target=2.6, max_rounds=200, exchange="sparse")
+    before = h.bytes()
+    job = h.mpiexec([(0, 4), (1, 3)], ["--config", cfg, "--out", tmp_path / "out", toy / "train.txt"])
+    after = h.bytes()
+    assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-2000:]
+    s = stats(tmp_path / "out")
+    assert s["stopped"] == "target" and s["learners"] == "3"
+    inbound = float(s["inbound_bytes"])
+    sent = after[h.names[1]][0] - before[h.names[1]][0]
+    assert inbound > 0 and sent >= 0.9 * inbound, (sent, inbound)
+    # The tree merged: the Dispatcher received less than the three learners sent.
+    assert inbound < float(s["sync_bytes"]) / 2, s
 
 
 def test_a_killed_remote_learner_costs_one_round_and_no_human_step(hosts, toy, tmp_path):
