@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Runs every benchmark in bench/ and writes docs/performance.md from what they print.
 
-Usage: /usr/bin/python3 bench/report.py [--quick]    (15 to 30 minutes, by the machine; --quick: about half)
+Usage: /usr/bin/python3 bench/report.py [--quick] [--only SCRIPT ...]
+(15 to 30 minutes, by the machine; --quick: about half; --only: those benchmarks, the other sections kept)
 Each benchmark can also be run on its own; see its docstring.
 """
 
@@ -59,26 +60,58 @@ def run(script, *args):
     return section_body(" ".join(["/usr/bin/python3", f"bench/{script}", *args]), out)
 
 
+def existing_sections():
+    """{title: body} of the sections docs/performance.md holds now."""
+    path = ROOT / "docs" / "performance.md"
+    found, title = {}, None
+    for line in path.read_text().splitlines() if path.exists() else []:
+        if line.startswith("## "):
+            title = line[3:].strip()
+            found[title] = []
+        elif title is not None:
+            found[title].append(line)
+    return {t: "\n".join(body).strip() + "\n" for t, body in found.items()}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", nargs="+", metavar="SCRIPT",
+                    help="run only these benchmarks (e.g. scale.py) and keep the other sections as they are")
     args = ap.parse_args()
     quick = args.quick
-    sections = [
-        ("Learner throughput per core, against gensim", run("learner_throughput.py")),
-        ("Pipeline, waiting ranks, memory, averaging", run("pipeline.py", "--seconds", "10" if quick else "20")),
-        ("MPI: the weight exchange between local ranks", run("mpi_exchange.py")),
-        ("Time to quality on the text8 prefix", run("time_to_quality.py", "--budgets", *(["10"] if quick else ["5", "10", "15"]))),
-        ("Soak", run("soak.py", "--rounds", "300" if quick else "2000")),
-        ("Many hosts", run("multihost.py", "--pairs", "3" if quick else "5")),
-        ("The weight exchange at a large vocabulary",
-         run("scale.py", *(["--rounds", "8", "--learners", "2", "4"] if quick else []))),
+    plan = [
+        ("Learner throughput per core, against gensim", "learner_throughput.py", []),
+        ("Pipeline, waiting ranks, memory, averaging", "pipeline.py", ["--seconds", "10" if quick else "20"]),
+        ("MPI: the weight exchange between local ranks", "mpi_exchange.py", []),
+        ("Time to quality on the text8 prefix", "time_to_quality.py",
+         ["--budgets", *(["10"] if quick else ["5", "10", "15"])]),
+        ("Soak", "soak.py", ["--rounds", "300" if quick else "2000"]),
+        ("Many hosts", "multihost.py", ["--pairs", "3" if quick else "5"]),
+        ("The weight exchange at a large vocabulary", "scale.py",
+         ["--rounds", "8", "--learners", "2", "4"] if quick else []),
     ]
+    kept = existing_sections()
+    sections = []
+    for title, script, script_args in plan:
+        if args.only and script not in args.only:
+            body = kept.get(title)
+            if body is None:
+                continue
+            # The kept body still ends with the note: take it off, it is added again below.
+            note = NOTES.get(title)
+            if note and body.rstrip().endswith(note):
+                body = body.rstrip()[: -len(note)].rstrip() + "\n"
+            sections.append((title, body))
+        else:
+            sections.append((title, run(script, *script_args)))
     cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
                 if l.startswith("model name")), platform.processor())
     lines = ["# Performance", "",
-             f"Measured {datetime.date.today()} on {cpu}, 2 cores, Debian 12, python3-torch 1.13 with OpenBLAS, "
-             "MPICH 4.0 (ch4:ucx). Regenerate with `/usr/bin/python3 bench/report.py` (15 to 30 minutes).",
+             f"Measured on {cpu} (last regenerated {datetime.date.today()}), 2 cores, Debian 12, "
+             "python3-torch 1.13 with OpenBLAS, "
+             "MPICH 4.0 (ch4:ucx). Regenerate with `/usr/bin/python3 bench/report.py` (15 to 30 minutes), or "
+             "one section with `--only SCRIPT`.",
              "Figures move by ±20 % between runs on this shared machine; peers (gensim) are measured in the "
              "same run as ours.", ""]
     for title, body in sections:

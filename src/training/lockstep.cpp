@@ -28,7 +28,8 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
   using Clock = DispatcherRun::Clock;
   RoundSync sync(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks());
   std::optional<SparseExchange> sparse;
-  if (sparse_exchange(s, run.weights().size(), ctx.learners_on_one_host)) sparse.emplace(sync, layout_of(run.shapes()), s);
+  if (sparse_exchange(s, run.weights().size(), ctx.learners_on_one_host))
+    sparse.emplace(sync, layout_of(run.shapes()), s);
   bool first = true;
   while (!run.should_stop()) {
     const long round = run.next_round();
@@ -76,7 +77,8 @@ void Lockstep::learner_rounds(LearnerRun& run) {
   const core::Settings& s = run.settings();
   RoundSync sync(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks());
   std::optional<SparseExchange> sparse;
-  if (sparse_exchange(s, run.weights().size(), ctx.learners_on_one_host)) sparse.emplace(sync, layout_of(run.shapes()), s);
+  if (sparse_exchange(s, run.weights().size(), ctx.learners_on_one_host))
+    sparse.emplace(sync, layout_of(run.shapes()), s);
   bool first = true;
   for (;;) {
     const comm::Control c = sync.control();

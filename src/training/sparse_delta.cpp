@@ -21,7 +21,8 @@ class Reader {
  public:
   Reader(const std::vector<std::uint8_t>& b, std::size_t at) : b_(b), at_(at) {}
   void get(void* p, std::size_t n) {
-    if (at_ + n > b_.size()) throw comm::Error("sparse weights: payload of " + std::to_string(b_.size()) + " bytes ends early");
+    if (at_ + n > b_.size())
+      throw comm::Error("sparse weights: payload of " + std::to_string(b_.size()) + " bytes ends early");
     std::memcpy(p, b_.data() + at_, n);
     at_ += n;
   }

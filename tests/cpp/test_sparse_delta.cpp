@@ -38,7 +38,8 @@ TEST(Float16, ExactValuesRoundTripAndOthersRoundToNearest) {
     EXPECT_EQ(comm::from_float16(comm::to_float16(f)), f) << f;
   EXPECT_TRUE(std::signbit(comm::from_float16(comm::to_float16(-0.0f))));
   // 11 significant bits: relative error at most 2^-11.
-  for (float f : {0.1f, -3.14159f, 1e-3f, 123.456f}) EXPECT_NEAR(comm::from_float16(comm::to_float16(f)), f, std::fabs(f) / 2048);
+  for (float f : {0.1f, -3.14159f, 1e-3f, 123.456f})
+    EXPECT_NEAR(comm::from_float16(comm::to_float16(f)), f, std::fabs(f) / 2048);
   // Ties go to even: 1 + 2^-11 lies halfway between 1 and 1 + 2^-10.
   EXPECT_EQ(comm::from_float16(comm::to_float16(1.0f + 1.0f / 2048)), 1.0f);
   EXPECT_TRUE(std::isinf(comm::from_float16(comm::to_float16(1e6f))));
@@ -68,7 +69,8 @@ TEST(Float16, ArraysConvertExactlyAsSingleValues) {
 }
 
 TEST(BFloat16, KeepsFloat32RangeWithEightSignificantBits) {
-  for (float f : {0.0f, 1.0f, -2.0f, 1e30f}) EXPECT_NEAR(comm::from_bfloat16(comm::to_bfloat16(f)), f, std::fabs(f) / 256);
+  for (float f : {0.0f, 1.0f, -2.0f, 1e30f})
+    EXPECT_NEAR(comm::from_bfloat16(comm::to_bfloat16(f)), f, std::fabs(f) / 256);
   EXPECT_FALSE(std::isinf(comm::from_bfloat16(comm::to_bfloat16(1e30f))));
   EXPECT_EQ(comm::from_bfloat16(comm::to_bfloat16(1.0f + 1.0f / 256)), 1.0f);  // tie to even
   EXPECT_TRUE(std::isnan(comm::from_bfloat16(comm::to_bfloat16(std::numeric_limits<float>::quiet_NaN()))));

@@ -38,7 +38,8 @@ std::vector<float> start() {
 std::vector<float> trained(int l, const std::vector<float>& from, int round) {
   std::vector<float> w = from;
   for (int row : {l - 1, l})
-    for (int c = 0; c < 4; ++c) w[static_cast<std::size_t>(row * 4 + c)] += 0.5f * static_cast<float>(l) + 0.1f * static_cast<float>(c + round);
+    for (int c = 0; c < 4; ++c)
+      w[static_cast<std::size_t>(row * 4 + c)] += 0.5f * static_cast<float>(l) + 0.1f * static_cast<float>(c + round);
   for (int c = 0; c < 2; ++c) w[static_cast<std::size_t>(24 + c)] -= static_cast<float>(l);
   return w;
 }
