@@ -29,7 +29,8 @@ NOTES = {
         "Dispatcher, from the last RoundDone to the end of the exchange: it includes the learners' work of "
         "finding and packing their changed rows, which on 2 cores competes with the other ranks. Bytes count "
         "payloads as docs/strategies.md#communication says; round 1, which starts with a broadcast of the full "
-        "weights, is left out of the per-round figures.",
+        "weights, is left out of the per-round figures. Across hosts, compare the round column: the Dispatcher's "
+        "span ends when its sends are out, while the learners still receive.",
     "Learner throughput per core, against gensim":
         "`neg` is the hand-written model (the default); `neg_autograd` is library.py's `NegCBOW`, the same loss "
         "written with autograd and stepped by trainer.py on the rows a batch touches, the model the recipes of "
