@@ -68,7 +68,8 @@ struct Settings {
   int text_block_bytes = 1 << 18;
   int window_block = 4096;
   int credits = 4;
-  int token_cache_mb = 64;
+  bool token_cache = true;
+  std::string token_cache_dir;  // empty: OUT/cache
   int prefetch_rounds = 2;
   int shuffle_windows = 1 << 18;
   int checkpoint_every = 1;

@@ -1,13 +1,27 @@
 #include "roles/tokenizer.hpp"
 
+#include <optional>
+
 #include "bridge/text.hpp"
 #include "comm/credit_line.hpp"
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
 #include "core/held_out.hpp"
+#include "core/log.hpp"
 #include "data/token_source.hpp"
 
 namespace fedavg::roles {
+namespace {
+
+// The token cache folder (none with token_cache off) and the files besides the corpus a cache depends on.
+data::TokenCacheSpec token_cache_spec(const core::Config& cfg) {
+  if (!cfg.settings.token_cache) return {};
+  const std::filesystem::path dir =
+      cfg.settings.token_cache_dir.empty() ? cfg.out_dir / "cache" : std::filesystem::path(cfg.settings.token_cache_dir);
+  return {dir, {cfg.vocab_path(), cfg.python_dir / "textpipe.py"}};
+}
+
+}  // namespace
 
 void Tokenizer::run() {
   const auto& s = ctx_.cfg.settings;
@@ -15,14 +29,19 @@ void Tokenizer::run() {
   const int filter = ctx_.map.filter(pipeline);
   const int dispatcher = ctx_.map.dispatcher();
 
-  bridge::Text text(ctx_.py);
-  text.load_vocab(ctx_.cfg.vocab_path());
-  data::TokenSource source([&](const char* block, std::size_t size,
-                               std::vector<std::int32_t>& out) { text.tokenize(block, size, out); },
-                           ctx_.cfg.corpora.at(static_cast<std::size_t>(pipeline)), s, ctx_.me,
-                           ctx_.cfg.vocab_path().string(),
-                           core::held_out_lines(ctx_.cfg.held_out_path(), ctx_.cfg.corpora,
-                                                static_cast<std::size_t>(pipeline)));
+  // textpipe is imported on the first block that needs tokenizing: a run that replays token caches never does.
+  std::optional<bridge::Text> text;
+  data::TokenSource source(
+      [&](const char* block, std::size_t size, std::vector<std::int32_t>& out) {
+        if (!text) {
+          text.emplace(ctx_.py);
+          text->load_vocab(ctx_.cfg.vocab_path());
+        }
+        text->tokenize(block, size, out);
+      },
+      ctx_.cfg.corpora.at(static_cast<std::size_t>(pipeline)), s, ctx_.me, ctx_.cfg.vocab_path().string(),
+      core::held_out_lines(ctx_.cfg.held_out_path(), ctx_.cfg.corpora, static_cast<std::size_t>(pipeline)),
+      token_cache_spec(ctx_.cfg));
   if (ctx_.cfg.resume) {
     core::ReadPosition::Wire from{};
     ctx_.world.receive_into(ctx_.world.await_message(dispatcher, comm::Tag::ResumeFrom,
@@ -57,6 +76,8 @@ void Tokenizer::run() {
   // The final report: a negative pass count.
   outbox.send(core::ReadPosition{source.position().offset, -1}.encode(), dispatcher, comm::Tag::Position);
   outbox.flush(comm::Deadline::after(s.liveness_seconds));
+  core::log_line(ctx_.me, "token blocks: " + std::to_string(source.tokenized_blocks()) + " tokenized, " +
+                              std::to_string(source.replayed_blocks()) + " replayed from the token cache");
 }
 
 }  // namespace fedavg::roles
