@@ -245,6 +245,11 @@ const std::vector<Key>& keys() {
                         "text a Tokenizer reads at a time (whole lines)"));
     k.push_back(integer("window_block", &Settings::window_block, 1, 1 << 24, "windows per Filter -> Batcher message"));
     k.push_back(integer("credits", &Settings::credits, 1, 1024, "token blocks a Tokenizer may have in flight"));
+    k.push_back(integer("pipelines", &Settings::pipelines, 0, 100'000,
+                        "pipelines (Tokenizer, Filter, Batcher) of the job (0: one per corpus file)"));
+    k.push_back(number("shard_mb", &Settings::shard_mb, 0.0, 1e7,
+                       "cut the corpora into shards of about this many MiB, handed to the pipelines on demand "
+                       "(0: one pipeline per file; 64 when pipelines differs from the number of files)"));
     k.push_back(boolean("token_cache", &Settings::token_cache,
                         "the first pass writes the token ids to an on-disk cache; later passes and runs replay it "
                         "(false: tokenize every pass)"));
