@@ -63,6 +63,8 @@ struct WindowRequest {
 };
 
 // Dispatcher -> Tokenizer (shards): read bytes [begin, end) of corpus file `file` (shard `shard`) for `epoch`.
+// The Dispatcher grants every Tokenizer kShardsAhead at start, so it holds the next while it reads one.
+inline constexpr int kShardsAhead = 2;
 struct ShardGrant {
   std::int64_t shard = 0;
   std::int64_t file = 0;

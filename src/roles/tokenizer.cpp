@@ -18,10 +18,6 @@
 namespace fedavg::roles {
 namespace {
 
-// Shards granted to a Tokenizer ahead of the one it reads, so that it never waits for the Dispatcher between
-// shards.
-constexpr int kShardsAhead = 2;
-
 // The token cache folder (none with token_cache off) and the files besides the corpus a cache depends on.
 data::TokenCacheSpec token_cache_spec(const core::Config& cfg) {
   if (!cfg.settings.token_cache) return {};
@@ -137,7 +133,7 @@ void Tokenizer::run_shards() {
   std::deque<comm::ShardGrant> granted;
   std::optional<comm::ShardGrant> reading;
   data::TokenSource* source = nullptr;
-  long promised = kShardsAhead;  // grants the Dispatcher owes: kShardsAhead at start, then one per ShardDone
+  long promised = comm::kShardsAhead;  // grants the Dispatcher owes: kShardsAhead at start, then one per ShardDone
   long received = 0;
   long blocks = 0;
   auto take_grants = [&] {

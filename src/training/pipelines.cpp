@@ -46,9 +46,8 @@ void Pipelines::grant(int p) {
 
 void Pipelines::start() {
   if (!queue_) return;
-  // As many as the Tokenizers expect ahead of the shard they read (roles/tokenizer.cpp): pipeline by pipeline,
-  // so the first shards spread over the pipelines.
-  for (int round = 0; round < 2; ++round)
+  // Pipeline by pipeline, so the first shards spread over the pipelines.
+  for (int round = 0; round < comm::kShardsAhead; ++round)
     for (int p = 0; p < ctx_.map.pipelines(); ++p) grant(p);
 }
 
