@@ -56,7 +56,7 @@ bool TokenSource::open_cache(std::int64_t at) {
   if (!cache) return false;
   const std::size_t first = cache->find(at);
   if (first == cache->blocks()) return false;
-  if (!logged_replay_) core::log_line(me_, "replaying token cache " + cache->path().string());
+  if (!logged_replay_) core::note(me_, "replaying token cache " + cache->path().string());
   logged_replay_ = true;
   replay_ = std::move(cache);
   next_block_ = first;

@@ -117,7 +117,7 @@ void Tokenizer::run_file() {
   // The final report: a negative pass count.
   outbox.send(core::ReadPosition{source.position().offset, -1}.encode(), dispatcher, comm::Tag::Position);
   outbox.flush(comm::Deadline::after(s.liveness_seconds));
-  core::log_line(ctx_.me, sources.summary());
+  core::note(ctx_.me, sources.summary());
 }
 
 void Tokenizer::run_shards() {
@@ -189,7 +189,7 @@ void Tokenizer::run_shards() {
   // The final report: a negative pass count.
   outbox.send(core::ReadPosition{0, -1}.encode(), dispatcher, comm::Tag::Position);
   outbox.flush(comm::Deadline::after(s.liveness_seconds));
-  core::log_line(ctx_.me, sources.summary());
+  core::note(ctx_.me, sources.summary());
 }
 
 }  // namespace fedavg::roles

@@ -9,10 +9,10 @@ import h5py
 import pytest
 
 
-def token_blocks(stderr):
+def token_blocks(stdout):
     """(tokenized, replayed) summed over the Tokenizers' final lines."""
-    found = re.findall(r"token blocks: (\d+) tokenized, (\d+) replayed", stderr)
-    assert found, stderr
+    found = re.findall(r"token blocks: (\d+) tokenized, (\d+) replayed", stdout)
+    assert found, stdout
     return sum(int(t) for t, _ in found), sum(int(r) for _, r in found)
 
 
@@ -23,20 +23,20 @@ def test_a_later_run_replays_the_token_cache_and_matches_a_run_without_it(run_jo
            "fixed_batch_order": True}
     first = run_job(5, cfg=cfg)
     assert first.rc == 0, first.stderr
-    tokenized, replayed = token_blocks(first.stderr)
-    assert tokenized > 1 and replayed > 0, first.stderr  # the first pass tokenized, later passes replayed
+    tokenized, replayed = token_blocks(first.stdout)
+    assert tokenized > 1 and replayed > 0, first.stdout  # the first pass tokenized, later passes replayed
     files = list(cache.glob("*.ids"))
     assert len(files) == 1 and not list(cache.glob("*.tmp*"))
 
     second = run_job(5, cfg=cfg)
     assert second.rc == 0, second.stderr
-    assert f"replaying token cache {files[0]}" in second.stderr
-    tokenized, replayed = token_blocks(second.stderr)
-    assert tokenized == 0 and replayed > 0, second.stderr
+    assert f"Tokenizer rank 1: replaying token cache {files[0]}" in second.stdout
+    tokenized, replayed = token_blocks(second.stdout)
+    assert tokenized == 0 and replayed > 0, second.stdout
 
     off = run_job(5, cfg={**cfg, "token_cache": False})
     assert off.rc == 0, off.stderr
-    assert token_blocks(off.stderr)[1] == 0
+    assert token_blocks(off.stdout)[1] == 0
     assert (off.out / "toy.w2v.txt").read_bytes() == (second.out / "toy.w2v.txt").read_bytes()
     assert (first.out / "toy.w2v.txt").read_bytes() == (second.out / "toy.w2v.txt").read_bytes()
 
@@ -78,8 +78,8 @@ def test_one_file_feeds_two_pipelines_through_shards_until_max_epochs(run_job, w
     assert shards > 20  # the one file was cut into many shards
     assert all(n == shards and w == windows_per_pass for _, n, w in read), (read, windows_per_pass)
     # Both pipelines read shards.
-    per_tokenizer = re.findall(r"rank (\d+) \(Tokenizer\): token blocks: (\d+) tokenized, (\d+) replayed", job.stderr)
-    assert len(per_tokenizer) == 2 and all(int(t) + int(r) > 0 for _, t, r in per_tokenizer), job.stderr
+    per_tokenizer = re.findall(r"Tokenizer rank (\d+): token blocks: (\d+) tokenized, (\d+) replayed", job.stdout)
+    assert len(per_tokenizer) == 2 and all(int(t) + int(r) > 0 for _, t, r in per_tokenizer), job.stdout
     assert "pass " in job.stdout and "passes " not in job.stdout  # one global epoch on the progress line
 
 
@@ -111,7 +111,7 @@ def test_shards_and_the_token_cache_work_together(run_job, tmp_path):
     assert len(list((tmp_path / "cache").glob("*.ids"))) == shards  # one cache per shard, by byte range
     second = run_job(9, cfg=cfg)
     assert second.rc == 0, second.stderr
-    assert token_blocks(second.stderr)[0] == 0, second.stderr  # no shard tokenized again, whichever pipeline
+    assert token_blocks(second.stdout)[0] == 0, second.stderr  # no shard tokenized again, whichever pipeline
 
 
 def test_more_pipelines_than_files_need_enough_ranks(run_job):
