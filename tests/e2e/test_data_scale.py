@@ -18,9 +18,10 @@ def token_blocks(stdout):
 
 def test_a_later_run_replays_the_token_cache_and_matches_a_run_without_it(run_job, tmp_path):
     cache = tmp_path / "cache"
-    # Several passes over the toy corpus, small blocks: many blocks a pass.
+    # Several passes over the toy corpus, small blocks: many blocks a pass. A small shuffle pool: the first batch
+    # does not wait for many passes of small blocks (slow on a loaded machine).
     cfg = {"token_cache_dir": str(cache), "text_block_bytes": 4096, "bs": 512, "max_rounds": 12,
-           "fixed_batch_order": True}
+           "fixed_batch_order": True, "shuffle_windows": 8192}
     first = run_job(5, cfg=cfg)
     assert first.rc == 0, first.stderr
     tokenized, replayed = token_blocks(first.stdout)
@@ -42,7 +43,7 @@ def test_a_later_run_replays_the_token_cache_and_matches_a_run_without_it(run_jo
 
 
 def test_the_token_cache_goes_into_the_output_folder_by_default(run_job):
-    job = run_job(5, cfg={"text_block_bytes": 4096, "bs": 512, "max_rounds": 8})
+    job = run_job(5, cfg={"text_block_bytes": 4096, "bs": 512, "max_rounds": 8, "shuffle_windows": 8192})
     assert job.rc == 0, job.stderr
     assert len(list((job.out / "cache").glob("*.ids"))) == 1
 
@@ -118,3 +119,11 @@ def test_more_pipelines_than_files_need_enough_ranks(run_job):
     job = run_job(5, cfg={**SHARDS, "pipelines": 2}, timeout=60)
     assert job.rc != 0
     assert "at least -n 9" in job.stderr
+
+
+def test_shards_of_a_corpus_without_vocabulary_words_fail_instead_of_spinning(run_job, tmp_path):
+    corpus = tmp_path / "foreign.txt"
+    corpus.write_text("lorem ipsum dolor sit amet\n" * 2000)
+    job = run_job(9, corpora=[corpus], cfg={**SHARDS, "pipelines": 2}, timeout=60)
+    assert job.rc != 0
+    assert "rank 0 (Dispatcher): no window of 5 consecutive vocabulary words in a whole epoch" in job.stderr, job.stderr
