@@ -141,7 +141,8 @@ def main():
             "first_pass_windows_per_s": first, "later_pass_windows_per_s": later, "first_pass_seconds": first_seconds,
             "rerun_first_pass_windows_per_s": rerun, "run_seconds": wall1, "rerun_seconds": wall2,
             "peak_rss_mib": rss, "rerun_peak_rss_mib": rss2,
-            "tokenizer_lines": [line for line in (out1 + out2).splitlines() if line.startswith("fedavg_mpi: Tokenizer")],
+            "tokenizer_lines": [line for line in (out1 + out2).splitlines()
+                                if line.startswith("fedavg_mpi: Tokenizer")],
         }
     finally:
         if not args.keep:

@@ -258,7 +258,9 @@ const std::vector<Key>& keys() {
                     if (!x.v.is_string()) x.must_be("a string");
                     s.token_cache_dir = x.v.get<std::string>();
                   },
-                  [](const Settings& s) { return s.token_cache_dir.empty() ? std::string("OUT/cache") : s.token_cache_dir; }};
+                  [](const Settings& s) {
+                    return s.token_cache_dir.empty() ? std::string("OUT/cache") : s.token_cache_dir;
+                  }};
     k.push_back(cache_dir);
     k.push_back(integer("prefetch_rounds", &Settings::prefetch_rounds, 1, 64,
                         "rounds of windows a Batcher keeps ready per learner"));

@@ -15,8 +15,8 @@ class LineReader {
   LineReader(std::string path, std::size_t block_bytes, std::int64_t max_line_bytes);
 
   // Replaces `out` with the next whole lines, about block_bytes of them (at least one line). Returns true when
-  // the block ends the range (by default the file); the next call starts again at the range's start. Throws core::Error("file:line: ...") for a
-  // line longer than max_line_bytes, or NUL bytes (binary content).
+  // the block ends the range (by default the file); the next call starts again at the range's start. Throws
+  // core::Error("file:line: ...") for a line longer than max_line_bytes, or NUL bytes (binary content).
   bool next_block(std::string& out);
 
   const std::string& path() const { return path_; }

@@ -21,8 +21,9 @@ namespace {
 // The token cache folder (none with token_cache off) and the files besides the corpus a cache depends on.
 data::TokenCacheSpec token_cache_spec(const core::Config& cfg) {
   if (!cfg.settings.token_cache) return {};
-  const std::filesystem::path dir =
-      cfg.settings.token_cache_dir.empty() ? cfg.out_dir / "cache" : std::filesystem::path(cfg.settings.token_cache_dir);
+  const std::filesystem::path dir = cfg.settings.token_cache_dir.empty()
+                                        ? cfg.out_dir / "cache"
+                                        : std::filesystem::path(cfg.settings.token_cache_dir);
   return {dir, {cfg.vocab_path(), cfg.python_dir / "textpipe.py"}};
 }
 
@@ -178,8 +179,9 @@ void Tokenizer::run_shards() {
     if (progress) {
       watch.progress();
     } else {
-      watch.idle([&] { return reading ? "a credit from " + to_filter.who() : std::string("a shard from the Dispatcher"); },
-                 comm::kIndirect);
+      watch.idle(
+          [&] { return reading ? "a credit from " + to_filter.who() : std::string("a shard from the Dispatcher"); },
+          comm::kIndirect);
     }
   }
   comm::acknowledge_stop(outbox, filter, comm::Deadline::after(s.liveness_seconds));
