@@ -35,9 +35,10 @@ int main(int argc, char** argv) {
         if (me.rank == 0) std::cout << training::versions(py);
         return 0;
       }
-      const core::RankMap map(mpi.world_size(), static_cast<int>(line.corpora.size()));
+      const core::RankMap map(mpi.world_size(), core::pipelines_hint(line));
       me.role = map.role_of(me.rank);
       const core::Config cfg = training::settle_config(line, world, py);
+      core::check_pipelines(cfg, map.pipelines());
       liveness = cfg.settings.liveness_seconds;
       core::check_faults(cfg.faults, mpi.world_size());
       const auto learners = world.split(me.role == core::Role::Dispatcher || me.role == core::Role::Learner, me.rank);

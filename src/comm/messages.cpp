@@ -51,6 +51,23 @@ WindowRequest WindowRequest::decode(const Wire& w) {
   return WindowRequest{w[0]};
 }
 
+ShardGrant::Wire ShardGrant::encode() const { return {shard, file, begin, end, epoch}; }
+
+ShardGrant ShardGrant::decode(const Wire& w) {
+  if (w[0] < 0 || w[1] < 0 || w[2] < 0 || w[3] <= w[2] || w[4] < 0)
+    throw Error("Shard message [" + std::to_string(w[0]) + ", " + std::to_string(w[1]) + ", " + std::to_string(w[2]) +
+                ", " + std::to_string(w[3]) + ", " + std::to_string(w[4]) + "] is not a shard");
+  return ShardGrant{w[0], w[1], w[2], w[3], w[4]};
+}
+
+ShardDone::Wire ShardDone::encode() const { return {shard, epoch}; }
+
+ShardDone ShardDone::decode(const Wire& w) {
+  if (w[0] < 0 || w[1] < 0)
+    throw Error("ShardDone message [" + std::to_string(w[0]) + ", " + std::to_string(w[1]) + "] is not a shard");
+  return ShardDone{w[0], w[1]};
+}
+
 Credit::Wire Credit::encode() const { return {blocks}; }
 
 Credit Credit::decode(const Wire& w) {

@@ -62,6 +62,30 @@ struct WindowRequest {
   static WindowRequest decode(const Wire& w);  // throws comm::Error unless windows > 0
 };
 
+// Dispatcher -> Tokenizer (shards): read bytes [begin, end) of corpus file `file` (shard `shard`) for `epoch`.
+// The Dispatcher grants every Tokenizer kShardsAhead at start, so it holds the next while it reads one.
+inline constexpr int kShardsAhead = 2;
+struct ShardGrant {
+  std::int64_t shard = 0;
+  std::int64_t file = 0;
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  std::int64_t epoch = 0;
+  using Wire = std::array<std::int64_t, 5>;
+  Wire encode() const;
+  static ShardGrant decode(const Wire& w);  // throws comm::Error unless the fields are >= 0 and begin < end
+};
+
+// Tokenizer -> Dispatcher (shards): it has read all of shard `shard` for `epoch`; the Dispatcher answers with the
+// next ShardGrant.
+struct ShardDone {
+  std::int64_t shard = 0;
+  std::int64_t epoch = 0;
+  using Wire = std::array<std::int64_t, 2>;
+  Wire encode() const;
+  static ShardDone decode(const Wire& w);  // throws comm::Error unless both are >= 0
+};
+
 // Receiver -> sender: permission to send `blocks` more blocks.
 struct Credit {
   std::int32_t blocks = 0;

@@ -22,6 +22,8 @@ enum class Tag : int {
   Cut = 25,      // Dispatcher -> Learner (balance_rounds): int64 round whose training ends after the current step
   PassWindows = 26,  // Filter -> Dispatcher: int64 windows the Filter made in a pass over its corpus file
   RowDelta = 27,     // Learner -> parent learner or Dispatcher (sparse exchange): uint8 rows, summed up the tree
+  Shard = 28,        // Dispatcher -> Tokenizer (shards): int64 [shard, file, begin, end, epoch] a shard to read
+  ShardDone = 29,    // Tokenizer -> Dispatcher (shards): int64 [shard, epoch] read all of it; asks for the next
   Shutdown = 98,  // downstream -> upstream: stop producing (empty)
   ShutdownAck = 99,  // upstream -> downstream: nothing more will follow (empty)
 };

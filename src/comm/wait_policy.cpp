@@ -41,13 +41,13 @@ int WaitPolicy::usable_cores() {
 }
 
 Pace WaitPolicy::collective() const {
-  Pace p;
+  Pace p = prompt();
   p.fast = kCollectiveFast;
   return p;
 }
 
 Pace WaitPolicy::stage() const {
-  Pace p;
+  Pace p = prompt();
   if (profile_ == Profile::Oversubscribed) p.patience = kStagePatience;
   return p;
 }
@@ -58,6 +58,7 @@ Pace WaitPolicy::recurring(const Cadence& c, Pace base) const {
 }
 
 void Backoff::sleep() {
+  if (pace_.between_polls != nullptr && *pace_.between_polls) (*pace_.between_polls)();
   const auto waited = Clock::now() - start_;
   if (waited < pace_.quiet) {
     std::this_thread::sleep_for(std::min<Clock::duration>(pace_.quiet - waited, pace_.long_max));

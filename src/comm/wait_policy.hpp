@@ -10,6 +10,7 @@
 #include <array>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 
 #include "core/config.hpp"
 
@@ -30,6 +31,8 @@ struct Pace {
   // time waited so far, up to `long_max`.
   int patience = 0;
   std::chrono::microseconds long_max{50000};
+  // Work the waiting rank does before each sleep (WaitPolicy::set_between_polls); null or empty: none.
+  const std::function<void()>* between_polls = nullptr;
 };
 
 // Forecasts a wait that recurs every round (a learner's wait for the next Control while the Dispatcher
@@ -66,8 +69,16 @@ class WaitPolicy {
   Profile profile() const { return profile_; }
   const char* name() const { return profile_ == Profile::Plain ? "plain" : "oversubscribed"; }
 
+  // Work to do before every sleep of the waits paced by this policy, which must not wait itself (the Dispatcher
+  // answers its pipelines' reports and shard requests while it waits for learners).
+  void set_between_polls(std::function<void()> task) { between_polls_ = std::move(task); }
+
   // A wait that others wait on in turn (the default of every wait).
-  Pace prompt() const { return Pace{}; }
+  Pace prompt() const {
+    Pace p;
+    p.between_polls = &between_polls_;
+    return p;
+  }
   // A collective whose members are all known to be in it: polls every `first` for its first 5 ms.
   Pace collective() const;
   // A pipeline stage: what it feeds is buffered rounds ahead. Oversubscribed: patient (a half of the time
@@ -78,6 +89,7 @@ class WaitPolicy {
 
  private:
   Profile profile_;
+  std::function<void()> between_polls_;
 };
 
 // Sleeps between the polls of one wait, as its Pace says.

@@ -170,6 +170,9 @@ void write_checkpoint(const std::filesystem::path& path, const CheckpointContent
     static_assert(sizeof(PipelineProgress) == 2 * sizeof(double), "PipelineProgress must pack to two doubles");
     put_dataset(file.get(), "pipeline_progress", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {c.progress.size(), 2},
                 c.progress.data(), tmp);
+    static_assert(sizeof(ShardProgress) == 5 * sizeof(std::int64_t), "ShardProgress must pack to five int64");
+    if (!c.shards.empty())
+      put_dataset(file.get(), "shards", H5T_STD_I64LE, H5T_NATIVE_INT64, {c.shards.size(), 5}, c.shards.data(), tmp);
     const hid_t root = file.get();
     put_attr(root, "round", H5T_NATIVE_INT64, info.round, tmp);
     put_attr(root, "test_loss", H5T_NATIVE_DOUBLE, info.test_loss, tmp);
@@ -225,6 +228,11 @@ Checkpoint read_checkpoint(const std::filesystem::path& path,
   for (std::size_t i = 0; i + 1 < flat.size(); i += 2) c.positions.push_back({flat[i], flat[i + 1]});
   c.strategy_state = get_dataset<float>(root, "strategy_state", H5T_NATIVE_FLOAT, file);
   if (H5Lexists(root, "restarts", H5P_DEFAULT) > 0) c.restarts = get_strings(root, "restarts", file);
+  if (H5Lexists(root, "shards", H5P_DEFAULT) > 0) {
+    const auto shards = get_dataset<std::int64_t>(root, "shards", H5T_NATIVE_INT64, file);
+    for (std::size_t i = 0; i + 4 < shards.size(); i += 5)
+      c.shards.push_back({shards[i], shards[i + 1], shards[i + 2], shards[i + 3], shards[i + 4]});
+  }
   if (H5Lexists(root, "pipeline_progress", H5P_DEFAULT) > 0) {
     const auto progress = get_dataset<double>(root, "pipeline_progress", H5T_NATIVE_DOUBLE, file);
     for (std::size_t i = 0; i + 1 < progress.size(); i += 2) c.progress.push_back({progress[i], progress[i + 1]});

@@ -39,6 +39,16 @@ struct PipelineProgress {
   double pass_windows = 0.0;
 };
 
+// With shards: one shard of the corpora (bytes [begin, end) of corpus file `file`), the epochs in which a
+// Tokenizer has read all of it, and the windows the Filter made of it (-1 if not known yet).
+struct ShardProgress {
+  std::int64_t file = 0;
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  std::int64_t finished = 0;
+  std::int64_t windows = -1;
+};
+
 struct Checkpoint {
   CheckpointInfo info;
   std::vector<std::string> names;                       // parameter datasets, in file order
@@ -48,6 +58,7 @@ struct Checkpoint {
   std::vector<PipelineProgress> progress;               // one per pipeline (zeros in older checkpoints)
   std::vector<std::string> restarts;                    // the job's restarts after failures, with reasons
   std::vector<float> strategy_state;                    // e.g. bmuf's block momentum (may be empty)
+  std::vector<ShardProgress> shards;                    // with shards only (else empty)
 };
 
 // What a checkpoint is written from: views of the run's state.
@@ -60,6 +71,7 @@ struct CheckpointContent {
   const std::vector<std::string>& vocabulary;
   const std::vector<PipelineProgress>& progress;
   const std::vector<std::string>& restarts;
+  const std::vector<ShardProgress>& shards;
 };
 
 // Writes path.tmp and renames it over path. If `die_before_rename` (fault injection), the process is killed

@@ -37,8 +37,9 @@ int positive_int(const std::string& flag, const std::string& value) {
 
 std::string usage() {
   return "usage: mpiexec -n N fedavg_mpi [options] corpus1.txt [corpus2.txt ...]\n"
-         "Each corpus file gets a Tokenizer, Filter and Batcher; N must be at least 4 * files + 1, and the ranks\n"
-         "left over are learners.\n"
+         "Each corpus file gets a pipeline (Tokenizer, Filter, Batcher); with --pipelines P (and --shard-mb M) the\n"
+         "corpora are cut into shards of about M MiB that P pipelines share. N must be at least 4 * pipelines + 1,\n"
+         "and the ranks left over are learners.\n"
          "\n"
          "options:\n"
          "  --config DIR   folder with vocab.txt, test.txt and cfg.json; without it the job prepares one from the\n"

@@ -2,6 +2,7 @@
 // settings. Without --config the job prepares its config folder itself, as OUT/config (training::settle_config).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -37,11 +38,22 @@ struct Config {
   // Optional, for eval_every: WordSim353-style pairs and questions-words analogies.
   std::filesystem::path similarity_path() const { return config_dir / "similarity.tsv"; }
   std::filesystem::path analogies_path() const { return config_dir / "analogies.txt"; }
-  int pipelines() const { return static_cast<int>(corpora.size()); }
+  // The job's pipelines: `pipelines` in the settings, or one per corpus file.
+  int pipelines() const { return settings.pipelines > 0 ? settings.pipelines : static_cast<int>(corpora.size()); }
+  // The corpora are cut into shards that the Dispatcher hands to the pipelines (shard_mb, or more or fewer
+  // pipelines than files); otherwise pipeline p reads corpus file p.
+  bool sharded() const { return settings.shard_mb > 0 || pipelines() != static_cast<int>(corpora.size()); }
+  std::int64_t shard_bytes() const;
 };
 
 // The torch (and BLAS) threads the run will use, before its settings are loaded: the command line's, else
 // cfg.json's, else the default. Python must know it when it starts.
 int torch_threads_hint(const CommandLine& line);
+// The pipelines the job will have, before its settings are loaded (the rank map needs them): the command line's
+// `pipelines`, else that of cfg.json (--config's, or with --resume the one the job prepared in OUT/config), else
+// one per corpus file. The loaded settings are checked against it.
+int pipelines_hint(const CommandLine& line);
+// Throws InputError unless the loaded settings give `pipelines` pipelines (what the rank map was built with).
+void check_pipelines(const Config& cfg, int pipelines);
 
 }  // namespace fedavg::core

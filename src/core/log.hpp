@@ -10,6 +10,10 @@ namespace fedavg::core {
 // "[fedavg] rank 3 (Learner): <msg>" on stderr, flushed.
 void log_line(const RankInfo& me, std::string_view msg);
 
+// "fedavg_mpi: Tokenizer rank 1: <msg>" on stdout, unbuffered: what a rank other than the Dispatcher says about
+// its work (stderr's "[fedavg] rank N (Role): " lines are failures).
+void note(const RankInfo& me, std::string_view msg);
+
 // "[fedavg] rank 3 (Learner) WARNING: <msg>" on stderr, flushed.
 void warn(const RankInfo& me, std::string_view msg);
 

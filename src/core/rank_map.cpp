@@ -10,8 +10,9 @@ RankMap::RankMap(int world_size, int pipelines) : world_(world_size), pipelines_
   if (pipelines < 1) throw InputError("no corpus file given: usage: mpiexec -n N fedavg_mpi [options] corpus.txt ...");
   if (world_size < min_world_size(pipelines)) {
     throw InputError("too few ranks: " + std::to_string(world_size) + " ranks for " + std::to_string(pipelines) +
-                     " corpus file(s); each needs a Tokenizer, Filter and Batcher, plus a Dispatcher and at least one "
-                     "Learner per pipeline: run with at least -n " +
+                     " pipeline(s) (one per corpus file unless \"pipelines\" says otherwise); each needs a "
+                     "Tokenizer, Filter and Batcher, plus a Dispatcher and at least one Learner per pipeline: "
+                     "run with at least -n " +
                      std::to_string(min_world_size(pipelines)));
   }
 }

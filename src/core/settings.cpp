@@ -245,8 +245,23 @@ const std::vector<Key>& keys() {
                         "text a Tokenizer reads at a time (whole lines)"));
     k.push_back(integer("window_block", &Settings::window_block, 1, 1 << 24, "windows per Filter -> Batcher message"));
     k.push_back(integer("credits", &Settings::credits, 1, 1024, "token blocks a Tokenizer may have in flight"));
-    k.push_back(integer("token_cache_mb", &Settings::token_cache_mb, 0, 1 << 20,
-                        "a corpus whose ids fit is tokenized once (0: every pass)"));
+    k.push_back(integer("pipelines", &Settings::pipelines, 0, 100'000,
+                        "pipelines (Tokenizer, Filter, Batcher) of the job (0: one per corpus file)"));
+    k.push_back(number("shard_mb", &Settings::shard_mb, 0.0, 1e7,
+                       "cut the corpora into shards of about this many MiB, handed to the pipelines on demand "
+                       "(0: one pipeline per file; 64 when pipelines differs from the number of files)"));
+    k.push_back(boolean("token_cache", &Settings::token_cache,
+                        "the first pass writes the token ids to an on-disk cache; later passes and runs replay it "
+                        "(false: tokenize every pass)"));
+    Key cache_dir{"token_cache_dir", "text", "folder of the token caches (empty: OUT/cache)",
+                  [](const Value& x, Settings& s) {
+                    if (!x.v.is_string()) x.must_be("a string");
+                    s.token_cache_dir = x.v.get<std::string>();
+                  },
+                  [](const Settings& s) {
+                    return s.token_cache_dir.empty() ? std::string("OUT/cache") : s.token_cache_dir;
+                  }};
+    k.push_back(cache_dir);
     k.push_back(integer("prefetch_rounds", &Settings::prefetch_rounds, 1, 64,
                         "rounds of windows a Batcher keeps ready per learner"));
     Key max_line{"max_line_bytes", "integer 1024..2^40", "a longer corpus line is an error",

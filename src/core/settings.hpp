@@ -29,6 +29,9 @@ enum class SparseWeighting { Windows, Touched };
 // How waiting ranks sleep (comm::WaitPolicy); "wait_profile" in cfg.json.
 enum class WaitProfile { Auto, Plain, Oversubscribed };
 
+// The shard size when shards are needed (pipelines differs from the number of corpus files) and shard_mb is 0.
+inline constexpr double kDefaultShardMb = 64.0;
+
 // The meaning of every key, with its range, is in the key table (settings.cpp) and `fedavg_mpi --help`.
 struct Settings {
   std::string data_name;
@@ -68,7 +71,10 @@ struct Settings {
   int text_block_bytes = 1 << 18;
   int window_block = 4096;
   int credits = 4;
-  int token_cache_mb = 64;
+  int pipelines = 0;     // 0: one per corpus file
+  double shard_mb = 0.0;  // 0: no shards, unless pipelines differs from the number of files (then kDefaultShardMb)
+  bool token_cache = true;
+  std::string token_cache_dir;  // empty: OUT/cache
   int prefetch_rounds = 2;
   int shuffle_windows = 1 << 18;
   int checkpoint_every = 1;

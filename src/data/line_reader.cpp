@@ -19,30 +19,49 @@ LineReader::LineReader(std::string path, std::size_t block_bytes, std::int64_t m
   size_ = static_cast<std::int64_t>(in_.tellg());
   if (size_ <= 0) throw core::Error("corpus " + path_ + ": the file is empty");
   in_.seekg(0);
+  range_end_ = size_;
+}
+
+void LineReader::check_line_start(std::int64_t offset, const char* what) {
+  if (offset == 0 || offset == size_) return;
+  in_.clear();
+  in_.seekg(offset - 1);
+  if (in_.get() != '\n')
+    throw core::Error("corpus " + path_ + ": " + what + " " + std::to_string(offset) +
+                      " is not at a line start; was the corpus changed?");
+}
+
+void LineReader::set_range(std::int64_t begin, std::int64_t end) {
+  if (begin < 0 || end > size_ || begin >= end)
+    throw core::Error("corpus " + path_ + ": the byte range [" + std::to_string(begin) + ", " + std::to_string(end) +
+                      ") lies outside the file (" + std::to_string(size_) + " bytes); was the corpus changed?");
+  check_line_start(begin, "the shard start");
+  check_line_start(end, "the shard end");
+  range_begin_ = begin;
+  range_end_ = end;
+  in_.clear();
+  in_.seekg(begin);
+  carry_.clear();
+  offset_ = begin;
+  next_line_ = begin == 0 ? 1 : 0;  // unknown without a pass over the file before it
 }
 
 void LineReader::rewind() {
   in_.clear();
-  in_.seekg(0);
+  in_.seekg(range_begin_);
   carry_.clear();
-  offset_ = 0;
-  next_line_ = 1;
+  offset_ = range_begin_;
+  next_line_ = range_begin_ == 0 ? 1 : 0;
   ++epochs_;
 }
 
 void LineReader::seek(std::int64_t offset, std::int64_t epochs) {
-  if (offset < 0 || offset >= size_)
+  if (offset < range_begin_ || offset >= range_end_)
     throw core::Error("corpus " + path_ + ": the checkpoint's read position " + std::to_string(offset) +
                 " lies outside the file (" + std::to_string(size_) + " bytes); was the corpus changed?");
+  check_line_start(offset, "the checkpoint's read position");
   in_.clear();
-  if (offset > 0) {
-    in_.seekg(offset - 1);
-    if (in_.get() != '\n')
-      throw core::Error("corpus " + path_ + ": the checkpoint's read position " + std::to_string(offset) +
-                  " is not at a line start; was the corpus changed?");
-  } else {
-    in_.seekg(0);
-  }
+  in_.seekg(offset);
   carry_.clear();
   offset_ = offset;
   next_line_ = 0;  // unknown without a pass over the file; line numbers in messages count from here
@@ -67,7 +86,9 @@ bool LineReader::next_block(std::string& out) {
       }
     }
     if (!at_eof) {
-      in_.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      const auto left = static_cast<std::size_t>(range_end_ - offset_ - static_cast<std::int64_t>(carry_.size()));
+      const std::size_t want = std::min(chunk.size(), left);
+      in_.read(chunk.data(), static_cast<std::streamsize>(want));
       const auto got = static_cast<std::size_t>(in_.gcount());
       if (in_.bad()) throw core::Error("corpus " + path_ + ": read error: " + std::strerror(errno));
       if (std::memchr(chunk.data(), '\0', got) != nullptr) {
@@ -78,7 +99,7 @@ bool LineReader::next_block(std::string& out) {
         throw core::Error(path_ + ":" + std::to_string(line) + ": binary content (NUL byte); a corpus must be UTF-8 text");
       }
       carry_.append(chunk, 0, got);
-      at_eof = got < chunk.size();
+      at_eof = got < chunk.size();  // the range's end (or the file's, if it shrank) was reached
       // A line longer than the limit: no newline among the bytes gathered since the last cut.
       const auto nl = carry_.find('\n', scan_from);
       if (nl == std::string::npos && static_cast<std::int64_t>(carry_.size()) > max_line_bytes_)

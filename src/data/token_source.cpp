@@ -5,28 +5,78 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "data/fingerprint.hpp"
 #include "data/markers.hpp"
 #include "data/utf8.hpp"
 
 namespace fedavg::data {
 
 TokenSource::TokenSource(Tokenize tokenize, const std::string& corpus, const core::Settings& s,
-                         const core::RankInfo& me, const std::string& vocab_path, std::vector<std::int64_t> skip)
+                         const core::RankInfo& me, const std::string& vocab_path, std::vector<std::int64_t> skip,
+                         TokenCacheSpec cache)
     : tokenize_(std::move(tokenize)),
       skip_(std::move(skip)),
       corpus_(corpus),
       me_(me),
       vocab_path_(vocab_path),
       reader_(corpus, static_cast<std::size_t>(s.text_block_bytes), s.max_line_bytes),
-      cache_limit_(static_cast<std::size_t>(s.token_cache_mb) * (std::size_t{1} << 20) / sizeof(std::int32_t)) {
-  caching_ = cache_limit_ > 0;
+      cache_spec_(std::move(cache)),
+      range_end_(reader_.size()) {
+  if (cache_spec_.dir.empty()) return;
+  Fingerprint f;
+  f.add_file_summary(corpus_);
+  for (const auto& p : cache_spec_.key_files) f.add_file(p);
+  f.add(static_cast<std::int64_t>(skip_.size()));
+  for (const auto at : skip_) f.add(at);
+  f.add(static_cast<std::int64_t>(s.text_block_bytes));  // block boundaries: replays stay identical
+  key_ = f.value();
+}
+
+void TokenSource::set_range(std::int64_t begin, std::int64_t end) {
+  reader_.set_range(begin, end);
+  range_begin_ = begin;
+  range_end_ = end;
+  offset_ = begin;
+  passes_ = 0;
+  replay_.reset();
+  writer_.reset();
+  known_words_ = 0;
 }
 
 void TokenSource::seek(const core::ReadPosition& from) {
   reader_.seek(from.offset, from.passes);
-  position_ = from;
+  offset_ = from.offset;
   passes_ = from.passes;
-  caching_ = caching_ && from.offset == 0;  // a cache must start at the top of the file
+  if (!cache_spec_.dir.empty()) open_cache(offset_);  // else tokenize the rest of this pass
+}
+
+bool TokenSource::open_cache(std::int64_t at) {
+  auto cache = TokenCache::open(token_cache_path(cache_spec_.dir, key_, range_begin_, range_end_), key_,
+                                range_begin_, range_end_);
+  if (!cache) return false;
+  const std::size_t first = cache->find(at);
+  if (first == cache->blocks()) return false;
+  if (!logged_replay_) core::note(me_, "replaying token cache " + cache->path().string());
+  logged_replay_ = true;
+  replay_ = std::move(cache);
+  next_block_ = first;
+  return true;
+}
+
+void TokenSource::drop_cache(const std::string& why) {
+  core::warn(me_, why + "; going on without a token cache");
+  writer_.reset();
+  cache_spec_.dir.clear();
+}
+
+void TokenSource::begin_pass() {
+  if (cache_spec_.dir.empty() || open_cache(range_begin_)) return;
+  try {
+    writer_ = std::make_unique<TokenCacheWriter>(token_cache_path(cache_spec_.dir, key_, range_begin_, range_end_),
+                                                 key_, range_begin_, range_end_);
+  } catch (const core::Error& e) {
+    drop_cache(e.what());
+  }
 }
 
 void TokenSource::blank_skipped_lines(std::int64_t start) {
@@ -41,16 +91,30 @@ void TokenSource::blank_skipped_lines(std::int64_t start) {
   }
 }
 
+std::vector<std::int32_t> TokenSource::replay() {
+  const CacheBlock& b = replay_->block(next_block_);
+  auto ids = replay_->ids(next_block_);
+  ++replayed_;
+  offset_ = b.text_end;
+  if (++next_block_ == replay_->blocks()) {
+    next_block_ = 0;
+    offset_ = range_begin_;
+    ++passes_;
+  }
+  return ids;
+}
+
 std::vector<std::int32_t> TokenSource::read_and_tokenize() {
   const std::int64_t start = reader_.position();
-  const bool end_of_file = reader_.next_block(text_block_);
+  const bool end_of_range = reader_.next_block(text_block_);
+  const std::int64_t end = end_of_range ? range_end_ : reader_.position();
   if (!skip_.empty()) blank_skipped_lines(start);
   if (!warned_utf8_) {
     const auto bad = first_invalid_utf8(text_block_);
     if (bad != std::string::npos) {
       const auto line = reader_.block_first_line() +
                         std::count(text_block_.begin(), text_block_.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
-      core::warn(me_, corpus_ + ":" + std::to_string(line) +
+      core::warn(me_, corpus_ + ":" + (line > 0 ? std::to_string(line) : "byte " + std::to_string(start)) +
                           ": invalid UTF-8; such bytes are read as U+FFFD (not a letter), so they only split words "
                           "(warned once per file)");
       warned_utf8_ = true;
@@ -59,41 +123,33 @@ std::vector<std::int32_t> TokenSource::read_and_tokenize() {
   std::vector<std::int32_t> ids;
   ids.reserve(text_block_.size() / 4 + 2);
   tokenize_(text_block_.data(), text_block_.size(), ids);
+  ++tokenized_;
   for (auto id : ids) known_words_ += id >= 0;
-  if (end_of_file) {
-    if (known_words_ == 0)
+  if (end_of_range) {
+    // A whole file without one vocabulary word is an error; a shard (part of a file) may have none.
+    if (known_words_ == 0 && range_begin_ == 0 && range_end_ == reader_.size())
       throw core::Error("corpus " + corpus_ + ": not one word of the file is in the vocabulary " + vocab_path_);
     ids.push_back(kEof);
   }
-  position_ = {reader_.position(), reader_.epochs_completed()};
-  if (caching_) {
-    if (cache_.size() + ids.size() > cache_limit_) {
-      caching_ = false;  // too big: keep tokenizing every pass
-      gave_up_ = true;
-      std::vector<std::int32_t>().swap(cache_);
-      std::vector<Block>().swap(blocks_);
-    } else {
-      blocks_.push_back({cache_.size(), cache_.size() + ids.size(), position_});
-      cache_.insert(cache_.end(), ids.begin(), ids.end());
+  if (writer_) {
+    try {
+      writer_->add(start, end, ids);
+      if (end_of_range) {
+        writer_->commit();
+        writer_.reset();
+      }
+    } catch (const core::Error& e) {
+      drop_cache(e.what());
     }
   }
-  if (end_of_file) {
-    passes_ = reader_.epochs_completed();
-    if (caching_) replaying_ = true;  // the whole file is cached: no more Python
-    else caching_ = cache_limit_ > 0 && !gave_up_;  // a pass resumed mid-file: cache the next, full one
-  }
+  offset_ = end_of_range ? range_begin_ : end;
+  if (end_of_range) ++passes_;
   return ids;
 }
 
 std::vector<std::int32_t> TokenSource::next() {
-  if (!replaying_) return read_and_tokenize();
-  const Block& b = blocks_[next_block_];
-  std::vector<std::int32_t> ids(cache_.begin() + static_cast<std::ptrdiff_t>(b.begin),
-                                cache_.begin() + static_cast<std::ptrdiff_t>(b.end));
-  next_block_ = (next_block_ + 1) % blocks_.size();
-  if (next_block_ == 0) ++passes_;
-  position_ = {b.after.offset, passes_};
-  return ids;
+  if (offset_ == range_begin_ && !replay_ && !writer_) begin_pass();
+  return replay_ ? replay() : read_and_tokenize();
 }
 
 }  // namespace fedavg::data

@@ -17,7 +17,10 @@ void Filter::run() {
   const int pipeline = ctx_.map.pipeline_of_stage(ctx_.me.rank);
   const int tokenizer = ctx_.map.tokenizer(pipeline);
   const int batcher = ctx_.map.batcher(pipeline);
-  const std::string& corpus = ctx_.cfg.corpora.at(static_cast<std::size_t>(pipeline));
+  // With shards, each shard ends with an end-of-file marker and may hold no window; the Dispatcher checks the
+  // whole corpus instead.
+  const bool sharded = ctx_.cfg.sharded();
+  const std::string corpus = sharded ? std::string() : ctx_.cfg.corpora.at(static_cast<std::size_t>(pipeline));
 
   bridge::Text text(ctx_.py);
   const core::Vocabulary vocab = text.load_vocab(ctx_.cfg.vocab_path());
@@ -55,7 +58,7 @@ void Filter::run() {
     const bool out_full = out.size() >= block_windows * static_cast<std::size_t>(windower.width());
     if (have_tokens && !out_full) {
       pos = windower.feed(tokens.data(), tokens.size(), pos, out, block_windows);
-      if (windower.empty_epoch_seen())
+      if (!sharded && windower.empty_epoch_seen())
         throw core::Error("corpus " + corpus + ": no window of " + std::to_string(windower.width()) +
                           " consecutive vocabulary words in the whole file" +
                           (s.cross_lines ? "" : " within one line") + (s.cross_oov ? "" : " without unknown words") +

@@ -1,5 +1,6 @@
-// Tokenizer: reads its corpus file in blocks of whole lines, tokenizes them in Python (textpipe, no torch) and
-// streams blocks of token ids to its Filter, never more blocks in flight than the Filter granted.
+// Tokenizer: reads its corpus file (or, with shards, the shards the Dispatcher hands it) in blocks of whole lines,
+// tokenizes them in Python (textpipe, no torch) or replays them from the token cache, and streams blocks of token
+// ids to its Filter, never more blocks in flight than the Filter granted.
 #pragma once
 
 #include "roles/role.hpp"
@@ -12,6 +13,10 @@ class Tokenizer : public Role {
   void run() override;
 
  private:
+  // One pipeline per file: reads corpus file p forever, reporting its read position after every block.
+  void run_file();
+  // Shards: reads the shards the Dispatcher grants, one after the other, and reports each one read.
+  void run_shards();
   const Context& ctx_;
 };
 

@@ -79,6 +79,7 @@ void DispatcherRun::start() {
   const auto metrics_path = cfg_.out_dir / (s_.data_name + "_metrics.csv");
   t0_ = Clock::now();
   if (!cfg_.resume) {
+    pipelines_.start();
     first_loss_ = loss_ = lib_.test_loss(test_.data(), test_windows_, width_);
     metrics_ = std::make_unique<core::MetricsLog>(metrics_path);
     const auto sc = scores();
@@ -97,7 +98,7 @@ void DispatcherRun::start() {
   if (ck.info.strategy != core::strategy_name(s_.strategy))
     throw core::Error(checkpoint_path_ + ": written with strategy " + ck.info.strategy + ", cfg.json says " +
                       core::strategy_name(s_.strategy));
-  if (static_cast<int>(ck.positions.size()) != ctx_.map.pipelines())
+  if (!pipelines_.sharded() && static_cast<int>(ck.positions.size()) != ctx_.map.pipelines())
     throw core::Error(checkpoint_path_ + ": written with " + std::to_string(ck.positions.size()) +
                       " corpus file(s), this run has " + std::to_string(ctx_.map.pipelines()));
   std::size_t off = 0;
@@ -112,10 +113,14 @@ void DispatcherRun::start() {
   windows_per_learner_ = ck.info.windows_per_learner;
   seconds_before_ = evaluated_at_ = ck.info.seconds;
   sync_bytes_ = ck.info.sync_bytes;
-  pipelines_.restore(ck.positions, ck.progress);
+  pipelines_.restore(ck.positions, ck.progress, ck.shards);
   strategy_.state() = ck.strategy_state;
-  for (int p = 0; p < ctx_.map.pipelines(); ++p)
-    outbox_.send(ck.positions[static_cast<std::size_t>(p)].encode(), ctx_.map.tokenizer(p), comm::Tag::ResumeFrom);
+  if (pipelines_.sharded()) {
+    pipelines_.start();
+  } else {
+    for (int p = 0; p < ctx_.map.pipelines(); ++p)
+      outbox_.send(ck.positions[static_cast<std::size_t>(p)].encode(), ctx_.map.tokenizer(p), comm::Tag::ResumeFrom);
+  }
   // Learner l goes on with learner l's state; with fewer learners the others' states are dropped, with more the
   // new ones start afresh (the weights are the global ones either way).
   const auto saved = static_cast<int>(ck.learner_states.size());
@@ -189,7 +194,8 @@ void DispatcherRun::end_round(const comm::WindowTotals& trained, double sync_sec
 
 Progress::Round DispatcherRun::progress_round(double lr, const bridge::Scores::Result& sc) const {
   Progress::Round r{round_, evaluated_at_, windows_per_learner_, loss_, train_loss_, lr, {}, true, scores_text(sc)};
-  for (int p = 0; p < ctx_.map.pipelines(); ++p) {
+  // With shards the epoch is global: one figure.
+  for (int p = 0; p < (pipelines_.sharded() ? 1 : ctx_.map.pipelines()); ++p) {
     r.epochs.push_back(pipelines_.epochs_estimate(p));
     if (std::isnan(pipelines_.epochs(p))) r.epochs_exact = false;
   }
@@ -238,9 +244,11 @@ void DispatcherRun::checkpoint() {
   const core::CheckpointInfo info{round_,       loss_,       train_loss_, first_loss_, windows_per_learner_,
                                   elapsed(),    sync_bytes_, s_.seed,     s_.data_name, core::strategy_name(s_.strategy)};
   const auto progress = pipelines_.progress();
+  const auto shards = pipelines_.shard_progress();
   core::write_checkpoint(
       checkpoint_path_,
-      {arrays, info, learner_states_, pipelines_.positions(), strategy_.state(), vocab_.words, progress, restarts_},
+      {arrays, info, learner_states_, pipelines_.positions(), strategy_.state(), vocab_.words, progress, restarts_,
+       shards},
       ctx_.hooks.kill_in_checkpoint(round_));
   core::OutputFolder::commit(cfg_.out_dir);  // what --overwrite replaced may go now
   last_checkpoint_ = round_;
@@ -258,7 +266,8 @@ void DispatcherRun::finish() {
   // next push to stop it; a straggler's last period is not training time of the outputs).
   // epochs: passes over each pipeline's corpus trained ("nan" where a whole pass was never seen).
   std::string epochs;
-  for (int p = 0; p < ctx_.map.pipelines(); ++p) epochs += (p ? "," : "") + fmt("%.3f", pipelines_.epochs(p));
+  for (int p = 0; p < (pipelines_.sharded() ? 1 : ctx_.map.pipelines()); ++p)
+    epochs += (p ? "," : "") + fmt("%.3f", pipelines_.epochs(p));
   const std::string stats = "final: rounds=" + std::to_string(round_) + " seconds=" + fmt("%.2f", evaluated_at_) +
                             " windows_per_learner=" + fmt("%.0f", windows_per_learner_) +
                             " first_loss=" + fmt("%.4f", first_loss_) + " final_loss=" + fmt("%.4f", loss_) +
@@ -288,6 +297,7 @@ void DispatcherRun::finish() {
   comm::poll_until([&] { return pipelines_.drain() == ctx_.map.pipelines(); },
                    comm::Deadline::after(s_.liveness_seconds * comm::kIndirect), "the Tokenizers' final reports");
   outbox_.flush(comm::Deadline::after(s_.liveness_seconds));
+  pipelines_.flush(comm::Deadline::after(s_.liveness_seconds));
 }
 
 }  // namespace fedavg::training

@@ -36,6 +36,9 @@ class DispatcherRun {
   void start();
   // Final checkpoint, embeddings, statistics; waits for the pipelines' final reports.
   void finish();
+  // Takes the pipelines' reports and answers their shard requests (never waits): the Dispatcher's work between
+  // the polls of its waits.
+  void serve_pipelines() { pipelines_.drain(); }
 
   // For the strategy's rounds.
   const Context& ctx() const { return ctx_; }

@@ -60,9 +60,10 @@ TEST(Tags, AreUnique) {
                            tag_value(Tag::Ready), tag_value(Tag::Position), tag_value(Tag::ResumeFrom),
                            tag_value(Tag::LearnerState), tag_value(Tag::PeriodDone), tag_value(Tag::Push),
                            tag_value(Tag::Answer), tag_value(Tag::ElasticStep), tag_value(Tag::Average),
-                           tag_value(Tag::Cut), tag_value(Tag::PassWindows), tag_value(Tag::Shutdown),
+                           tag_value(Tag::Cut), tag_value(Tag::PassWindows), tag_value(Tag::Shard),
+                           tag_value(Tag::ShardDone), tag_value(Tag::Shutdown),
                            tag_value(Tag::ShutdownAck)};
-  EXPECT_EQ(tags.size(), 19u);
+  EXPECT_EQ(tags.size(), 21u);
 }
 
 TEST(Messages, WindowTotalsRoundTripAndSum) {
@@ -89,4 +90,19 @@ TEST(Markers, AreNegativeAndDistinct) {
   EXPECT_NE(kBreak, kOov);
   EXPECT_NE(kOov, kEof);
   EXPECT_NE(kBreak, kEof);
+}
+
+TEST(Messages, ShardGrantAndDoneRoundTrip) {
+  const fedavg::comm::ShardGrant g{3, 1, 100, 250, 2};
+  const auto back = fedavg::comm::ShardGrant::decode(g.encode());
+  EXPECT_EQ(back.shard, 3);
+  EXPECT_EQ(back.file, 1);
+  EXPECT_EQ(back.begin, 100);
+  EXPECT_EQ(back.end, 250);
+  EXPECT_EQ(back.epoch, 2);
+  EXPECT_THROW(fedavg::comm::ShardGrant::decode({0, 0, 10, 10, 0}), fedavg::comm::Error);
+  const auto done = fedavg::comm::ShardDone::decode(fedavg::comm::ShardDone{3, 2}.encode());
+  EXPECT_EQ(done.shard, 3);
+  EXPECT_EQ(done.epoch, 2);
+  EXPECT_THROW(fedavg::comm::ShardDone::decode({-1, 0}), fedavg::comm::Error);
 }

@@ -67,7 +67,7 @@ TEST(TokenSource, SkipsHeldOutLinesInEveryBlock) {
   const auto path = corpus(text);
   fedavg::core::Settings s;
   s.text_block_bytes = 1024;  // several blocks
-  s.token_cache_mb = 0;       // tokenized every pass
+  // no cache folder: tokenized every pass
   std::vector<std::int64_t> skip;
   for (int i = 0; i < 400; i += 7) skip.push_back(static_cast<std::int64_t>(text.find("w" + std::to_string(i) + " ")));
   TokenSource source(tokenize, path.string(), s, {0, fedavg::core::Role::Tokenizer}, "vocab.txt", skip);

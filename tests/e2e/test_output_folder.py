@@ -17,6 +17,12 @@ def snapshot(folder):
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+def run_snapshot(folder):
+    """snapshot(folder) less the token cache (cache/), which belongs to no run: --overwrite leaves it in place for
+    the runs that follow."""
+    return {k: v for k, v in snapshot(folder).items() if not k.startswith("cache/")}
+
+
 def test_a_second_run_without_resume_refuses_and_changes_nothing(run_job):
     first = run_job(5, cfg={"max_rounds": 2})
     assert first.rc == 0, first.stderr
@@ -31,11 +37,12 @@ def test_a_second_run_without_resume_refuses_and_changes_nothing(run_job):
 def test_overwrite_replaces_the_run_and_a_kill_before_its_checkpoint_loses_nothing(run_job):
     first = run_job(5, cfg={"max_rounds": 2})
     assert first.rc == 0, first.stderr
-    finished = snapshot(first.out)
+    finished = run_snapshot(first.out)
     # The replacing run dies in round 1, before its first checkpoint: the first run is whole in .previous.
     killed = run_job(5, cfg={"max_rounds": 3}, extra=["--overwrite", "--inject-fault", "0:1:kill"])
     assert killed.rc != 0
     assert snapshot(first.out / ".previous") == finished
+    assert list((first.out / "cache").glob("*.ids"))  # the token cache stays where runs find it
     # It dies while writing its first checkpoint (after the temporary file, before the rename): still whole.
     killed = run_job(5, cfg={"max_rounds": 3}, extra=["--overwrite", "--inject-fault", "0:1:kill_in_checkpoint"])
     assert killed.rc != 0

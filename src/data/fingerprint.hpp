@@ -1,0 +1,31 @@
+// A 64-bit fingerprint (FNV-1a, then a final mix) of what a token cache depends on: a corpus file's identity
+// and a summary of its content, whole small files (the vocabulary, the tokenizer's code), numbers. Not
+// cryptographic: it names caches, it does not defend against crafted collisions.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace fedavg::data {
+
+class Fingerprint {
+ public:
+  void add(std::string_view bytes);
+  void add(std::int64_t value);
+  // Every byte of a file (meant for small files). Throws core::Error naming the file if it cannot be read.
+  void add_file(const std::filesystem::path& path);
+  // A corpus file's identity and content summary: its absolute path, size, modification time and its first and
+  // last MiB. Throws core::Error naming the file if it cannot be read.
+  void add_file_summary(const std::filesystem::path& path);
+
+  std::uint64_t value() const;
+  // value() as 16 hex digits.
+  std::string hex() const;
+
+ private:
+  std::uint64_t h_ = 1469598103934665603ULL;
+};
+
+}  // namespace fedavg::data

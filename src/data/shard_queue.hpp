@@ -1,0 +1,46 @@
+// The Dispatcher's schedule of shards (ElasticDL style): hands out every shard once per epoch, in shard order,
+// to whichever pipeline asks next, so a faster pipeline reads more shards. The next epoch's shards are handed
+// out once the current epoch's are all handed out. The owner says when a shard is finished for an epoch (the
+// Dispatcher: once its Filter has made its windows). A checkpoint keeps, per shard, the epochs finished; a
+// resumed queue hands out again every shard not finished (one being read starts over), so every epoch reads
+// each shard once.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "data/shards.hpp"
+
+namespace fedavg::data {
+
+class ShardQueue {
+ public:
+  struct Assignment {
+    std::int64_t shard = 0;  // index into shards()
+    std::int64_t epoch = 0;  // 0-based
+  };
+
+  // `finished`: the epochs each shard has finished (empty: none). Throws core::Error if its size differs from
+  // the shards'.
+  explicit ShardQueue(std::vector<Shard> shards, std::vector<std::int64_t> finished = {});
+
+  // The next shard to read. Never runs out: the epochs go on until the Dispatcher stops the run.
+  Assignment next();
+  // A Tokenizer has read all of the shard for that epoch.
+  void finished(const Assignment& a);
+
+  const std::vector<Shard>& shards() const { return shards_; }
+  const std::vector<std::int64_t>& finished_epochs() const { return finished_; }
+  // Epochs read: every shard finished that many times, plus the share of bytes of the next epoch finished.
+  double epochs_read() const;
+
+ private:
+  std::vector<Shard> shards_;
+  std::vector<std::int64_t> finished_;  // per shard: epochs finished
+  std::vector<std::int64_t> handed_;    // per shard: the next epoch it is handed out for
+  std::int64_t epoch_ = 0;              // the epoch being handed out
+  std::size_t cursor_ = 0;              // where the search for that epoch's next shard goes on
+  double total_bytes_ = 0.0;
+};
+
+}  // namespace fedavg::data
