@@ -31,6 +31,11 @@ NOTES = {
         "payloads as docs/strategies.md#communication says; round 1, which starts with a broadcast of the full "
         "weights, is left out of the per-round figures. Across hosts, compare the round column: the Dispatcher's "
         "span ends when its sends are out, while the learners still receive.",
+    "A corpus larger than memory: the token cache":
+        "Python's tokenizer bounds the first pass; replaying the cache removes it, and the Filter and Batcher bound "
+        "the later passes. The Tokenizer's memory does not follow the corpus (the replayed pages are given back); a "
+        "later run never imports `textpipe` in its Tokenizer. The Batcher's memory follows the round size "
+        "(`bpe * bs`, `prefetch_rounds`) and `shuffle_windows`, not the corpus.",
     "Learner throughput per core, against gensim":
         "`neg` is the hand-written model (the default); `neg_autograd` is library.py's `NegCBOW`, the same loss "
         "written with autograd and stepped by trainer.py on the rows a batch touches, the model the recipes of "
@@ -84,6 +89,8 @@ def main():
     plan = [
         ("Learner throughput per core, against gensim", "learner_throughput.py", []),
         ("Pipeline, waiting ranks, memory, averaging", "pipeline.py", ["--seconds", "10" if quick else "20"]),
+        ("A corpus larger than memory: the token cache", "scale_data.py",
+         ["--tokens", "20e6"] if quick else []),
         ("MPI: the weight exchange between local ranks", "mpi_exchange.py", []),
         ("Time to quality on the text8 prefix", "time_to_quality.py",
          ["--budgets", *(["10"] if quick else ["5", "10", "15"])]),
