@@ -10,6 +10,8 @@ import h5py
 import numpy as np
 import pytest
 
+from conftest import JOB_TIMEOUT
+
 
 def snapshot(folder):
     """{relative path: sha256} of every file under `folder`."""
@@ -24,10 +26,10 @@ def run_snapshot(folder):
 
 
 def test_a_second_run_without_resume_refuses_and_changes_nothing(run_job):
-    first = run_job(5, cfg={"max_rounds": 2})
+    first = run_job(5, cfg={"max_rounds": 2}, timeout=JOB_TIMEOUT)
     assert first.rc == 0, first.stderr
     before = snapshot(first.out)
-    again = run_job(5, cfg={"max_rounds": 3}, out=first.out)
+    again = run_job(5, cfg={"max_rounds": 3}, out=first.out, timeout=JOB_TIMEOUT)
     assert again.rc != 0
     assert "holds an earlier run" in again.stderr
     assert "--resume" in again.stderr and "--overwrite" in again.stderr
@@ -35,23 +37,24 @@ def test_a_second_run_without_resume_refuses_and_changes_nothing(run_job):
 
 
 def test_overwrite_replaces_the_run_and_a_kill_before_its_checkpoint_loses_nothing(run_job):
-    first = run_job(5, cfg={"max_rounds": 2})
+    first = run_job(5, cfg={"max_rounds": 2}, timeout=JOB_TIMEOUT)
     assert first.rc == 0, first.stderr
     finished = run_snapshot(first.out)
     # The replacing run dies in round 1, before its first checkpoint: the first run is whole in .previous.
-    killed = run_job(5, cfg={"max_rounds": 3}, extra=["--overwrite", "--inject-fault", "0:1:kill"])
+    killed = run_job(5, cfg={"max_rounds": 3}, extra=["--overwrite", "--inject-fault", "0:1:kill"], timeout=JOB_TIMEOUT)
     assert killed.rc != 0
     assert snapshot(first.out / ".previous") == finished
     assert list((first.out / "cache").glob("*.ids"))  # the token cache stays where runs find it
     # It dies while writing its first checkpoint (after the temporary file, before the rename): still whole.
-    killed = run_job(5, cfg={"max_rounds": 3}, extra=["--overwrite", "--inject-fault", "0:1:kill_in_checkpoint"])
+    killed = run_job(5, cfg={"max_rounds": 3}, extra=["--overwrite", "--inject-fault", "0:1:kill_in_checkpoint"],
+                     timeout=JOB_TIMEOUT)
     assert killed.rc != 0
     assert snapshot(first.out / ".previous") == finished
     # A plain run still refuses: the folder holds what an interrupted --overwrite set aside.
-    refused = run_job(5, cfg={"max_rounds": 3}, out=first.out)
+    refused = run_job(5, cfg={"max_rounds": 3}, out=first.out, timeout=JOB_TIMEOUT)
     assert refused.rc != 0 and ".previous" in refused.stderr
     # Once a replacing run has its checkpoint, the old run goes.
-    done = run_job(5, cfg={"max_rounds": 3}, extra=["--overwrite"])
+    done = run_job(5, cfg={"max_rounds": 3}, extra=["--overwrite"], timeout=JOB_TIMEOUT)
     assert done.rc == 0, done.stderr
     assert not (first.out / ".previous").exists()
     assert done.stats()["rounds"] == "3"
@@ -59,7 +62,7 @@ def test_overwrite_replaces_the_run_and_a_kill_before_its_checkpoint_loses_nothi
 
 
 def test_the_hdf5_file_stands_alone(run_job, toy_config):
-    job = run_job(6, cfg={"max_rounds": 2})
+    job = run_job(6, cfg={"max_rounds": 2}, timeout=JOB_TIMEOUT)
     assert job.rc == 0, job.stderr
     words = [line.split()[0] for line in (toy_config / "config" / "vocab.txt").read_text().splitlines()]
     with h5py.File(job.out / "toy.h5", "r") as f:
@@ -77,7 +80,7 @@ def test_the_hdf5_file_stands_alone(run_job, toy_config):
 
 def test_binary_word2vec_loads_in_gensim_like_the_text_one(run_job):
     gensim_models = pytest.importorskip("gensim.models")
-    job = run_job(5, cfg={"max_rounds": 2})
+    job = run_job(5, cfg={"max_rounds": 2}, timeout=JOB_TIMEOUT)
     assert job.rc == 0, job.stderr
     text = gensim_models.KeyedVectors.load_word2vec_format(str(job.out / "toy.w2v.txt"), binary=False)
     binary = gensim_models.KeyedVectors.load_word2vec_format(str(job.out / "toy.w2v.bin"), binary=True)

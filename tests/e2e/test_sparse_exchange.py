@@ -8,6 +8,8 @@ import h5py
 import numpy as np
 import pytest
 
+from conftest import JOB_TIMEOUT
+
 EXACT = {"exchange": "sparse", "sparse_rows": 1, "sparse_values": "float32", "sparse_weighting": "windows"}
 
 LOCKSTEP = {
@@ -25,9 +27,9 @@ def embedding(job):
 @pytest.mark.parametrize("name", sorted(LOCKSTEP))
 def test_exact_sparse_exchange_trains_the_dense_model(name, run_job):
     cfg = {"max_rounds": 5, "fixed_batch_order": True, **LOCKSTEP[name]}
-    dense = run_job(7, cfg={**cfg, "exchange": "dense"})
+    dense = run_job(7, cfg={**cfg, "exchange": "dense"}, timeout=JOB_TIMEOUT)
     assert dense.rc == 0, dense.stderr
-    sparse = run_job(7, cfg={**cfg, **EXACT})
+    sparse = run_job(7, cfg={**cfg, **EXACT}, timeout=JOB_TIMEOUT)
     assert sparse.rc == 0, sparse.stderr
     # Float sums in another order (along the learner tree, row by row): equal to rounding.
     np.testing.assert_allclose(embedding(sparse), embedding(dense), atol=1e-4)
@@ -42,10 +44,10 @@ def test_exact_sparse_exchange_trains_the_dense_model(name, run_job):
 
 def test_lossy_sparse_exchange_sends_fewer_bytes_and_still_trains(run_job):
     cfg = {"max_rounds": 6, "fixed_batch_order": True, "strategy": "fedavg"}
-    dense = run_job(6, cfg={**cfg, "exchange": "dense"})
+    dense = run_job(6, cfg={**cfg, "exchange": "dense"}, timeout=JOB_TIMEOUT)
     assert dense.rc == 0, dense.stderr
     lossy = run_job(6, cfg={**cfg, **EXACT, "sparse_rows": 0.3, "sparse_values": "float16",
-                            "full_sync_every": 3})
+                            "full_sync_every": 3}, timeout=JOB_TIMEOUT)
     assert lossy.rc == 0, lossy.stderr
     # 30 % of the rows in 16 bits up the tree; the rows that changed globally in float32 down; two full rounds.
     assert float(lossy.stats()["sync_bytes"]) < 0.75 * float(dense.stats()["sync_bytes"])
@@ -58,19 +60,19 @@ def test_sparse_diloco_resumes_from_its_checkpoint(run_job):
     # Every changed row, in bfloat16: the residuals and the Dispatcher's rounding are in play, and the toy's 30-row
     # tables are not cut to a few rows (a top-k of them makes diloco's momentum swing: docs/strategies.md).
     cfg = {"max_rounds": 6, "strategy": "diloco", "exchange": "sparse", "sparse_rows": 1, "sparse_values": "bfloat16"}
-    job = run_job(6, cfg=cfg, extra=["--inject-fault", "0:4:exception"])
+    job = run_job(6, cfg=cfg, extra=["--inject-fault", "0:4:exception"], timeout=JOB_TIMEOUT)
     assert job.rc != 0
     with h5py.File(job.out / "toy.h5", "r") as f:
         assert int(f.attrs["round"]) == 3
         assert np.abs(f["strategy_state"][...]).max() > 0
-    job = run_job(6, cfg=cfg, extra=["--resume"])
+    job = run_job(6, cfg=cfg, extra=["--resume"], timeout=JOB_TIMEOUT)
     assert job.rc == 0, job.stderr
     losses = [r["test_loss"] for r in job.metrics()]
     assert len(losses) == 7 and losses[6] < losses[3], losses
 
 
 def test_default_sparse_settings_train(run_job):
-    job = run_job(6, cfg={"max_rounds": 6, "strategy": "fedavg", "exchange": "sparse"})
+    job = run_job(6, cfg={"max_rounds": 6, "strategy": "fedavg", "exchange": "sparse"}, timeout=JOB_TIMEOUT)
     assert job.rc == 0, job.stderr
     losses = [r["test_loss"] for r in job.metrics()]
     assert losses[-1] < losses[0] - 0.3, losses
@@ -78,7 +80,7 @@ def test_default_sparse_settings_train(run_job):
 
 @pytest.mark.parametrize("strategy", ["easgd", "hogwild"])
 def test_sparse_exchange_is_refused_where_it_does_not_apply(run_job, strategy):
-    job = run_job(5, cfg={"strategy": strategy, "exchange": "sparse"})
+    job = run_job(5, cfg={"strategy": strategy, "exchange": "sparse"}, timeout=JOB_TIMEOUT)
     assert job.rc != 0
     assert '"exchange": "sparse" applies to fedavg, bsp, bmuf and diloco' in job.stderr
     assert "cfg.json:" in job.stderr

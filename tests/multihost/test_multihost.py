@@ -1,13 +1,16 @@
 """fedavg_mpi across emulated hosts (see conftest.py), every job time-limited: the Dispatcher and the pipeline on
 one host, the learners on another, so batches and weights cross the network (checked on the interfaces' byte
-counters); the job trains to its target and exits by itself, with the dense or the sparse exchange; a learner killed on the remote host costs one round
-and no human step (scripts/supervise.py restarts the job from its checkpoint), even with its host left out."""
+counters); the job trains to its target and exits by itself, with the dense or the sparse exchange; a learner
+killed on the remote host costs one round and no human step (scripts/supervise.py restarts the job from its
+checkpoint), even with its host left out."""
 
 import csv
 import json
 import shutil
 
 import pytest
+
+from conftest import JOB_TIMEOUT
 
 
 def config(toy, tmp_path, **settings):
@@ -33,7 +36,8 @@ def test_training_across_two_hosts_reaches_the_target_over_the_network(hosts, to
     h = hosts(2)
     cfg = config(toy, tmp_path, target=2.6, max_rounds=200)
     before = h.bytes()
-    job = h.mpiexec([(0, 4), (1, 2)], ["--config", cfg, "--out", tmp_path / "out", toy / "train.txt"])
+    job = h.mpiexec([(0, 4), (1, 2)], ["--config", cfg, "--out", tmp_path / "out", toy / "train.txt"],
+                    timeout=JOB_TIMEOUT)
     after = h.bytes()
     assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-2000:]
     s = stats(tmp_path / "out")
@@ -54,7 +58,8 @@ def test_the_sparse_exchange_crosses_the_network_once_per_round(hosts, toy, tmp_
     h = hosts(2)
     cfg = config(toy, tmp_path, target=2.6, max_rounds=200, exchange="sparse")
     before = h.bytes()
-    job = h.mpiexec([(0, 4), (1, 3)], ["--config", cfg, "--out", tmp_path / "out", toy / "train.txt"])
+    job = h.mpiexec([(0, 4), (1, 3)], ["--config", cfg, "--out", tmp_path / "out", toy / "train.txt"],
+                    timeout=JOB_TIMEOUT)
     after = h.bytes()
     assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-2000:]
     s = stats(tmp_path / "out")
@@ -71,7 +76,7 @@ def test_a_killed_remote_learner_costs_one_round_and_no_human_step(hosts, toy, t
     cfg = config(toy, tmp_path, target=2.6, max_rounds=200)
     out = tmp_path / "out"
     job = h.mpiexec([(0, 4), (1, 2)], ["--config", cfg, "--out", out, "--inject-fault", "5:2:kill",
-                                        toy / "train.txt"], supervise=["--restarts", "2"])
+                                        toy / "train.txt"], supervise=["--restarts", "2"], timeout=JOB_TIMEOUT)
     assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-3000:]
     assert "restart 1 of 2" in job.stderr
     s = stats(out)
@@ -89,9 +94,9 @@ def test_the_failed_host_can_be_left_out(hosts, toy, tmp_path):
     h = hosts(3)
     cfg = config(toy, tmp_path, target=0, max_rounds=6)
     out = tmp_path / "out"
-    job = h.mpiexec([(0, 4), (1, 1), (2, 1)], ["--config", cfg, "--out", out, "--inject-fault", "5:3:kill",
-                                                 toy / "train.txt"], supervise=["--restarts", "1",
-                                                                                "--drop-failed-hosts"])
+    job = h.mpiexec([(0, 4), (1, 1), (2, 1)],
+                    ["--config", cfg, "--out", out, "--inject-fault", "5:3:kill", toy / "train.txt"],
+                    supervise=["--restarts", "1", "--drop-failed-hosts"], timeout=JOB_TIMEOUT)
     assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-3000:]
     s = stats(out)
     assert s["rounds"] == "6" and s["restarts"] == "1" and s["learners"] == "1"
