@@ -26,19 +26,23 @@ std::string read_range(std::ifstream& in, const std::filesystem::path& path, std
 
 }  // namespace
 
-void Fingerprint::add(std::string_view bytes) {
-  for (const unsigned char c : bytes) {
-    h_ ^= c;
+void Fingerprint::mix(const void* bytes, std::size_t n) {
+  const auto* b = static_cast<const unsigned char*>(bytes);
+  for (std::size_t i = 0; i < n; ++i) {
+    h_ ^= b[i];
     h_ *= 1099511628211ULL;
   }
+}
+
+void Fingerprint::add(std::string_view bytes) {
+  mix(bytes.data(), bytes.size());
   add(static_cast<std::int64_t>(bytes.size()));  // "ab"+"c" differs from "a"+"bc"
 }
 
 void Fingerprint::add(std::int64_t value) {
-  for (int i = 0; i < 8; ++i) {
-    h_ ^= static_cast<unsigned char>(static_cast<std::uint64_t>(value) >> (8 * i));
-    h_ *= 1099511628211ULL;
-  }
+  unsigned char le[8];  // little-endian, whatever the machine
+  for (int i = 0; i < 8; ++i) le[i] = static_cast<unsigned char>(static_cast<std::uint64_t>(value) >> (8 * i));
+  mix(le, sizeof le);
 }
 
 void Fingerprint::add_file(const std::filesystem::path& path) {
@@ -49,10 +53,7 @@ void Fingerprint::add_file(const std::filesystem::path& path) {
   while (in) {
     in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
     const auto got = static_cast<std::size_t>(in.gcount());
-    for (std::size_t i = 0; i < got; ++i) {
-      h_ ^= static_cast<unsigned char>(buf[i]);
-      h_ *= 1099511628211ULL;
-    }
+    mix(buf.data(), got);
     total += static_cast<std::int64_t>(got);
   }
   add(total);

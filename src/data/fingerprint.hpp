@@ -3,6 +3,7 @@
 // cryptographic: it names caches, it does not defend against crafted collisions.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -25,6 +26,8 @@ class Fingerprint {
   std::string hex() const;
 
  private:
+  // Mixes n bytes into the hash (FNV-1a).
+  void mix(const void* bytes, std::size_t n);
   std::uint64_t h_ = 1469598103934665603ULL;
 };
 
