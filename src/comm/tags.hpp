@@ -18,7 +18,7 @@ enum class Tag : int {
   Push = 21,          // Learner -> Dispatcher (easgd): float [params] the learner's weights after that period
   Answer = 22,        // Dispatcher -> Learner (easgd, hogwild): int64 [command, round, send_state] answering a period
   ElasticStep = 23,   // Dispatcher -> Learner (easgd): float [params] alpha (x_i - centre), after a Train answer
-  Average = 24,  // Learner -> Dispatcher (fedavg, bmuf; learner communicator): float [params] weights x share
+  Average = 24,  // Learner -> parent learner or Dispatcher (fedavg, bmuf; learner comm.): float [params], tree sums
   Cut = 25,      // Dispatcher -> Learner (balance_rounds): int64 round whose training ends after the current step
   PassWindows = 26,  // Filter -> Dispatcher: int64 windows the Filter made in a pass over its corpus file
   RowDelta = 27,     // Learner -> parent learner or Dispatcher (sparse exchange): uint8 rows, summed up the tree
