@@ -55,7 +55,7 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     const comm::WindowTotals total = sync.totals(run.no_windows());
     if (sparse) {
       const bool full = full_round(s, round);
-      SparseDelta change = sparse->collect(full);
+      SparseDelta& change = sparse->collect(full);
       outer_step(change, sparse->layout());
       sparse->publish(change, run.weights(), full);
       after_sparse_round(sync, run.weights());

@@ -12,19 +12,18 @@ constexpr std::uint32_t kWeights = 1;  // header flag: per-row weights follow th
 
 std::size_t value_bytes(ValueType t) { return t == ValueType::Float32 ? 4 : 2; }
 
-void put(std::vector<std::uint8_t>& out, const void* p, std::size_t n) {
-  const auto* b = static_cast<const std::uint8_t*>(p);
-  out.insert(out.end(), b, b + n);
-}
-
 class Reader {
  public:
   Reader(const std::vector<std::uint8_t>& b, std::size_t at) : b_(b), at_(at) {}
-  void get(void* p, std::size_t n) {
+  // The next n bytes, in place.
+  const std::uint8_t* take(std::size_t n) {
     if (at_ + n > b_.size())
       throw comm::Error("sparse weights: payload of " + std::to_string(b_.size()) + " bytes ends early");
-    std::memcpy(p, b_.data() + at_, n);
     at_ += n;
+    return b_.data() + at_ - n;
+  }
+  void get(void* p, std::size_t n) {
+    if (n > 0) std::memcpy(p, take(n), n);
   }
   bool done() const { return at_ == b_.size(); }
 
@@ -32,6 +31,54 @@ class Reader {
   const std::vector<std::uint8_t>& b_;
   std::size_t at_;
 };
+
+// a += b for one table: merged from the back, in place, so a's vectors only grow.
+void add_part(SparseDelta::Part& a, const SparseDelta::Part& b, std::size_t cols) {
+  if (b.rows.empty()) return;
+  const bool weighted = !a.weights.empty() || !b.weights.empty();
+  const std::size_t na = a.rows.size(), nb = b.rows.size();
+  if (weighted) a.weights.resize(na, 0.0f);  // a row without a weight has weight 0
+  std::size_t n = 0;
+  for (std::size_t i = 0, j = 0; i < na || j < nb; ++n) {
+    if (j == nb || (i < na && a.rows[i] < b.rows[j])) {
+      ++i;
+    } else {
+      if (i < na && a.rows[i] == b.rows[j]) ++i;
+      ++j;
+    }
+  }
+  a.rows.resize(n);
+  a.values.resize(n * cols);
+  if (weighted) a.weights.resize(n);
+  // k >= i throughout (b's rows not placed yet are still to come): a row of a moves only to the right.
+  std::size_t i = na, j = nb, k = n;
+  while (j > 0) {
+    --k;
+    const bool from_a = i > 0 && a.rows[i - 1] >= b.rows[j - 1];
+    const bool both = from_a && a.rows[i - 1] == b.rows[j - 1];
+    float* to = a.values.data() + k * cols;
+    if (from_a) {
+      --i;
+      a.rows[k] = a.rows[i];
+      if (k != i) std::memcpy(to, a.values.data() + i * cols, cols * sizeof(float));
+      if (weighted) a.weights[k] = a.weights[i];
+    }
+    if (!from_a || both) {
+      --j;
+      const float* v = b.values.data() + j * cols;
+      if (both) {
+        for (std::size_t c = 0; c < cols; ++c) to[c] += v[c];
+      } else {
+        a.rows[k] = b.rows[j];
+        std::memcpy(to, v, cols * sizeof(float));
+      }
+      if (weighted) {
+        const float w = b.weights.empty() ? 0.0f : b.weights[j];
+        a.weights[k] = both ? a.weights[k] + w : w;
+      }
+    }
+  }
+}
 
 }  // namespace
 
@@ -61,41 +108,16 @@ std::size_t SparseDelta::rows() const {
   return n;
 }
 
-void SparseDelta::add(const SparseDelta& o, const Layout& layout) {
-  for (std::size_t t = 0; t < parts.size(); ++t) {
-    const Part& b = o.parts[t];
-    if (b.rows.empty()) continue;
-    Part& a = parts[t];
-    const std::size_t cols = layout[t].cols;
-    const bool weighted = !a.weights.empty() || !b.weights.empty();
-    Part merged;
-    merged.rows.reserve(a.rows.size() + b.rows.size());
-    merged.values.reserve((a.rows.size() + b.rows.size()) * cols);
-    std::size_t i = 0, j = 0;
-    auto take = [&](const Part& p, std::size_t k, bool first) {
-      const float* v = p.values.data() + k * cols;
-      if (first) {
-        merged.rows.push_back(p.rows[k]);
-        merged.values.insert(merged.values.end(), v, v + cols);
-        if (weighted) merged.weights.push_back(p.weights.empty() ? 0.0f : p.weights[k]);
-      } else {
-        float* into = merged.values.data() + merged.values.size() - cols;
-        for (std::size_t c = 0; c < cols; ++c) into[c] += v[c];
-        if (weighted) merged.weights.back() += p.weights.empty() ? 0.0f : p.weights[k];
-      }
-    };
-    while (i < a.rows.size() || j < b.rows.size()) {
-      if (j == b.rows.size() || (i < a.rows.size() && a.rows[i] < b.rows[j])) {
-        take(a, i++, true);
-      } else if (i == a.rows.size() || b.rows[j] < a.rows[i]) {
-        take(b, j++, true);
-      } else {
-        take(a, i++, true);
-        take(b, j++, false);
-      }
-    }
-    a = std::move(merged);
+void SparseDelta::clear() {
+  for (auto& p : parts) {
+    p.rows.clear();
+    p.values.clear();
+    p.weights.clear();
   }
+}
+
+void SparseDelta::add(const SparseDelta& o, const Layout& layout) {
+  for (std::size_t t = 0; t < parts.size(); ++t) add_part(parts[t], o.parts[t], layout[t].cols);
 }
 
 void SparseDelta::normalise(const Layout& layout) {
@@ -128,79 +150,100 @@ void SparseDelta::round_to(ValueType type) {
 }
 
 std::vector<std::uint8_t> SparseDelta::encode(const Layout& layout, ValueType type, std::size_t front) const {
+  std::vector<std::uint8_t> out(front, 0);
+  encode(out, layout, type, front);
+  return out;
+}
+
+void SparseDelta::encode(std::vector<std::uint8_t>& out, const Layout& layout, ValueType type,
+                         std::size_t front) const {
   bool weighted = false;
-  std::size_t bytes = front + 4;
+  std::size_t bytes = front + 4 + 4 * parts.size();
   for (std::size_t t = 0; t < parts.size(); ++t) {
     weighted = weighted || !parts[t].weights.empty();
-    bytes += 4 + parts[t].rows.size() * (4 + layout[t].cols * value_bytes(type) + 4);
+    bytes += parts[t].rows.size() * (4 + layout[t].cols * value_bytes(type));
   }
-  std::vector<std::uint8_t> out(front, 0);
-  out.reserve(bytes);
+  if (weighted) bytes += 4 * rows();
+  out.resize(bytes);
+  std::uint8_t* at = out.data() + front;
+  auto put = [&at](const void* p, std::size_t n) {
+    if (n > 0) std::memcpy(at, p, n);
+    at += n;
+  };
   const std::uint32_t flags = weighted ? kWeights : 0;
-  put(out, &flags, 4);
+  put(&flags, 4);
   for (const auto& p : parts) {
     const auto n = static_cast<std::uint32_t>(p.rows.size());
-    put(out, &n, 4);
+    put(&n, 4);
   }
-  std::vector<std::uint16_t> half;
-  for (std::size_t t = 0; t < parts.size(); ++t) {
-    const Part& p = parts[t];
-    put(out, p.rows.data(), p.rows.size() * 4);
+  for (const Part& p : parts) {
+    put(p.rows.data(), p.rows.size() * 4);
+    const std::size_t n = p.values.size();
     if (type == ValueType::Float32) {
-      put(out, p.values.data(), p.values.size() * 4);
+      put(p.values.data(), n * 4);
     } else {
-      half.resize(p.values.size());
+      // 16-bit values start at an even offset (every field before them is a multiple of 2 bytes long).
+      auto* half = reinterpret_cast<std::uint16_t*>(at);
       if (type == ValueType::Float16) {
-        comm::to_float16(p.values.data(), half.data(), half.size());
+        comm::to_float16(p.values.data(), half, n);
       } else {
-        for (std::size_t k = 0; k < half.size(); ++k) half[k] = comm::to_bfloat16(p.values[k]);
+        for (std::size_t k = 0; k < n; ++k) half[k] = comm::to_bfloat16(p.values[k]);
       }
-      put(out, half.data(), half.size() * 2);
+      at += n * 2;
     }
     if (weighted) {
-      std::vector<float> w = p.weights;
-      w.resize(p.rows.size(), 0.0f);
-      put(out, w.data(), w.size() * 4);
+      if (p.weights.empty()) {
+        std::memset(at, 0, p.rows.size() * 4);
+        at += p.rows.size() * 4;
+      } else {
+        put(p.weights.data(), p.rows.size() * 4);
+      }
     }
   }
-  return out;
 }
 
 SparseDelta SparseDelta::decode(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type,
                                 std::size_t skip) {
+  SparseDelta d(layout.size());
+  d.decode_from(bytes, layout, type, skip);
+  return d;
+}
+
+void SparseDelta::decode_from(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type,
+                              std::size_t skip) {
   Reader in(bytes, skip);
   std::uint32_t flags = 0;
   in.get(&flags, 4);
-  SparseDelta d(layout.size());
+  parts.resize(layout.size());
   for (std::size_t t = 0; t < layout.size(); ++t) {
     std::uint32_t n = 0;
     in.get(&n, 4);
     if (n > layout[t].rows)
       throw comm::Error("sparse weights: " + std::to_string(n) + " rows for table " + std::to_string(t) + " of " +
                         std::to_string(layout[t].rows));
-    d.parts[t].rows.resize(n);
+    parts[t].rows.resize(n);
   }
-  std::vector<std::uint16_t> half;
   for (std::size_t t = 0; t < layout.size(); ++t) {
-    Part& p = d.parts[t];
+    Part& p = parts[t];
     const std::size_t cols = layout[t].cols;
     in.get(p.rows.data(), p.rows.size() * 4);
     for (std::size_t k = 0; k < p.rows.size(); ++k)
       if (p.rows[k] >= layout[t].rows || (k > 0 && p.rows[k] <= p.rows[k - 1]))
         throw comm::Error("sparse weights: row " + std::to_string(p.rows[k]) + " of table " + std::to_string(t) +
                           " is out of order or outside its " + std::to_string(layout[t].rows) + " rows");
-    p.values.resize(p.rows.size() * cols);
+    const std::size_t n = p.rows.size() * cols;
+    p.values.resize(n);
     if (type == ValueType::Float32) {
-      in.get(p.values.data(), p.values.size() * 4);
+      in.get(p.values.data(), n * 4);
     } else {
-      half.resize(p.values.size());
-      in.get(half.data(), half.size() * 2);
+      const auto* half = reinterpret_cast<const std::uint16_t*>(in.take(n * 2));  // at an even offset
       if (type == ValueType::Float16) {
-        comm::from_float16(half.data(), p.values.data(), half.size());
+        comm::from_float16(half, p.values.data(), n);
       } else {
-        for (std::size_t k = 0; k < half.size(); ++k) p.values[k] = comm::from_bfloat16(half[k]);
+        for (std::size_t k = 0; k < n; ++k) p.values[k] = comm::from_bfloat16(half[k]);
       }
     }
+    p.weights.clear();
     if (flags & kWeights) {
       p.weights.resize(p.rows.size());
       in.get(p.weights.data(), p.weights.size() * 4);
@@ -208,7 +251,6 @@ SparseDelta SparseDelta::decode(const std::vector<std::uint8_t>& bytes, const La
   }
   if (!in.done())
     throw comm::Error("sparse weights: " + std::to_string(bytes.size() - skip) + " bytes, more than the rows");
-  return d;
 }
 
 }  // namespace fedavg::training

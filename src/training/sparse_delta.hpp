@@ -1,7 +1,8 @@
 // A change to some rows of the flat weights, as the sparse exchange moves it: per table (a parameter seen as
 // rows of its first dimension; a 1-D parameter is one row) the sorted indices of the rows it changes, their
 // values and, for the "touched" weighting, each row's weight. Encoded to bytes with float32, float16 or bfloat16
-// values; merged by adding; applied by adding to the weights.
+// values; merged by adding; applied by adding to the weights. Every operation reuses the vectors' capacity, so
+// a delta kept from round to round allocates nothing once it has seen its largest round.
 #pragma once
 
 #include <cstddef>
@@ -38,7 +39,9 @@ struct SparseDelta {
 
   explicit SparseDelta(std::size_t tables = 0) : parts(tables) {}
   std::size_t rows() const;
-  // Adds `o` in: rows of both are summed, values and weights alike.
+  // No rows (the capacity stays).
+  void clear();
+  // Adds `o` in: rows of both are summed, values and weights alike. `o` must be another delta.
   void add(const SparseDelta& o, const Layout& layout);
   // Divides every row by its weight (and drops the weights).
   void normalise(const Layout& layout);
@@ -47,11 +50,15 @@ struct SparseDelta {
   // Rounds every value to `type` and back (what the other side will decode).
   void round_to(ValueType type);
 
-  // `front`: bytes left (zeroed) before the encoding, for a header of the caller's.
+  // `front`: bytes left before the encoding (untouched in `out`, zeroed in a new vector), for the caller's header.
   std::vector<std::uint8_t> encode(const Layout& layout, ValueType type, std::size_t front = 0) const;
+  void encode(std::vector<std::uint8_t>& out, const Layout& layout, ValueType type, std::size_t front = 0) const;
   // Decodes bytes [skip, end) of `bytes`. Throws comm::Error on a payload that does not fit `layout`.
   static SparseDelta decode(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type,
                             std::size_t skip = 0);
+  // The same into this delta, in place of what it held.
+  void decode_from(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type,
+                   std::size_t skip = 0);
 };
 
 }  // namespace fedavg::training

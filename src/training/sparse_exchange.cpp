@@ -53,137 +53,145 @@ SparseExchange::SparseExchange(RoundSync& sync, Layout layout, const core::Setti
       layout_(std::move(layout)),
       type_(value_type(s.sparse_values)),
       fraction_(s.sparse_rows),
-      touched_(s.sparse_weighting == core::SparseWeighting::Touched) {}
+      touched_(s.sparse_weighting == core::SparseWeighting::Touched),
+      own_(layout_.size()),
+      other_(layout_.size()) {}
 
 void SparseExchange::start_from(const std::vector<float>& w) {
   start_ = w;
   if (lossy() && residual_.empty()) residual_.assign(w.size(), 0.0f);
 }
 
-SparseDelta SparseExchange::own_delta(const std::vector<float>& w, double share, bool full) {
-  SparseDelta d(layout_.size());
-  changed_.clear();
+void SparseExchange::own_delta(std::vector<float>& w, double share, bool full) {
+  own_.parts.resize(layout_.size());
+  own_.clear();
   const auto scale = static_cast<float>(share);
   // With error feedback the residual becomes each row's whole unsent change (this round's plus what waited) in
-  // one pass; the rows sent then leave in it only what their rounding lost.
+  // the same pass that puts the row back to the round's start; the rows sent then leave in it only what their
+  // rounding lost. Without (exact settings), every changed row is sent as it is.
   const bool ef = !residual_.empty();
   const bool choose = !full && fraction_ < 1.0;
+  const ValueType sent_as = type(full);
   for (std::size_t t = 0; t < layout_.size(); ++t) {
     const Table& tab = layout_[t];
     const std::size_t cols = tab.cols;
-    std::vector<std::pair<float, std::uint32_t>> candidates;  // rows with a change to send, and its size
+    SparseDelta::Part& part = own_.parts[t];
+    candidates_.clear();
     for (std::size_t r = 0; r < tab.rows; ++r) {
       const std::size_t at = tab.offset + r * cols;
-      const float* a = w.data() + at;
+      float* a = w.data() + at;
       const float* s = start_.data() + at;
-      bool changed = false;
-      float norm = 0.0f;
       if (ef) {
         float* u = residual_.data() + at;
+        int changed = 0;
+        float norm = 0.0f;
+#pragma omp simd reduction(| : changed) reduction(+ : norm)
         for (std::size_t c = 0; c < cols; ++c) {
-          changed |= a[c] != s[c];
-          u[c] += a[c] - s[c];
+          const float x = a[c] - s[c];
+          changed |= x != 0.0f;
+          u[c] += x;
           norm += u[c] * u[c];
         }
-        if (changed) changed_.insert(changed_.end(), {static_cast<std::uint32_t>(t), static_cast<std::uint32_t>(r)});
-        if (changed || norm != 0.0f) candidates.emplace_back(norm, static_cast<std::uint32_t>(r));
+        if (changed) std::memcpy(a, s, cols * sizeof(float));
+        if (changed || norm != 0.0f) candidates_.emplace_back(norm, static_cast<std::uint32_t>(r));
         continue;
       }
       if (std::memcmp(a, s, cols * sizeof(float)) == 0) continue;
-      changed_.insert(changed_.end(), {static_cast<std::uint32_t>(t), static_cast<std::uint32_t>(r)});
+      part.rows.push_back(static_cast<std::uint32_t>(r));
+      part.values.resize(part.values.size() + cols);
+      float* v = part.values.data() + part.values.size() - cols;
+      for (std::size_t c = 0; c < cols; ++c) v[c] = (a[c] - s[c]) * scale;
+      std::memcpy(a, s, cols * sizeof(float));
+    }
+    if (ef) {
+      std::size_t keep = candidates_.size();
       if (choose)
-        for (std::size_t c = 0; c < cols; ++c) norm += (a[c] - s[c]) * (a[c] - s[c]);
-      candidates.emplace_back(norm, static_cast<std::uint32_t>(r));
-    }
-    std::size_t keep = candidates.size();
-    if (choose) keep = std::min(keep, static_cast<std::size_t>(std::ceil(fraction_ * static_cast<double>(tab.rows))));
-    if (keep < candidates.size())
-      std::nth_element(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(keep), candidates.end(),
-                       [](const auto& x, const auto& y) { return x.first > y.first; });
-    SparseDelta::Part& part = d.parts[t];
-    for (std::size_t k = 0; k < keep; ++k) part.rows.push_back(candidates[k].second);
-    std::sort(part.rows.begin(), part.rows.end());
-    part.values.resize(part.rows.size() * cols);
-    if (touched_) part.weights.assign(part.rows.size(), scale);
-    const ValueType sent_as = type(full);
-    for (std::size_t k = 0; k < part.rows.size(); ++k) {
-      const std::size_t at = tab.offset + part.rows[k] * cols;
-      float* v = part.values.data() + k * cols;
-      if (!ef) {
-        for (std::size_t c = 0; c < cols; ++c) v[c] = (w[at + c] - start_[at + c]) * scale;
-        continue;
+        keep = std::min(keep, static_cast<std::size_t>(std::ceil(fraction_ * static_cast<double>(tab.rows))));
+      if (keep < candidates_.size())
+        std::nth_element(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(keep),
+                         candidates_.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+      for (std::size_t k = 0; k < keep; ++k) part.rows.push_back(candidates_[k].second);
+      std::sort(part.rows.begin(), part.rows.end());
+      part.values.resize(part.rows.size() * cols);
+      for (std::size_t k = 0; k < part.rows.size(); ++k) {
+        float* u = residual_.data() + tab.offset + part.rows[k] * cols;
+        float* v = part.values.data() + k * cols;
+        for (std::size_t c = 0; c < cols; ++c) v[c] = u[c] * scale;
+        round_values(v, cols, sent_as);  // what the parent decodes; the rest stays in the residual
+        if (scale == 0.0f) continue;     // nothing of it was sent: it all waits
+        if (sent_as == ValueType::Float32) {
+          std::fill(u, u + cols, 0.0f);
+        } else {
+          for (std::size_t c = 0; c < cols; ++c) u[c] -= v[c] / scale;
+        }
       }
-      float* u = residual_.data() + at;
-      for (std::size_t c = 0; c < cols; ++c) v[c] = u[c] * scale;
-      round_values(v, cols, sent_as);  // what the parent decodes; the rest stays in the residual
-      if (scale == 0.0f) continue;  // nothing of it was sent: it all waits
-      for (std::size_t c = 0; c < cols; ++c) u[c] = sent_as == ValueType::Float32 ? 0.0f : u[c] - v[c] / scale;
     }
+    if (touched_) part.weights.assign(part.rows.size(), scale);
   }
-  return d;
 }
 
-void SparseExchange::reduce_up(SparseDelta& d, bool full) {
+void SparseExchange::reduce_up(bool full) {
   const auto& comm = sync_.comm();
   const int me = comm.rank();
   const auto deadline = comm::Deadline::after(sync_.liveness() * comm::kIndirect);
   double subtree = 0.0;
   for (const int child : tree_children(me, comm.size())) {
-    std::vector<std::uint8_t> msg;
     comm.receive(comm.await_message(child, comm::Tag::RowDelta, deadline, sync_.who(child), sync_.waits().collective()),
-                 msg);
-    subtree += count_of(msg);
-    d.add(SparseDelta::decode(msg, layout_, type(full), kCount), layout_);
+                 msg_);
+    subtree += count_of(msg_);
+    other_.decode_from(msg_, layout_, type(full), kCount);
+    own_.add(other_, layout_);
   }
-  auto msg = d.encode(layout_, type(full), kCount);
-  subtree += static_cast<double>(msg.size() - kCount);
-  put_count(msg, subtree);
-  comm.isend(msg.data(), msg.size(), tree_parent(me), comm::Tag::RowDelta)
+  own_.encode(msg_, layout_, type(full), kCount);
+  subtree += static_cast<double>(msg_.size() - kCount);
+  put_count(msg_, subtree);
+  comm.isend(msg_.data(), msg_.size(), tree_parent(me), comm::Tag::RowDelta)
       .wait_until(deadline, sync_.waits().collective());
 }
 
 void SparseExchange::learner_round(std::vector<float>& w, double share, bool full) {
-  SparseDelta d = own_delta(w, share, full);
-  reduce_up(d, full);
-  // Back to the round's start (the rows this learner changed), then the global delta: the new global weights.
-  for (std::size_t k = 0; k + 1 < changed_.size(); k += 2) {
-    const Table& tab = layout_[changed_[k]];
-    const std::size_t at = tab.offset + static_cast<std::size_t>(changed_[k + 1]) * tab.cols;
-    std::memcpy(w.data() + at, start_.data() + at, tab.cols * sizeof(float));
-  }
+  own_delta(w, share, full);  // leaves `w` at the round's start
+  reduce_up(full);
   const auto& comm = sync_.comm();
+  const int parent = tree_parent(comm.rank());
   const auto deadline = comm::Deadline::after(sync_.liveness() * comm::kIndirect);
-  std::int64_t size = 0;
-  comm.ibcast(&size, 1, 0).wait_until(deadline, sync_.waits().collective());
-  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
-  comm.ibcast(bytes.data(), bytes.size(), 0).wait_until(deadline, sync_.waits().collective());
-  const SparseDelta global = SparseDelta::decode(bytes, layout_, type(full));
-  global.apply_to(w.data(), layout_);
-  for (std::size_t t = 0; t < layout_.size(); ++t)
-    for (const auto r : global.parts[t].rows) {
-      const std::size_t at = layout_[t].offset + static_cast<std::size_t>(r) * layout_[t].cols;
-      std::memcpy(start_.data() + at, w.data() + at, layout_[t].cols * sizeof(float));
+  comm.receive(comm.await_message(parent, comm::Tag::RowGlobal, deadline, sync_.who(parent),
+                                  sync_.waits().collective()),
+               msg_);
+  pass_down(deadline);
+  other_.decode_from(msg_, layout_, type(full));
+  // The round's start plus the global delta: the new global weights, and the next round's start.
+  for (std::size_t t = 0; t < layout_.size(); ++t) {
+    const SparseDelta::Part& part = other_.parts[t];
+    const std::size_t cols = layout_[t].cols;
+    for (std::size_t k = 0; k < part.rows.size(); ++k) {
+      const std::size_t at = layout_[t].offset + static_cast<std::size_t>(part.rows[k]) * cols;
+      float* a = w.data() + at;
+      float* s = start_.data() + at;
+      const float* v = part.values.data() + k * cols;
+      for (std::size_t c = 0; c < cols; ++c) s[c] = a[c] += v[c];
     }
+  }
   sync_.complete_reports();
 }
 
-SparseDelta SparseExchange::collect(bool full) {
+SparseDelta& SparseExchange::collect(bool full) {
   const auto& comm = sync_.comm();
-  std::vector<std::uint8_t> msg;
   comm.receive(comm.await_message(1, comm::Tag::RowDelta, comm::Deadline::after(sync_.liveness()), sync_.who(1),
                                   sync_.waits().collective()),
-               msg);
-  inbound_ += static_cast<double>(msg.size());
-  bytes_ += count_of(msg);
-  SparseDelta d = SparseDelta::decode(msg, layout_, type(full), kCount);
-  if (touched_) d.normalise(layout_);
-  return d;
+               msg_);
+  inbound_ += static_cast<double>(msg_.size());
+  bytes_ += count_of(msg_);
+  own_.decode_from(msg_, layout_, type(full), kCount);
+  if (touched_) own_.normalise(layout_);
+  return own_;
 }
 
-void SparseExchange::publish(const SparseDelta& average, std::vector<float>& w, bool full) {
-  SparseDelta delta = average;
+void SparseExchange::publish(SparseDelta& delta, std::vector<float>& w, bool full) {
   const ValueType t = type(full);
-  if (type_ != ValueType::Float32) {
+  if (type_ == ValueType::Float32) {
+    delta.apply_to(w.data(), layout_);
+  } else {
     // 16-bit values down too: the Dispatcher adds exactly what it sends, and keeps the rounding for later rows.
     if (residual_.empty()) residual_.assign(w.size(), 0.0f);
     if (full) delta.add(pending_residual(), layout_);
@@ -191,25 +199,33 @@ void SparseExchange::publish(const SparseDelta& average, std::vector<float>& w, 
       auto& part = delta.parts[p];
       const std::size_t cols = layout_[p].cols;
       for (std::size_t k = 0; k < part.rows.size(); ++k) {
-        float* r = residual_.data() + layout_[p].offset + static_cast<std::size_t>(part.rows[k]) * cols;
+        const std::size_t at = layout_[p].offset + static_cast<std::size_t>(part.rows[k]) * cols;
+        float* r = residual_.data() + at;
+        float* x = w.data() + at;
         float* v = part.values.data() + k * cols;
-        for (std::size_t c = 0; c < cols; ++c) {
-          r[c] += v[c];  // what the row should move by
-          v[c] = r[c];
-        }
+        for (std::size_t c = 0; c < cols; ++c) v[c] = r[c] += v[c];  // what the row should move by
         round_values(v, cols, t);
-        for (std::size_t c = 0; c < cols; ++c) r[c] -= v[c];
+        for (std::size_t c = 0; c < cols; ++c) {
+          r[c] -= v[c];
+          x[c] += v[c];
+        }
       }
     }
   }
-  delta.apply_to(w.data(), layout_);
-  auto bytes = delta.encode(layout_, t);
+  delta.encode(msg_, layout_, t);
+  pass_down(comm::Deadline::after(sync_.liveness() * comm::kIndirect));
+  bytes_ += static_cast<double>(msg_.size()) * (sync_.comm().size() - 1);
+}
+
+void SparseExchange::pass_down(const comm::Deadline& deadline) {
+  // Point to point, not MPI_Ibcast: each hop is one message its receiver takes in one go once it has probed it,
+  // where a broadcast of this size runs stages that advance only while every member polls.
   const auto& comm = sync_.comm();
-  const auto deadline = comm::Deadline::after(sync_.liveness() * comm::kIndirect);
-  std::int64_t size = static_cast<std::int64_t>(bytes.size());
-  comm.ibcast(&size, 1, 0).wait_until(deadline, sync_.waits().collective());
-  comm.ibcast(bytes.data(), bytes.size(), 0).wait_until(deadline, sync_.waits().collective());
-  bytes_ += static_cast<double>(bytes.size()) * (comm.size() - 1);
+  const int me = comm.rank();
+  const std::vector<int> children = me == 0 ? std::vector<int>{1} : tree_children(me, comm.size());
+  std::vector<comm::Request> sends;
+  for (const int child : children) sends.push_back(comm.isend(msg_.data(), msg_.size(), child, comm::Tag::RowGlobal));
+  for (auto& r : sends) r.wait_until(deadline, sync_.waits().collective());
 }
 
 SparseDelta SparseExchange::pending_residual() const {

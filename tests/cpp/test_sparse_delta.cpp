@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <random>
 
 #include "comm/error.hpp"
 #include "comm/float16.hpp"
@@ -101,6 +103,50 @@ TEST(SparseDelta, AddingSumsSharedRowsAndKeepsTheRestSorted) {
   EXPECT_EQ(a.rows(), 4u);
 }
 
+TEST(SparseDelta, AddingAgreesWithARowByRowSumForAnyOverlap) {
+  // Random row sets (either side empty, disjoint, nested, interleaved), weights on one side, both or neither, the
+  // same delta reused after clear(): the in-place merge equals summing into a map.
+  std::mt19937 rng(7);
+  SparseDelta a(2);
+  for (int trial = 0; trial < 200; ++trial) {
+    a.clear();
+    SparseDelta b(2);
+    std::map<std::uint32_t, std::pair<std::vector<float>, float>> want;
+    const bool wa = trial % 3 == 0, wb = trial % 4 == 0;
+    for (SparseDelta* d : {&a, &b}) {
+      for (std::uint32_t r = 0; r < 5; ++r) {
+        if (rng() % 2) continue;
+        const float v = static_cast<float>(rng() % 100);
+        const float wt = static_cast<float>(rng() % 7);
+        const bool weighted = d == &a ? wa : wb;
+        d->parts[0].rows.push_back(r);
+        d->parts[0].values.insert(d->parts[0].values.end(), {v, v + 1, v + 2});
+        if (weighted) d->parts[0].weights.push_back(wt);
+        auto& [sum, weight] = want[r];
+        sum.resize(3, 0.0f);
+        for (int c = 0; c < 3; ++c) sum[static_cast<std::size_t>(c)] += v + static_cast<float>(c);
+        weight += weighted ? wt : 0.0f;
+      }
+    }
+    const bool weighted = (wa && !a.parts[0].rows.empty()) || (wb && !b.parts[0].rows.empty());
+    a.add(b, kLayout);
+    std::vector<std::uint32_t> rows;
+    std::vector<float> values, weights;
+    for (const auto& [r, sw] : want) {
+      rows.push_back(r);
+      values.insert(values.end(), sw.first.begin(), sw.first.end());
+      weights.push_back(sw.second);
+    }
+    ASSERT_EQ(a.parts[0].rows, rows) << trial;
+    ASSERT_EQ(a.parts[0].values, values) << trial;
+    if (weighted) {
+      ASSERT_EQ(a.parts[0].weights, weights) << trial;
+    } else {
+      ASSERT_TRUE(a.parts[0].weights.empty()) << trial;
+    }
+  }
+}
+
 TEST(SparseDelta, WeightedRowsAreAveragedOverTheirOwnWeights) {
   SparseDelta a = delta({0, 1}, 1.0f, {}, 0.0f);  // rows 0 and 1
   a.parts[0].weights = {0.25f, 0.25f};
@@ -141,6 +187,24 @@ TEST(SparseDelta, EncodingRoundTripsExactlyInFloat32AndAsRoundedIn16Bits) {
     rounded.round_to(t);
     EXPECT_EQ(SparseDelta::decode(bytes, kLayout, t).parts[0].values, rounded.parts[0].values);
   }
+}
+
+TEST(SparseDelta, EncodingIntoABufferKeepsTheCallersHeaderAndDecodesInPlace) {
+  const SparseDelta d = delta({0, 4}, 1.5f, {1, 2}, -2.0f);
+  std::vector<std::uint8_t> buf(8, 0xAB);  // a caller's 8-byte header, then a larger earlier payload's bytes
+  buf.resize(500, 0xCD);
+  d.encode(buf, kLayout, ValueType::Float16, 8);
+  EXPECT_EQ(buf.size(), d.encode(kLayout, ValueType::Float16, 8).size());
+  EXPECT_EQ(buf[0], 0xAB);
+  EXPECT_EQ(buf[7], 0xAB);
+  SparseDelta back = delta({1, 2, 3}, 9.0f, {0}, 9.0f);  // holds other rows before
+  back.parts[1].weights = {1.0f};
+  back.decode_from(buf, kLayout, ValueType::Float16, 8);
+  EXPECT_EQ(back.parts[0].rows, d.parts[0].rows);
+  EXPECT_EQ(back.parts[0].values, d.parts[0].values);  // all exact in float16
+  EXPECT_EQ(back.parts[1].rows, d.parts[1].rows);
+  EXPECT_EQ(back.parts[1].values, d.parts[1].values);
+  EXPECT_TRUE(back.parts[1].weights.empty());
 }
 
 TEST(SparseDelta, DecodeRejectsPayloadsThatDoNotFitTheLayout) {

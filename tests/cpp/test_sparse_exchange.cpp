@@ -1,8 +1,11 @@
-// The sparse exchange between a Dispatcher (rank 0) and three learners, whose deltas meet along the learner
-// tree (learner 1 sums 2's and 3's): exact averages for the rows learners changed, untouched rows left as they
-// are, the "touched" weighting, error feedback for lossy settings, and one inbound message at the Dispatcher.
-// Runs under mpiexec -n 4, time-limited by meson (timeout 60 s, MPIEXEC_TIMEOUT=50).
+// The sparse exchange between a Dispatcher (rank 0) and L learners (every other rank), whose deltas meet along
+// the learner tree and whose global delta comes back down it: exact averages for the rows learners changed,
+// untouched rows left as they are, the "touched" weighting, error feedback for lossy settings, and one inbound
+// message at the Dispatcher. Runs under mpiexec -n 4 and -n 6 (L = 3, 5), time-limited by meson (timeout 60 s,
+// MPIEXEC_TIMEOUT=50).
 #include <gtest/gtest.h>
+
+#include <mpi.h>
 
 #include <cmath>
 
@@ -27,14 +30,21 @@ core::Settings exact() {
 const training::Layout kLayout{{0, 6, 4}, {24, 3, 2}};
 constexpr std::size_t kSize = 30;
 
+// The learners: every rank but the Dispatcher (at most 5, so that rows 1..L of table 0 are distinct).
+int learners() {
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);  // not Communicator::world(), a collective
+  return size - 1;
+}
+
 std::vector<float> start() {
   std::vector<float> w(kSize);
   for (std::size_t i = 0; i < kSize; ++i) w[i] = 0.01f * static_cast<float>(i);
   return w;
 }
 
-// Learner l (1..3) changes rows {l-1, l} of table 0 (row 1 by learners 1 and 2, row 2 by 2 and 3) and row 0 of
-// table 1 (every learner); rows 4 and 5 of table 0 and rows 1, 2 of table 1 stay untouched.
+// Learner l (1..L) changes rows {l-1, l} of table 0 (row 0 by learner 1 only, row 1 by learners 1 and 2, ...)
+// and row 0 of table 1 (every learner); rows L+1.. of table 0 and rows 1, 2 of table 1 stay untouched.
 std::vector<float> trained(int l, const std::vector<float>& from, int round) {
   std::vector<float> w = from;
   for (int row : {l - 1, l})
@@ -49,22 +59,24 @@ struct Outcome {
   double inbound = 0.0;          // Dispatcher: bytes received
 };
 
-// `rounds` rounds with every learner's share 1/3; `full_last`: the last round is a full one.
+// `rounds` rounds with every learner's share 1/L; `full_last`: the last round is a full one.
 Outcome exchange(const core::Settings& s, int rounds, bool full_last) {
   auto world = comm::Communicator::world();
   const comm::WaitPolicy waits;
-  training::RoundSync sync(world, world, waits, 20.0, {1, 2, 3});
+  std::vector<int> ranks;
+  for (int l = 1; l <= learners(); ++l) ranks.push_back(l);
+  training::RoundSync sync(world, world, waits, 20.0, ranks);
   training::SparseExchange sparse(sync, kLayout, s);
   Outcome run{start()};
   if (world.rank() != 0) sparse.start_from(run.w);
   for (int r = 0; r < rounds; ++r) {
     const bool full = full_last && r == rounds - 1;
     if (world.rank() == 0) {
-      const training::SparseDelta d = sparse.collect(full);
+      training::SparseDelta& d = sparse.collect(full);
       sparse.publish(d, run.w, full);
     } else {
       run.w = trained(world.rank(), run.w, r);
-      sparse.learner_round(run.w, 1.0 / 3.0, full);
+      sparse.learner_round(run.w, 1.0 / learners(), full);
     }
   }
   run.inbound = sparse.inbound_bytes();
@@ -83,9 +95,10 @@ void expect_same_everywhere(const std::vector<float>& w) {
 // The dense FedAvg of one round from `from`: the mean of the learners' weights.
 std::vector<float> dense_average(const std::vector<float>& from, int round) {
   std::vector<float> avg(kSize, 0.0f);
-  for (int l = 1; l <= 3; ++l) {
+  const int n = learners();
+  for (int l = 1; l <= n; ++l) {
     const auto w = trained(l, from, round);
-    for (std::size_t i = 0; i < kSize; ++i) avg[i] += (w[i] - from[i]) / 3.0f;
+    for (std::size_t i = 0; i < kSize; ++i) avg[i] += (w[i] - from[i]) / static_cast<float>(n);
   }
   for (std::size_t i = 0; i < kSize; ++i) avg[i] += from[i];
   return avg;
@@ -93,18 +106,22 @@ std::vector<float> dense_average(const std::vector<float>& from, int round) {
 
 }  // namespace
 
+// Table 0's elements from its first untouched row on.
+std::size_t untouched_from() { return static_cast<std::size_t>(learners() + 1) * 4; }
+
 TEST(SparseExchange, ExactSettingsGiveTheDenseAverageAndLeaveUntouchedRowsAlone) {
+  ASSERT_LE(learners(), 5);
   const Outcome run = exchange(exact(), 2, false);
   expect_same_everywhere(run.w);
   const auto expected = dense_average(dense_average(start(), 0), 1);
   for (std::size_t i = 0; i < kSize; ++i) EXPECT_NEAR(run.w[i], expected[i], 1e-5) << "element " << i;
   const auto s0 = start();
-  for (std::size_t i = 16; i < 24; ++i) EXPECT_EQ(run.w[i], s0[i]) << "untouched element " << i;
+  for (std::size_t i = untouched_from(); i < 24; ++i) EXPECT_EQ(run.w[i], s0[i]) << "untouched element " << i;
   for (std::size_t i = 26; i < 30; ++i) EXPECT_EQ(run.w[i], s0[i]) << "untouched element " << i;
-  // One message per round reached the Dispatcher, however many learners: 2 rounds of a 5-row delta plus
-  // the tree's byte count.
+  // One message per round reached the Dispatcher, however many learners: 2 rounds of a delta of L+1 rows of
+  // table 0 and one of table 1, plus the tree's byte count.
   if (comm::Communicator::world().rank() == 0) {
-    const double one = 8 + 4 + 2 * 4 + 4 * (4 + 16) + 1 * (4 + 8);
+    const double one = 8 + 4 + 2 * 4 + (learners() + 1) * (4 + 16) + 1 * (4 + 8);
     EXPECT_EQ(run.inbound, 2 * one);
   }
 }
@@ -120,7 +137,7 @@ TEST(SparseExchange, TouchedWeightingAveragesARowOverTheLearnersThatChangedIt) {
   for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(run.w[i], one[i], 1e-5);
   // Row 1: learners 1 and 2, equal shares.
   for (std::size_t i = 4; i < 8; ++i) EXPECT_NEAR(run.w[i], 0.5f * (one[i] + two[i]), 1e-5);
-  for (std::size_t i = 16; i < 24; ++i) EXPECT_EQ(run.w[i], s0[i]);
+  for (std::size_t i = untouched_from(); i < 24; ++i) EXPECT_EQ(run.w[i], s0[i]);
 }
 
 TEST(SparseExchange, LossyRoundsKeepWhatTheyDidNotSendAndAFullRoundCatchesUp) {
