@@ -26,8 +26,9 @@ NOTES = {
         "not be on separate machines. The exchange is sync_seconds, measured once every learner is in it.",
     "The weight exchange at a large vocabulary":
         "Every setting trains on the same windows (fixed_batch_order). The exchange is sync_seconds on the "
-        "Dispatcher, from the last RoundDone to the end of the exchange: it includes the learners' work of "
-        "finding and packing their changed rows, which on 2 cores competes with the other ranks. Bytes count "
+        "Dispatcher: from the last RoundDone to the end of the exchange, plus its wait for every learner to be "
+        "Ready for the next round. It includes the learners' work of finding and packing their changed rows and "
+        "of applying the global ones, which on 2 cores competes with the other ranks. Bytes count "
         "payloads as docs/strategies.md#communication says; round 1, which starts with a broadcast of the full "
         "weights, is left out of the per-round figures. Across hosts, compare the round column: the Dispatcher's "
         "span ends when its sends are out, while the learners still receive.",
@@ -43,9 +44,13 @@ NOTES = {
         "the quality table trains both on the same windows.",
     "Pipeline, waiting ranks, memory, averaging":
         "The Batcher draws every batch at random from a pool of `shuffle_windows` windows (default 262 144, "
-        "docs/architecture.md), which is most of its CPU. The weight exchange is a broadcast and point-to-point "
-        "`Average` sends, not `MPI_Reduce`, which Debian's MPICH 4.0 runs slower between "
-        "local ranks (next section).",
+        "docs/architecture.md), which is most of its CPU. The weight exchange is point to point along the "
+        "learner tree, `Weights` down and `Average` up, not `MPI_Ibcast` and `MPI_Reduce`, which Debian's "
+        "MPICH 4.0 runs slower between local ranks (next section).",
+    "MPI: the weight exchange between local ranks":
+        "The program's waits sleep between polls, and a collective advances only when its members poll, stage by "
+        "stage; a point-to-point message that a poll has found is received in one go. The gap grows with the "
+        "message size.",
     "Time to quality on the text8 prefix":
         "The neg model takes steps of 1024 windows, at a constant rate by default; the linear rows decay it to "
         "zero over the run, as gensim does per window. Compare the analogy column as well as rho: the two need "

@@ -34,15 +34,19 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
   while (!run.should_stop()) {
     const long round = run.next_round();
     ctx.hooks.reached(round);
+    // The wait for Ready is the learners finishing the previous round's exchange (applying what it brought) and
+    // counts with it, but for the first round: that is the learners' start-up.
+    auto sync_start = Clock::now();
     sync.control({comm::Control::Command::Train, round});
     sync.await_reports(comm::Tag::Ready, round, comm::kDirect);
+    double sync_seconds = first ? 0.0 : DispatcherRun::seconds_since(sync_start);
     if (first) run.training_begins();
     // Every learner is in the collectives once Ready/RoundDone arrived: these spans are pure weight exchange.
     const double bytes_before = sync.weight_bytes() + (sparse ? sparse->bytes() : 0.0);
     const double inbound_before = sync.inbound_bytes() + (sparse ? sparse->inbound_bytes() : 0.0);
-    auto sync_start = Clock::now();
+    sync_start = Clock::now();
     if (!sparse || first) open_round(sync, run.weights(), first);
-    double sync_seconds = DispatcherRun::seconds_since(sync_start);
+    sync_seconds += DispatcherRun::seconds_since(sync_start);
     first = false;
     // balance_rounds: the first learner done ends the round; the others stop after their current step.
     std::function<void(const std::set<int>&)> cut;

@@ -1,6 +1,7 @@
 #include "training/round_sync.hpp"
 
 #include <array>
+#include <cstdint>
 #include <set>
 
 #include "core/error.hpp"
@@ -69,9 +70,31 @@ void RoundSync::await_reports(comm::Tag tag, long round, double factor,
 }
 
 void RoundSync::weights(std::vector<float>& w) {
-  comm_.ibcast(w.data(), w.size(), 0).wait_until(deadline(), waits_.collective());
+  down_tree(w, comm::Tag::Weights, false);
   weight_bytes_ += static_cast<double>(comm_.size() - 1) * static_cast<double>(w.size() * sizeof(float));
 }
+
+template <typename T> void RoundSync::down_tree(std::vector<T>& data, comm::Tag tag, bool resize) {
+  const int me = comm_.rank();
+  const auto until = deadline();
+  if (me != 0) {
+    const int parent = tree_parent(me);
+    const auto arrival = comm_.await_message(parent, tag, until, who(parent), waits_.collective());
+    if (resize) {
+      comm_.receive(arrival, data);
+    } else {
+      comm_.receive_into(arrival, data.data(), data.size());
+    }
+  }
+  const std::vector<int> children = me == 0 ? std::vector<int>{1} : tree_children(me, comm_.size());
+  std::vector<comm::Request> sends;
+  for (const int child : children)
+    if (child < comm_.size()) sends.push_back(comm_.isend(data.data(), data.size(), child, tag));
+  for (auto& r : sends) r.wait_until(until, waits_.collective());
+}
+
+template void RoundSync::down_tree(std::vector<float>&, comm::Tag, bool);
+template void RoundSync::down_tree(std::vector<std::uint8_t>&, comm::Tag, bool);
 
 comm::WindowTotals RoundSync::totals(const comm::WindowTotals& mine) {
   const auto in = mine.encode();
@@ -102,6 +125,7 @@ void RoundSync::average_into_root(std::vector<float>& w) {
 }
 
 std::string RoundSync::who(int rank) const {
+  if (rank == 0) return "the global weights from the Dispatcher";
   const auto world = rank >= 1 && static_cast<std::size_t>(rank) <= learner_ranks_.size()
                          ? learner_ranks_[static_cast<std::size_t>(rank - 1)]
                          : -1;

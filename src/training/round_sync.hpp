@@ -43,8 +43,14 @@ class RoundSync {
   const comm::WaitPolicy& waits() const { return waits_; }
   double liveness() const { return liveness_; }
   const std::vector<int>& learner_ranks() const { return learner_ranks_; }
-  // Dispatcher: sends the global weights. Learner: overwrites its weights with them.
+  // Dispatcher: sends the global weights. Learner: overwrites its weights with them (down_tree, tag Weights).
   void weights(std::vector<float>& w);
+  // Everyone: `data` from the Dispatcher to every learner, down the learner tree: the Dispatcher sends it to
+  // learner 1, and each learner receives it from its parent and passes it on to its children. Point to point
+  // rather than MPI_Ibcast: each hop is one message that its receiver takes in one go once it has probed it,
+  // where a broadcast of tens of MB runs stages that advance only while every member polls. A learner's `data`
+  // takes the size of what arrives when `resize`, else it must have that size already.
+  template <typename T> void down_tree(std::vector<T>& data, comm::Tag tag, bool resize);
   // Everyone: sums `mine` over all members (the Dispatcher contributes zeros); every member's has as many
   // pipelines.
   comm::WindowTotals totals(const comm::WindowTotals& mine);

@@ -152,13 +152,7 @@ void SparseExchange::reduce_up(bool full) {
 void SparseExchange::learner_round(std::vector<float>& w, double share, bool full) {
   own_delta(w, share, full);  // leaves `w` at the round's start
   reduce_up(full);
-  const auto& comm = sync_.comm();
-  const int parent = tree_parent(comm.rank());
-  const auto deadline = comm::Deadline::after(sync_.liveness() * comm::kIndirect);
-  comm.receive(comm.await_message(parent, comm::Tag::RowGlobal, deadline, sync_.who(parent),
-                                  sync_.waits().collective()),
-               msg_);
-  pass_down(deadline);
+  sync_.down_tree(msg_, comm::Tag::RowGlobal, true);
   other_.decode_from(msg_, layout_, type(full));
   // The round's start plus the global delta: the new global weights, and the next round's start.
   for (std::size_t t = 0; t < layout_.size(); ++t) {
@@ -213,19 +207,8 @@ void SparseExchange::publish(SparseDelta& delta, std::vector<float>& w, bool ful
     }
   }
   delta.encode(msg_, layout_, t);
-  pass_down(comm::Deadline::after(sync_.liveness() * comm::kIndirect));
+  sync_.down_tree(msg_, comm::Tag::RowGlobal, true);
   bytes_ += static_cast<double>(msg_.size()) * (sync_.comm().size() - 1);
-}
-
-void SparseExchange::pass_down(const comm::Deadline& deadline) {
-  // Point to point, not MPI_Ibcast: each hop is one message its receiver takes in one go once it has probed it,
-  // where a broadcast of this size runs stages that advance only while every member polls.
-  const auto& comm = sync_.comm();
-  const int me = comm.rank();
-  const std::vector<int> children = me == 0 ? std::vector<int>{1} : tree_children(me, comm.size());
-  std::vector<comm::Request> sends;
-  for (const int child : children) sends.push_back(comm.isend(msg_.data(), msg_.size(), child, comm::Tag::RowGlobal));
-  for (auto& r : sends) r.wait_until(deadline, sync_.waits().collective());
 }
 
 SparseDelta SparseExchange::pending_residual() const {

@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "comm/wait.hpp"
 #include "core/settings.hpp"
 #include "training/round_sync.hpp"
 #include "training/sparse_delta.hpp"
@@ -47,8 +46,6 @@ class SparseExchange {
   void own_delta(std::vector<float>& w, double share, bool full);
   // Sums the children's deltas into own_ and sends it to the parent.
   void reduce_up(bool full);
-  // Sends msg_ (the global delta) on to this member's children in the tree (the Dispatcher's is the root).
-  void pass_down(const comm::Deadline& deadline);
   // Dispatcher: the rows with a rounding residual, with zero values.
   SparseDelta pending_residual() const;
   ValueType type(bool full) const { return full ? ValueType::Float32 : type_; }
