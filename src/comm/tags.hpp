@@ -25,7 +25,7 @@ enum class Tag : int {
   Shard = 28,        // Dispatcher -> Tokenizer (shards): int64 [shard, file, begin, end, epoch] a shard to read
   ShardDone = 29,    // Tokenizer -> Dispatcher (shards): int64 [shard, epoch] read all of it; asks for the next
   RowGlobal = 30,    // Dispatcher -> learner 1 -> its children (sparse exchange): uint8 rows it added, down the tree
-  Weights = 31,      // Dispatcher -> learner 1 -> its children (learner comm.): float [params] global weights, down the tree
+  Weights = 31,      // Dispatcher -> learner 1 -> its children (learner comm.): float [params], down the tree
   Shutdown = 98,  // downstream -> upstream: stop producing (empty)
   ShutdownAck = 99,  // upstream -> downstream: nothing more will follow (empty)
 };

@@ -1,6 +1,7 @@
 // The binary tree along which learners sum what they send the Dispatcher, so it receives one message a round
-// however many learners there are (and, in the sparse exchange, along which the global delta comes back down). Ranks are the learner communicator's: the Dispatcher is 0 and the root's
-// parent; learner rank r (1..L) has children 2r and 2r+1.
+// however many learners there are, and along which the Dispatcher's weights (or global delta) come back down.
+// Ranks are the learner communicator's: the Dispatcher is 0 and the root's parent; learner rank r (1..L) has
+// children 2r and 2r+1.
 #pragma once
 
 #include <vector>

@@ -3,8 +3,9 @@
 // windows, which for the "touched" weighting is also each row's weight), summed along the learner tree so the
 // Dispatcher receives one delta however many learners there are; the Dispatcher adds the average to the global
 // weights and sends what it added back down the tree, and every learner adds that to the global weights it
-// started from, so all hold the same bits again. Lossy settings (a fraction of the rows, 16-bit values) keep what was not sent in a
-// residual (error feedback) that joins the next delta; a full round sends everything, residuals included.
+// started from, so all hold the same bits again. Lossy settings (a fraction of the rows, 16-bit values) keep what
+// was not sent in a residual (error feedback) that joins the next delta; a full round sends everything, residuals
+// included.
 #pragma once
 
 #include <cstdint>
