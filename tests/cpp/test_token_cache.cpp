@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 
 #include "core/error.hpp"
@@ -15,6 +14,7 @@
 #include "data/token_cache.hpp"
 #include "data/token_cache_writer.hpp"
 #include "data/token_source.hpp"
+#include "word_ids.hpp"
 
 namespace fs = std::filesystem;
 using fedavg::data::TokenCache;
@@ -37,14 +37,7 @@ struct CountingTokenizer {
   int* calls;
   void operator()(const char* text, std::size_t size, std::vector<std::int32_t>& out) const {
     ++*calls;
-    std::istringstream lines(std::string(text, size));
-    std::string line;
-    while (std::getline(lines, line)) {
-      std::istringstream words(line);
-      std::string w;
-      while (words >> w) out.push_back(std::stoi(w.substr(1)));
-      out.push_back(B);
-    }
+    tokenize_word_ids(text, size, out);
   }
 };
 

@@ -5,28 +5,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "data/markers.hpp"
 #include "data/token_source.hpp"
+#include "word_ids.hpp"
 
 namespace fs = std::filesystem;
 using fedavg::data::TokenSource;
 
 namespace {
-
-// "w3 w7\n" -> 3, 7, kBreak.
-void tokenize(const char* text, std::size_t size, std::vector<std::int32_t>& out) {
-  std::istringstream lines(std::string(text, size));
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::istringstream words(line);
-    std::string w;
-    while (words >> w) out.push_back(std::stoi(w.substr(1)));
-    out.push_back(fedavg::data::kBreak);
-  }
-}
 
 fs::path corpus(const std::string& text) {
   const auto p = fs::temp_directory_path() / ("fedavg_token_source_" + std::to_string(std::rand()) + ".txt");
@@ -54,7 +42,7 @@ TEST(TokenSource, SkipsHeldOutLinesAndKeepsTheirLineEnds) {
   fedavg::core::Settings s;
   s.text_block_bytes = 1024;
   // Lines 2 ("w3 w4") and 4 ("w6 w7") are held out: their start offsets.
-  TokenSource source(tokenize, path.string(), s, {0, fedavg::core::Role::Tokenizer}, "vocab.txt",
+  TokenSource source(tokenize_word_ids, path.string(), s, {0, fedavg::core::Role::Tokenizer}, "vocab.txt",
                      {static_cast<std::int64_t>(text.find("w3")), static_cast<std::int64_t>(text.find("w6"))});
   EXPECT_EQ(one_pass(source), (std::vector<std::int32_t>{1, 2, B, B, 5, B, B, E}));
   EXPECT_EQ(one_pass(source), (std::vector<std::int32_t>{1, 2, B, B, 5, B, B, E}));  // replayed from the cache
@@ -70,7 +58,7 @@ TEST(TokenSource, SkipsHeldOutLinesInEveryBlock) {
   // no cache folder: tokenized every pass
   std::vector<std::int64_t> skip;
   for (int i = 0; i < 400; i += 7) skip.push_back(static_cast<std::int64_t>(text.find("w" + std::to_string(i) + " ")));
-  TokenSource source(tokenize, path.string(), s, {0, fedavg::core::Role::Tokenizer}, "vocab.txt", skip);
+  TokenSource source(tokenize_word_ids, path.string(), s, {0, fedavg::core::Role::Tokenizer}, "vocab.txt", skip);
   const auto ids = one_pass(source);
   std::vector<std::int32_t> expected;
   for (int i = 0; i < 400; ++i) {
