@@ -27,6 +27,16 @@ def stats(out):
     return dict(kv.split("=", 1) for kv in line[len("final: "):].split())
 
 
+def train_across(h, ranks, cfg, toy, out):
+    """Runs the job on the hosts as `ranks` ([(host, ranks)]) says and checks it exited cleanly: its final line's
+    fields, and each host's (sent, received) byte counts before and after."""
+    before = h.bytes()
+    job = h.mpiexec(ranks, ["--config", cfg, "--out", out, toy / "train.txt"], timeout=JOB_TIMEOUT)
+    after = h.bytes()
+    assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-2000:]
+    return stats(out), before, after
+
+
 def metrics(out):
     with open(out / "toy_metrics.csv") as f:
         return list(csv.DictReader(f))
@@ -35,12 +45,7 @@ def metrics(out):
 def test_training_across_two_hosts_reaches_the_target_over_the_network(hosts, toy, tmp_path):
     h = hosts(2)
     cfg = config(toy, tmp_path, target=2.6, max_rounds=200)
-    before = h.bytes()
-    job = h.mpiexec([(0, 4), (1, 2)], ["--config", cfg, "--out", tmp_path / "out", toy / "train.txt"],
-                    timeout=JOB_TIMEOUT)
-    after = h.bytes()
-    assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-2000:]
-    s = stats(tmp_path / "out")
+    s, before, after = train_across(h, [(0, 4), (1, 2)], cfg, toy, tmp_path / "out")
     assert s["stopped"] == "target" and s["learners"] == "2"
     # What the learners' host must have received: every window they trained (int32, 5 per window) and the
     # global weights of every round (half of sync_bytes; the other half goes back).
@@ -57,12 +62,7 @@ def test_the_sparse_exchange_crosses_the_network_once_per_round(hosts, toy, tmp_
     # Three remote learners: two send their rows to the third on their own host, which sends one merged delta.
     h = hosts(2)
     cfg = config(toy, tmp_path, target=2.6, max_rounds=200, exchange="sparse")
-    before = h.bytes()
-    job = h.mpiexec([(0, 4), (1, 3)], ["--config", cfg, "--out", tmp_path / "out", toy / "train.txt"],
-                    timeout=JOB_TIMEOUT)
-    after = h.bytes()
-    assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-2000:]
-    s = stats(tmp_path / "out")
+    s, before, after = train_across(h, [(0, 4), (1, 3)], cfg, toy, tmp_path / "out")
     assert s["stopped"] == "target" and s["learners"] == "3"
     inbound = float(s["inbound_bytes"])
     sent = after[h.names[1]][0] - before[h.names[1]][0]
