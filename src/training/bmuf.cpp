@@ -7,8 +7,8 @@ void Bmuf::open_round(RoundSync& sync, std::vector<float>& w, bool) {
   if (sync.on_dispatcher()) global_ = w;
 }
 
-void Bmuf::close_round(RoundSync& sync, std::vector<float>& w) {
-  sync.average_into_root(w);
+void Bmuf::close_round(RoundSync& sync, std::vector<float>& w, float share) {
+  sync.average_into_root(w, share);
   if (!sync.on_dispatcher()) return;
   if (m_.size() != w.size()) m_.assign(w.size(), 0.0f);
   // g = global - average (a pseudo-gradient); m = mu m + g; global -= lr (nesterov ? g + mu m : m).

@@ -17,7 +17,7 @@ class Bmuf : public Lockstep {
  protected:
   // fedavg's exchanges; the Dispatcher then steps from the round's start along the averaged update.
   void open_round(RoundSync& sync, std::vector<float>& w, bool first) override;
-  void close_round(RoundSync& sync, std::vector<float>& w) override;
+  void close_round(RoundSync& sync, std::vector<float>& w, float share) override;
   // The same step on the rows the learners changed (the momentum of the others waits until they change: lazy).
   void outer_step(SparseDelta& average, const Layout& layout) override;
 

@@ -22,8 +22,12 @@ void Bsp::open_round(RoundSync& sync, std::vector<float>& w, bool first) {
   if (first) sync.weights(w);
 }
 
-void Bsp::close_round(RoundSync& sync, std::vector<float>& w) {
-  if (sync.on_dispatcher()) std::fill(w.begin(), w.end(), 0.0f);  // it only watches the average
+void Bsp::close_round(RoundSync& sync, std::vector<float>& w, float share) {
+  if (sync.on_dispatcher()) {
+    std::fill(w.begin(), w.end(), 0.0f);  // it only watches the average
+  } else {
+    for (auto& x : w) x *= share;
+  }
   sync.allreduce_in_place(w);
   after_sparse_round(sync, w);
 }

@@ -12,7 +12,7 @@ class Bsp : public Lockstep {
   // Only the first round of a process needs the Dispatcher's weights (initial or resumed).
   void open_round(RoundSync& sync, std::vector<float>& w, bool first) override;
   // The allreduce, then the check that every member holds the same bits; throws core::Error if not.
-  void close_round(RoundSync& sync, std::vector<float>& w) override;
+  void close_round(RoundSync& sync, std::vector<float>& w, float share) override;
   // The sparse exchange averages as fedavg's does; the replicas are checked the same way.
   void after_sparse_round(RoundSync& sync, const std::vector<float>& w) override;
 };

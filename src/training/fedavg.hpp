@@ -9,7 +9,7 @@ namespace fedavg::training {
 class FedAvg : public Lockstep {
  protected:
   void open_round(RoundSync& sync, std::vector<float>& w, bool first) override;
-  void close_round(RoundSync& sync, std::vector<float>& w) override;
+  void close_round(RoundSync& sync, std::vector<float>& w, float share) override;
 };
 
 }  // namespace fedavg::training

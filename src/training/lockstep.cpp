@@ -64,7 +64,7 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
       sparse->publish(change, run.weights(), full);
       after_sparse_round(sync, run.weights());
     } else {
-      close_round(sync, run.weights());
+      close_round(sync, run.weights(), 0.0f);
     }
     sync_seconds += DispatcherRun::seconds_since(sync_start);
     run.add_sync_bytes(sync.weight_bytes() + (sparse ? sparse->bytes() : 0.0) - bytes_before);
@@ -106,8 +106,7 @@ void Lockstep::learner_rounds(LearnerRun& run) {
       sparse->learner_round(run.weights(), share, full_round(s, c.round));
       after_sparse_round(sync, run.weights());
     } else {
-      for (auto& x : run.weights()) x *= static_cast<float>(share);
-      close_round(sync, run.weights());
+      close_round(sync, run.weights(), static_cast<float>(share));
     }
     if (c.round % s.checkpoint_every == 0) run.send_state();
   }

@@ -22,9 +22,9 @@ class Lockstep : public Strategy {
   // Before training. Dispatcher: send what learners start from (`w` holds the global weights). Learner: bring
   // `w` to this round's starting point. `first`: this process's first round.
   virtual void open_round(RoundSync& sync, std::vector<float>& w, bool first) = 0;
-  // After training. Learner: contribute `w`, already scaled by its share of the round's windows. Dispatcher:
-  // receive the contributions and leave the new global weights in `w`.
-  virtual void close_round(RoundSync& sync, std::vector<float>& w) = 0;
+  // After training. Learner: contribute `w` scaled by `share`, its share of the round's windows. Dispatcher:
+  // receive the contributions and leave the new global weights in `w` (its `share` is 0).
+  virtual void close_round(RoundSync& sync, std::vector<float>& w, float share) = 0;
   // With the sparse exchange (training::SparseExchange), which takes the place of close_round after the first
   // round's open_round. Dispatcher: turns the learners' average change into the change of the global weights;
   // it stays as it is unless the strategy has an outer step.

@@ -77,19 +77,29 @@ void RoundSync::weights(std::vector<float>& w) {
 template <typename T> void RoundSync::down_tree(std::vector<T>& data, comm::Tag tag, bool resize) {
   const int me = comm_.rank();
   const auto until = deadline();
-  if (me != 0) {
-    const int parent = tree_parent(me);
-    const auto arrival = comm_.await_message(parent, tag, until, who(parent), waits_.collective());
-    if (resize) {
-      comm_.receive(arrival, data);
-    } else {
-      comm_.receive_into(arrival, data.data(), data.size());
-    }
-  }
   const std::vector<int> children = me == 0 ? std::vector<int>{1} : tree_children(me, comm_.size());
   std::vector<comm::Request> sends;
-  for (const int child : children)
-    if (child < comm_.size()) sends.push_back(comm_.isend(data.data(), data.size(), child, tag));
+  const auto pass_on = [&](std::size_t offset, std::size_t n) {
+    for (const int child : children)
+      if (child < comm_.size()) sends.push_back(comm_.isend(data.data() + offset, n, child, tag));
+  };
+  if (resize) {
+    if (me != 0) comm_.receive(comm_.await_message(tree_parent(me), tag, until, who(tree_parent(me)),
+                                                   waits_.collective()),
+                               data);
+    pass_on(0, data.size());
+  } else {
+    // Chunks of one pair and tag arrive in the order they were sent.
+    const std::size_t step = chunk<T>();
+    for (std::size_t c = 0, count = chunks<T>(data.size()); c < count; ++c) {
+      const std::size_t offset = c * step, n = std::min(step, data.size() - std::min(offset, data.size()));
+      if (me != 0)
+        comm_.receive_into(comm_.await_message(tree_parent(me), tag, until, who(tree_parent(me)),
+                                               waits_.collective()),
+                           data.data() + offset, n);
+      pass_on(offset, n);
+    }
+  }
   for (auto& r : sends) r.wait_until(until, waits_.collective());
 }
 
@@ -103,23 +113,40 @@ comm::WindowTotals RoundSync::totals(const comm::WindowTotals& mine) {
   return comm::WindowTotals::decode(sum);
 }
 
-void RoundSync::average_into_root(std::vector<float>& w) {
-  // Each learner adds its children's sums to its own weights and sends the total to its parent; the Dispatcher
-  // receives the root's, which overwrites its own.
+void RoundSync::average_into_root(std::vector<float>& w, float share) {
+  // Chunk by chunk, each learner scales its own weights, adds its children's sums and sends the total to its
+  // parent; the Dispatcher receives the root's, which overwrites its own.
   const int me = comm_.rank();
-  for (const int child : tree_children(me, comm_.size())) {
-    incoming_.resize(w.size());
-    comm_.receive_into(comm_.await_message(child, comm::Tag::Average, deadline(), who(child), waits_.collective()),
-                       incoming_.data(), w.size());
-    for (std::size_t i = 0; i < w.size(); ++i) w[i] += incoming_[i];
+  const std::vector<int> children = tree_children(me, comm_.size());
+  const std::size_t step = chunk<float>();
+  incoming_.resize(children.size() * std::min(step, w.size()));
+  std::vector<comm::Request> sends;
+  const auto until = deadline();
+  for (std::size_t c = 0, count = chunks<float>(w.size()); c < count; ++c) {
+    const std::size_t offset = c * step, n = std::min(step, w.size() - std::min(offset, w.size()));
+    float* mine = w.data() + offset;
+    if (me == 0) {
+      if (comm_.size() > 1)
+        comm_.receive_into(comm_.await_message(1, comm::Tag::Average, until, who(1), waits_.collective()), mine, n);
+      continue;
+    }
+    for (std::size_t k = 0; k < children.size(); ++k)
+      comm_.receive_into(comm_.await_message(children[k], comm::Tag::Average, until, who(children[k]),
+                                             waits_.collective()),
+                         incoming_.data() + k * n, n);
+    const float* a = incoming_.data();
+    const float* b = incoming_.data() + n;
+    if (children.empty()) {
+      for (std::size_t i = 0; i < n; ++i) mine[i] *= share;
+    } else if (children.size() == 1) {
+      for (std::size_t i = 0; i < n; ++i) mine[i] = mine[i] * share + a[i];
+    } else {
+      for (std::size_t i = 0; i < n; ++i) mine[i] = mine[i] * share + a[i] + b[i];
+    }
+    sends.push_back(comm_.isend(mine, n, tree_parent(me), comm::Tag::Average));
   }
-  if (me != 0) {
-    comm_.isend(w.data(), w.size(), tree_parent(me), comm::Tag::Average).wait_until(deadline(), waits_.collective());
-  } else if (comm_.size() > 1) {
-    comm_.receive_into(comm_.await_message(1, comm::Tag::Average, deadline(), who(1), waits_.collective()), w.data(),
-                       w.size());
-    inbound_bytes_ += static_cast<double>(w.size() * sizeof(float));
-  }
+  for (auto& r : sends) r.wait_until(until, waits_.collective());
+  if (me == 0 && comm_.size() > 1) inbound_bytes_ += static_cast<double>(w.size() * sizeof(float));
   weight_bytes_ += static_cast<double>(comm_.size() - 1) * static_cast<double>(w.size() * sizeof(float));
   complete_reports();
 }

@@ -4,6 +4,8 @@
 // member is known to be in them.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <functional>
 #include <set>
 #include <string>
@@ -18,13 +20,18 @@ namespace fedavg::training {
 
 class RoundSync {
  public:
+  // Weights move along the learner tree in messages of `chunk_bytes`: a hop passes each chunk on as soon as it
+  // has it, so the hops of the tree overlap rather than each waiting for the whole vector.
+  static constexpr std::size_t kChunkBytes = std::size_t{4} << 20;
+
   RoundSync(const comm::Communicator& comm, const comm::Communicator& world, const comm::WaitPolicy& waits,
-            double liveness_seconds, std::vector<int> learner_ranks)
+            double liveness_seconds, std::vector<int> learner_ranks, std::size_t chunk_bytes = kChunkBytes)
       : comm_(comm),
         world_(world),
         waits_(waits),
         liveness_(liveness_seconds),
         learner_ranks_(std::move(learner_ranks)),
+        chunk_bytes_(chunk_bytes),
         reports_(world) {}
 
   // True on the Dispatcher (rank 0 of the learner communicator).
@@ -47,19 +54,21 @@ class RoundSync {
   void weights(std::vector<float>& w);
   // Everyone: `data` from the Dispatcher to every learner, down the learner tree: the Dispatcher sends it to
   // learner 1, and each learner receives it from its parent and passes it on to its children. Point to point
-  // rather than MPI_Ibcast: each hop is one message that its receiver takes in one go once it has probed it,
-  // where a broadcast of tens of MB runs stages that advance only while every member polls. A learner's `data`
-  // takes the size of what arrives when `resize`, else it must have that size already.
+  // rather than MPI_Ibcast: each message is taken in one go once its receiver has probed it, where a broadcast
+  // of tens of MB runs stages that advance only while every member polls. When `resize`, a learner's `data`
+  // takes the size of what arrives, in one message; else it must have that size already, and it travels in
+  // chunks, each passed on as soon as it is in.
   template <typename T> void down_tree(std::vector<T>& data, comm::Tag tag, bool resize);
   // Everyone: sums `mine` over all members (the Dispatcher contributes zeros); every member's has as many
   // pipelines.
   comm::WindowTotals totals(const comm::WindowTotals& mine);
-  // Everyone: sums the learners' `w` (pre-scaled by each learner's share of the windows) into the Dispatcher's
-  // `w`, which is overwritten: along the learner tree (learner_tree.hpp), so the Dispatcher receives one copy
-  // however many learners there are; a learner's `w` then holds its subtree's sum. Point to point rather than
-  // MPI_Ireduce, which Debian's MPICH runs slower between local ranks
+  // Everyone: sums the learners' `w`, each scaled by its learner's `share` of the round's windows, into the
+  // Dispatcher's `w`, which is overwritten (the Dispatcher's `share` is not used): along the learner tree
+  // (learner_tree.hpp), so the Dispatcher receives one copy however many learners there are; a learner's `w`
+  // then holds its subtree's sum. In chunks: a learner sends a chunk up as soon as it has added its children's.
+  // Point to point rather than MPI_Ireduce, which Debian's MPICH runs slower between local ranks
   // (docs/performance.md#mpi-the-weight-exchange-between-local-ranks).
-  void average_into_root(std::vector<float>& w);
+  void average_into_root(std::vector<float>& w, float share);
   // Everyone: sums the pre-scaled `w` of all members in place (bsp; the Dispatcher's must be zeros).
   void allreduce_in_place(std::vector<float>& w);
   // Everyone: true if every member passed the same `value`.
@@ -77,13 +86,17 @@ class RoundSync {
 
  private:
   comm::Deadline deadline() const;
+  // Elements of T per chunk, and how many chunks `n` elements make (at least one: an empty vector still sends).
+  template <typename T> std::size_t chunk() const { return std::max<std::size_t>(1, chunk_bytes_ / sizeof(T)); }
+  template <typename T> std::size_t chunks(std::size_t n) const { return n == 0 ? 1 : (n + chunk<T>() - 1) / chunk<T>(); }
   const comm::Communicator& comm_;
   const comm::Communicator& world_;
   const comm::WaitPolicy& waits_;
   double liveness_;
   std::vector<int> learner_ranks_;
+  std::size_t chunk_bytes_;
   comm::Outbox reports_;  // Ready/RoundDone in flight
-  std::vector<float> incoming_;  // Dispatcher: one learner's weights in average_into_root
+  std::vector<float> incoming_;  // a learner: its children's chunks in average_into_root
   comm::Cadence control_wait_;   // Learner: how long the Control of a round takes to come
   comm::Cadence training_wait_;  // Dispatcher: how long the first RoundDone of a round takes to come
   double weight_bytes_ = 0.0;

@@ -1,6 +1,6 @@
-// The round's weight exchange between the Dispatcher (rank 0) and its learners: the broadcast, the windows
-// totals and the averaging (point-to-point Average messages summed along the learner tree, so the Dispatcher
-// receives one copy). Runs under mpiexec -n 3 and -n 6, time-limited by meson (timeout 60 s,
+// The round's weight exchange between the Dispatcher (rank 0) and its learners: the broadcast down the learner
+// tree, the windows totals and the averaging (point-to-point Average messages summed along the learner tree, so
+// the Dispatcher receives one copy), both in chunks that do not divide the weights evenly. Runs under mpiexec -n 3 and -n 6, time-limited by meson (timeout 60 s,
 // MPIEXEC_TIMEOUT=50).
 #include <gtest/gtest.h>
 
@@ -25,13 +25,14 @@ TEST(RoundSync, DispatcherReceivesTheSumOfTwoLearnersWeights) {
   if (world.size() != 3) GTEST_SKIP() << "a Dispatcher and two learners";
   const std::size_t n = 320000;  // 1.3 MB: large enough to travel by rendezvous
   const comm::WaitPolicy waits;
-  training::RoundSync sync(world, world, waits, 20.0, {1, 2});
+  training::RoundSync sync(world, world, waits, 20.0, {1, 2}, 100000);  // 4 chunks, the last one short
   std::vector<float> w = world.rank() == 0 ? std::vector<float>(n, 0.0f) : learner_weights(world.rank(), n);
   for (int round = 0; round < 3; ++round) {  // repeated: each round's messages match that round
     if (world.rank() != 0) w = learner_weights(world.rank() + round, n);
-    std::vector<float> global(n, 7.0f);
+    std::vector<float> global(n);
+    for (std::size_t i = 0; i < n; ++i) global[i] = world.rank() == 0 ? static_cast<float>(i + round) : -1.0f;
     sync.weights(global);
-    EXPECT_EQ(global[n - 1], 7.0f);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(global[i], static_cast<float>(i + round)) << "element " << i;
     const double mine = world.rank() == 0 ? 0.0 : 100.0 * world.rank();
     const comm::WindowTotals t =
         sync.totals({mine, 1.0, 0.0, 0.0, {world.rank() == 1 ? mine : 0.0, world.rank() == 2 ? mine : 0.0}});
@@ -39,10 +40,11 @@ TEST(RoundSync, DispatcherReceivesTheSumOfTwoLearnersWeights) {
     EXPECT_EQ(t.loss_sum, 3.0);
     EXPECT_EQ(t.pipeline_windows, (std::vector<double>{100.0, 200.0}));
     if (world.rank() == 0) std::fill(w.begin(), w.end(), 0.0f);
-    sync.average_into_root(w);
+    sync.average_into_root(w, world.rank() == 1 ? 0.5f : 0.25f);  // the learners' shares
     if (world.rank() == 0) {
       const auto a = learner_weights(1 + round, n), b = learner_weights(2 + round, n);
-      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(w[i], a[i] + b[i]) << "element " << i << " round " << round;
+      for (std::size_t i = 0; i < n; ++i)
+        ASSERT_EQ(w[i], 0.5f * a[i] + 0.25f * b[i]) << "element " << i << " round " << round;
     }
   }
   EXPECT_EQ(sync.weight_bytes(), 3 * 2 * 2.0 * n * sizeof(float));
@@ -55,9 +57,9 @@ TEST(RoundSync, TheTreeSumsEveryLearnersWeightsAndTheDispatcherReceivesOneCopy) 
   const comm::WaitPolicy waits;
   std::vector<int> learners;
   for (int r = 1; r < world.size(); ++r) learners.push_back(r);
-  training::RoundSync sync(world, world, waits, 20.0, learners);
+  training::RoundSync sync(world, world, waits, 20.0, learners, 48000);  // 9 chunks, the last one short
   std::vector<float> w = world.rank() == 0 ? std::vector<float>(n, 0.0f) : learner_weights(world.rank(), n);
-  sync.average_into_root(w);
+  sync.average_into_root(w, 1.0f);
   if (world.rank() == 0) {
     std::vector<double> sum(n, 0.0);
     for (int l = 1; l < world.size(); ++l) {
