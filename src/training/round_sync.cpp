@@ -79,26 +79,27 @@ template <typename T> void RoundSync::down_tree(std::vector<T>& data, comm::Tag 
   const auto until = deadline();
   const std::vector<int> children = me == 0 ? std::vector<int>{1} : tree_children(me, comm_.size());
   std::vector<comm::Request> sends;
-  const auto pass_on = [&](std::size_t offset, std::size_t n) {
-    for (const int child : children)
-      if (child < comm_.size()) sends.push_back(comm_.isend(data.data() + offset, n, child, tag));
+  const auto from_parent = [&] {
+    return comm_.await_message(tree_parent(me), tag, until, who(tree_parent(me)), waits_.collective());
   };
+  const auto pass_on = [&](const auto* chunk, std::size_t n) {
+    for (const int child : children)
+      if (child < comm_.size()) sends.push_back(comm_.isend(chunk, n, child, tag));
+  };
+  // Messages of one pair and tag arrive in the order they were sent: with `resize`, the size comes first.
+  std::int64_t size = static_cast<std::int64_t>(data.size());
   if (resize) {
-    if (me != 0) comm_.receive(comm_.await_message(tree_parent(me), tag, until, who(tree_parent(me)),
-                                                   waits_.collective()),
-                               data);
-    pass_on(0, data.size());
-  } else {
-    // Chunks of one pair and tag arrive in the order they were sent.
-    const std::size_t step = chunk<T>();
-    for (std::size_t c = 0, count = chunks<T>(data.size()); c < count; ++c) {
-      const std::size_t offset = c * step, n = std::min(step, data.size() - std::min(offset, data.size()));
-      if (me != 0)
-        comm_.receive_into(comm_.await_message(tree_parent(me), tag, until, who(tree_parent(me)),
-                                               waits_.collective()),
-                           data.data() + offset, n);
-      pass_on(offset, n);
+    if (me != 0) {
+      comm_.receive_into(from_parent(), &size, 1);
+      data.resize(static_cast<std::size_t>(size));
     }
+    pass_on(&size, 1);
+  }
+  const std::size_t step = chunk<T>();
+  for (std::size_t c = 0, count = chunks<T>(data.size()); c < count; ++c) {
+    const std::size_t offset = c * step, n = std::min(step, data.size() - std::min(offset, data.size()));
+    if (me != 0) comm_.receive_into(from_parent(), data.data() + offset, n);
+    pass_on(data.data() + offset, n);
   }
   for (auto& r : sends) r.wait_until(until, waits_.collective());
 }

@@ -55,9 +55,9 @@ class RoundSync {
   // Everyone: `data` from the Dispatcher to every learner, down the learner tree: the Dispatcher sends it to
   // learner 1, and each learner receives it from its parent and passes it on to its children. Point to point
   // rather than MPI_Ibcast: each message is taken in one go once its receiver has probed it, where a broadcast
-  // of tens of MB runs stages that advance only while every member polls. When `resize`, a learner's `data`
-  // takes the size of what arrives, in one message; else it must have that size already, and it travels in
-  // chunks, each passed on as soon as it is in.
+  // of tens of MB runs stages that advance only while every member polls. It travels in chunks, each passed on
+  // as soon as it is in. When `resize`, a learner's `data` takes the size the Dispatcher's has (a message
+  // ahead of the chunks says it); else it must have that size already.
   template <typename T> void down_tree(std::vector<T>& data, comm::Tag tag, bool resize);
   // Everyone: sums `mine` over all members (the Dispatcher contributes zeros); every member's has as many
   // pipelines.

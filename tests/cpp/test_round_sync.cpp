@@ -72,6 +72,25 @@ TEST(RoundSync, TheTreeSumsEveryLearnersWeightsAndTheDispatcherReceivesOneCopy) 
   world.ibarrier().wait_until(comm::Deadline::after(20));
 }
 
+TEST(RoundSync, DownTheTreeEveryLearnerTakesTheSizeAndBytesTheDispatcherSent) {
+  auto world = comm::Communicator::world();
+  const comm::WaitPolicy waits;
+  std::vector<int> learners;
+  for (int r = 1; r < world.size(); ++r) learners.push_back(r);
+  training::RoundSync sync(world, world, waits, 20.0, learners, 1000);
+  // Several chunks with a short last one, a whole number of chunks, nothing, and less than a chunk.
+  for (const std::size_t n : {4321u, 3000u, 0u, 17u}) {
+    std::vector<std::uint8_t> data(world.rank() == 0 ? n : 5, 0);
+    if (world.rank() == 0)
+      for (std::size_t i = 0; i < n; ++i) data[i] = static_cast<std::uint8_t>(i * 7 + n);
+    sync.down_tree(data, comm::Tag::RowGlobal, true);
+    ASSERT_EQ(data.size(), n) << "rank " << world.rank();
+    for (std::size_t i = 0; i < n; ++i)
+      ASSERT_EQ(data[i], static_cast<std::uint8_t>(i * 7 + n)) << "byte " << i << " of " << n;
+  }
+  world.ibarrier().wait_until(comm::Deadline::after(20));
+}
+
 TEST(RoundSync, SameEverywhereTellsWhetherEveryMemberHoldsTheSameValue) {
   auto world = comm::Communicator::world();
   const comm::WaitPolicy waits;
