@@ -2,7 +2,10 @@
 // count as missing (another key or range, a truncated or half-written file), and data::TokenSource replaying it
 // with no call to the tokenizer, in the same and in a later run.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -109,6 +112,28 @@ TEST(TokenCache, TruncatedOrHalfWrittenIsNoCache) {
   TokenCacheWriter gap(fedavg::data::token_cache_path(dir, 8, 0, 300), 8, 0, 300);
   gap.add(0, 100, {1, B});
   EXPECT_THROW(gap.commit(), fedavg::core::Error);
+  fs::remove_all(dir);
+}
+
+TEST(TokenCache, AWriterKilledMidPassLeavesNoFileAndARewriteReplacesTheOld) {
+  const auto dir = fresh_dir();
+  const auto path = fedavg::data::token_cache_path(dir, 42, 100, 300);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // as a Tokenizer that mpiexec kills while it writes
+    TokenCacheWriter w(path, 42, 100, 300);
+    w.add(100, 180, {1, 2, B});
+    ::raise(SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 0);
+  write_two_blocks(path, 42);
+  write_two_blocks(path, 42);  // the same range again (another pipeline, a later run): replaces it
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+  auto cache = TokenCache::open(path, 42, 100, 300);
+  ASSERT_TRUE(cache.has_value());
   fs::remove_all(dir);
 }
 
