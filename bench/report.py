@@ -30,7 +30,8 @@ NOTES = {
         "Ready for the next round. It includes the learners' work of finding and packing their changed rows and "
         "of applying the global ones, which on 2 cores competes with the other ranks. Bytes count "
         "payloads as docs/strategies.md#communication says; round 1, which starts with a broadcast of the full "
-        "weights, is left out of the per-round figures. Across hosts, compare the round column: the Dispatcher's "
+        "weights, and the final flush of the lossy settings (a full exchange after the last round) are left out "
+        "of the per-round figures, but for the bytes the learners' host received across hosts. Across hosts, compare the round column: the Dispatcher's "
         "span ends when its sends are out, while the learners still receive.",
     "A corpus larger than memory: the token cache":
         "Python's tokenizer bounds the first pass; replaying the cache removes it, and the Filter and Batcher bound "

@@ -67,7 +67,9 @@ def run(tmp, name, cfg_dir, train, learners, **settings):
     (run_cfg / "cfg.json").write_text(json.dumps(cfg, indent=2))
     rows, _, _ = jobs.run(4 + learners, [train], run_cfg, d / "out", timeout=900)
     stats = (d / "out" / "text8_stats.txt").read_text().split()
-    inbound = float(next(s for s in stats if s.startswith("inbound_bytes=")).split("=")[1])
+    # Per round: without the final flush of the lossy settings (a full exchange after Stop).
+    inbound = float(next(s for s in stats if s.startswith("inbound_bytes=")).split("=")[1]) - float(
+        next(s for s in stats if s.startswith("flush_inbound_bytes=")).split("=")[1])
     # Round 1 follows the first broadcast of the full weights (every exchange starts dense): skip it.
     later = rows[2:]
     rounds = [float(b["seconds"]) - float(a["seconds"]) for a, b in zip(rows[1:], rows[2:])]
@@ -123,7 +125,8 @@ def two_hosts_table(tmp, cfg_dir, train, words, base, args):
         subprocess.run(["bash", str(multihost.HOSTS), "down", multihost.PREFIX], capture_output=True)
     print(f"\n### Two hosts over TCP (emulated: scripts/emulate_hosts.sh), {words} words x 300, the Dispatcher "
           f"and the pipeline on one, 2 learners on the other, {args.rounds} rounds\n")
-    print(jobs.table(rows, ["exchange", "round", "exchange", "exchange share", "learners' host receives per round",
+    print(jobs.table(rows, ["exchange", "round", "exchange", "exchange share",
+                            "learners' host receives per round (whole run / rounds)",
                             "test loss"]))
 
 

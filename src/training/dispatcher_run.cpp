@@ -254,6 +254,14 @@ void DispatcherRun::checkpoint() {
   last_checkpoint_ = round_;
 }
 
+void DispatcherRun::flushed(double bytes, double inbound) {
+  sync_bytes_ += bytes;
+  inbound_bytes_ += inbound;
+  flush_inbound_bytes_ = inbound;
+  loss_ = lib_.test_loss(test_.data(), test_windows_, width_);
+  last_checkpoint_ = -1;
+}
+
 void DispatcherRun::finish() {
   progress_.flush();
   if (last_checkpoint_ != round_) checkpoint();
@@ -277,6 +285,7 @@ void DispatcherRun::finish() {
                             " pipelines=" + std::to_string(ctx_.map.pipelines()) + " epochs=" + epochs +
                             " sync_bytes=" + fmt("%.0f", sync_bytes_) +
                             " inbound_bytes=" + fmt("%.0f", inbound_bytes_) +
+                            " flush_inbound_bytes=" + fmt("%.0f", flush_inbound_bytes_) +
                             " restarts=" + std::to_string(restarts_.size());
   // One line per restart after the statistics: where the run was taken up again, and why it had failed.
   std::string restarts;

@@ -67,6 +67,9 @@ class DispatcherRun {
   // pipeline) and how long its weight exchange took; evaluates, checkpoints if due, logs and prints the progress
   // line.
   void end_round(const comm::WindowTotals& trained, double sync_seconds);
+  // The sparse exchange's final flush changed the weights after the last round's evaluation, moving `bytes`
+  // (`inbound` of them into the Dispatcher): evaluates them again, and finish() writes the checkpoint again.
+  void flushed(double bytes, double inbound);
   // Weights exchanged, in bytes, added to sync_bytes.
   void add_sync_bytes(double bytes) { sync_bytes_ += bytes; }
   // Weights received by the Dispatcher, in bytes, added to inbound_bytes.
@@ -126,6 +129,7 @@ class DispatcherRun {
   double train_loss_ = std::nan("");  // none before the first round
   double sync_bytes_ = 0.0;  // bytes of weights exchanged, all runs of a resumed job together
   double inbound_bytes_ = 0.0;  // of which the Dispatcher received, this run
+  double flush_inbound_bytes_ = 0.0;  // of which in the final flush
   std::string stopped_;
   std::vector<std::string> restarts_;  // "round R: why the run before failed", all runs of a job
   long last_checkpoint_ = -1;

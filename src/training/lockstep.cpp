@@ -73,6 +73,17 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     run.end_round(total, sync_seconds);
   }
   sync.control({comm::Control::Command::Stop, run.round()});
+  if (sparse && sparse->lossy() && !first) {
+    // The final flush: a full exchange with no training, so the final weights hold every change the learners
+    // (and the Dispatcher's rounding) kept back.
+    const double bytes_before = sparse->bytes();
+    const double inbound_before = sparse->inbound_bytes();
+    SparseDelta& change = sparse->collect(true);
+    outer_step(change, sparse->layout());
+    sparse->publish(change, run.weights(), true);
+    after_sparse_round(sync, run.weights());
+    run.flushed(sparse->bytes() - bytes_before, sparse->inbound_bytes() - inbound_before);
+  }
   run.collect_states();  // every learner sends its state on Stop
 }
 
@@ -87,6 +98,10 @@ void Lockstep::learner_rounds(LearnerRun& run) {
   for (;;) {
     const comm::Control c = sync.control();
     if (c.command == comm::Control::Command::Stop) {
+      if (sparse && sparse->lossy() && !first) {  // the final flush (dispatcher_rounds): every learner counts 1/L
+        sparse->learner_round(run.weights(), 1.0 / ctx.map.learners(), true);
+        after_sparse_round(sync, run.weights());
+      }
       run.send_state();
       return;
     }

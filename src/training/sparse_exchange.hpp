@@ -36,6 +36,8 @@ class SparseExchange {
   void publish(SparseDelta& delta, std::vector<float>& w, bool full);
 
   const Layout& layout() const { return layout_; }
+  // Lossy settings (a fraction of the rows, 16-bit values): residuals hold changes not sent yet.
+  bool lossy() const { return type_ != ValueType::Float32 || fraction_ < 1.0; }
   // Payload bytes moved so far: every member's send up the tree, and the global delta once per learner.
   double bytes() const { return bytes_; }
   // Bytes the Dispatcher received so far.
@@ -50,7 +52,6 @@ class SparseExchange {
   // Dispatcher: the rows with a rounding residual, with zero values.
   SparseDelta pending_residual() const;
   ValueType type(bool full) const { return full ? ValueType::Float32 : type_; }
-  bool lossy() const { return type_ != ValueType::Float32 || fraction_ < 1.0; }
 
   RoundSync& sync_;
   Layout layout_;

@@ -1,7 +1,8 @@
 """The sparse weight exchange under mpiexec (time-limited by run_job): with exact settings it trains the same
 model as the dense exchange for every lock-step strategy, and the Dispatcher receives one delta a round; lossy
 settings (a fraction of the rows, 16-bit values, a periodic full round) send fewer bytes and still train;
-diloco resumes from a checkpoint with its momentum; the defaults train; easgd and hogwild refuse it with a clear
+the final weights hold every change lossy settings kept back; diloco resumes from a checkpoint with its
+momentum; the defaults train; easgd and hogwild refuse it with a clear
 message."""
 
 import h5py
@@ -54,6 +55,21 @@ def test_lossy_sparse_exchange_sends_fewer_bytes_and_still_trains(run_job):
     losses = [r["test_loss"] for r in lossy.metrics()]
     assert losses[-1] < losses[0] - 0.3, losses
     assert losses[-1] < 1.05 * dense.metrics()[-1]["test_loss"]
+
+
+@pytest.mark.parametrize("name", ["fedavg", "bsp"])
+def test_final_weights_hold_every_change_a_lossy_exchange_kept_back(name, run_job):
+    # One round of the same windows: the top 20 % of the rows in float16 leave most of the round's changes in the
+    # learners' residuals and the rounding in the Dispatcher's; the flush after Stop sends them all, so the final
+    # weights are the dense round's.
+    cfg = {"max_rounds": 1, "fixed_batch_order": True, **LOCKSTEP[name]}
+    dense = run_job(6, cfg={**cfg, "exchange": "dense"}, timeout=JOB_TIMEOUT)
+    assert dense.rc == 0, dense.stderr
+    lossy = run_job(6, cfg={**cfg, **EXACT, "sparse_rows": 0.2, "sparse_values": "float16"}, timeout=JOB_TIMEOUT)
+    assert lossy.rc == 0, lossy.stderr
+    np.testing.assert_allclose(embedding(lossy), embedding(dense), atol=1e-4)
+    # The final loss is the flushed weights'.
+    assert float(lossy.stats()["final_loss"]) == pytest.approx(float(dense.stats()["final_loss"]), rel=1e-4)
 
 
 def test_sparse_diloco_resumes_from_its_checkpoint(run_job):
