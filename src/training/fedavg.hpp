@@ -1,5 +1,5 @@
-// fedavg, Federated Averaging (the default): each round the Dispatcher broadcasts the global weights, every
-// learner trains from them, and their window-weighted average replaces them (docs/strategies.md#fedavg).
+// fedavg, Federated Averaging (the default): every learner trains from the global weights, and their
+// window-weighted average replaces them (docs/strategies.md#fedavg).
 #pragma once
 
 #include "training/lockstep.hpp"

@@ -69,13 +69,16 @@ void RoundSync::await_reports(comm::Tag tag, long round, double factor,
   }
 }
 
-void RoundSync::weights(std::vector<float>& w) {
-  down_tree(w, comm::Tag::Weights, false);
-  weight_bytes_ += static_cast<double>(comm_.size() - 1) * static_cast<double>(w.size() * sizeof(float));
+void RoundSync::weights(std::vector<float>& w, bool from_root) {
+  down_tree(w, comm::Tag::Weights, false, from_root);
+  const int copies = comm_.size() - (from_root ? 2 : 1);
+  weight_bytes_ += static_cast<double>(std::max(copies, 0)) * static_cast<double>(w.size() * sizeof(float));
 }
 
-template <typename T> void RoundSync::down_tree(std::vector<T>& data, comm::Tag tag, bool resize) {
+template <typename T> void RoundSync::down_tree(std::vector<T>& data, comm::Tag tag, bool resize, bool from_root) {
   const int me = comm_.rank();
+  if (from_root && me == 0) return;
+  const bool receives = me != 0 && !(from_root && me == 1);
   const auto until = deadline();
   const std::vector<int> children = me == 0 ? std::vector<int>{1} : tree_children(me, comm_.size());
   std::vector<comm::Request> sends;
@@ -89,7 +92,7 @@ template <typename T> void RoundSync::down_tree(std::vector<T>& data, comm::Tag 
   // Messages of one pair and tag arrive in the order they were sent: with `resize`, the size comes first.
   std::int64_t size = static_cast<std::int64_t>(data.size());
   if (resize) {
-    if (me != 0) {
+    if (receives) {
       comm_.receive_into(from_parent(), &size, 1);
       data.resize(static_cast<std::size_t>(size));
     }
@@ -98,14 +101,14 @@ template <typename T> void RoundSync::down_tree(std::vector<T>& data, comm::Tag 
   const std::size_t step = chunk<T>();
   for (std::size_t c = 0, count = chunks<T>(data.size()); c < count; ++c) {
     const std::size_t offset = c * step, n = std::min(step, data.size() - std::min(offset, data.size()));
-    if (me != 0) comm_.receive_into(from_parent(), data.data() + offset, n);
+    if (receives) comm_.receive_into(from_parent(), data.data() + offset, n);
     pass_on(data.data() + offset, n);
   }
   for (auto& r : sends) r.wait_until(until, waits_.collective());
 }
 
-template void RoundSync::down_tree(std::vector<float>&, comm::Tag, bool);
-template void RoundSync::down_tree(std::vector<std::uint8_t>&, comm::Tag, bool);
+template void RoundSync::down_tree(std::vector<float>&, comm::Tag, bool, bool);
+template void RoundSync::down_tree(std::vector<std::uint8_t>&, comm::Tag, bool, bool);
 
 comm::WindowTotals RoundSync::totals(const comm::WindowTotals& mine) {
   const auto in = mine.encode();

@@ -51,14 +51,17 @@ class RoundSync {
   double liveness() const { return liveness_; }
   const std::vector<int>& learner_ranks() const { return learner_ranks_; }
   // Dispatcher: sends the global weights. Learner: overwrites its weights with them (down_tree, tag Weights).
-  void weights(std::vector<float>& w);
+  // `from_root`: learner 1 holds them already (fedavg: the sum it sent the Dispatcher in the last
+  // average_into_root, which the Dispatcher keeps as they are), so the Dispatcher sends nothing and the tree
+  // starts at learner 1.
+  void weights(std::vector<float>& w, bool from_root = false);
   // Everyone: `data` from the Dispatcher to every learner, down the learner tree: the Dispatcher sends it to
   // learner 1, and each learner receives it from its parent and passes it on to its children. Point to point
   // rather than MPI_Ibcast: each message is taken in one go once its receiver has probed it, where a broadcast
   // of tens of MB runs stages that advance only while every member polls. It travels in chunks, each passed on
   // as soon as it is in. When `resize`, a learner's `data` takes the size the Dispatcher's has (a message
-  // ahead of the chunks says it); else it must have that size already.
-  template <typename T> void down_tree(std::vector<T>& data, comm::Tag tag, bool resize);
+  // ahead of the chunks says it); else it must have that size already. `from_root`: as for weights().
+  template <typename T> void down_tree(std::vector<T>& data, comm::Tag tag, bool resize, bool from_root = false);
   // Everyone: sums `mine` over all members (the Dispatcher contributes zeros); every member's has as many
   // pipelines.
   comm::WindowTotals totals(const comm::WindowTotals& mine);

@@ -72,6 +72,25 @@ TEST(RoundSync, TheTreeSumsEveryLearnersWeightsAndTheDispatcherReceivesOneCopy) 
   world.ibarrier().wait_until(comm::Deadline::after(20));
 }
 
+TEST(RoundSync, FromLearnerOneEveryLearnerTakesTheSumTheDispatcherReceived) {
+  auto world = comm::Communicator::world();
+  const std::size_t n = 50000;
+  const comm::WaitPolicy waits;
+  std::vector<int> learners;
+  for (int r = 1; r < world.size(); ++r) learners.push_back(r);
+  training::RoundSync sync(world, world, waits, 20.0, learners, 48000);
+  std::vector<float> w = world.rank() == 0 ? std::vector<float>(n, 0.0f) : learner_weights(world.rank(), n);
+  sync.average_into_root(w, 1.0f / static_cast<float>(world.size() - 1));
+  const double before = sync.weight_bytes();
+  sync.weights(w, true);  // learner 1 passes its sum on; the Dispatcher sends nothing
+  // Learner-to-learner copies only: every learner but learner 1 receives one.
+  EXPECT_EQ(sync.weight_bytes() - before, static_cast<double>(world.size() - 2) * n * sizeof(float));
+  std::vector<float> dispatchers = w;
+  world.ibcast(dispatchers.data(), n, 0).wait_until(comm::Deadline::after(20));
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(w[i], dispatchers[i]) << "element " << i << " rank " << world.rank();
+  world.ibarrier().wait_until(comm::Deadline::after(20));
+}
+
 TEST(RoundSync, DownTheTreeEveryLearnerTakesTheSizeAndBytesTheDispatcherSent) {
   auto world = comm::Communicator::world();
   const comm::WaitPolicy waits;
