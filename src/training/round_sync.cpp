@@ -139,12 +139,12 @@ void RoundSync::average_into_root(std::vector<float>& w, float share) {
                                              waits_.collective()),
                          incoming_.data() + k * n, n);
     const float* a = incoming_.data();
-    const float* b = incoming_.data() + n;
     if (children.empty()) {
       for (std::size_t i = 0; i < n; ++i) mine[i] *= share;
     } else if (children.size() == 1) {
       for (std::size_t i = 0; i < n; ++i) mine[i] = mine[i] * share + a[i];
     } else {
+      const float* b = a + n;
       for (std::size_t i = 0; i < n; ++i) mine[i] = mine[i] * share + a[i] + b[i];
     }
     sends.push_back(comm_.isend(mine, n, tree_parent(me), comm::Tag::Average));
