@@ -31,7 +31,9 @@ NOTES = {
         "of applying the global ones, which on 2 cores competes with the other ranks. Bytes count "
         "payloads as docs/strategies.md#communication says; round 1, which starts with a broadcast of the full "
         "weights, and the final flush of the lossy settings (a full exchange after the last round) are left out "
-        "of the per-round figures, but for the bytes the learners' host received across hosts. Across hosts, compare the round column: the Dispatcher's "
+        "of the per-round figures, but for the bytes the learners' host received across hosts. A checkpoint written "
+        "in the background costs the Dispatcher a copy of the weights; the write itself needs a core that is not "
+        "training, which 2 learners on 2 cores do not leave. Across hosts, compare the round column: the Dispatcher's "
         "span ends when its sends are out, while the learners still receive.",
     "A corpus larger than memory: the token cache":
         "Python's tokenizer bounds the first pass; replaying the cache removes it, and the Filter and Batcher bound "

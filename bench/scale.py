@@ -8,8 +8,9 @@ row in float16) and the top 20 % of the rows in float16 (both weightings), and p
 exchange's share of it (sync_seconds; no checkpoints, which would add the same to every round), the bytes
 moved and the Dispatcher's inbound bytes, and the test loss after the same windows.
 Then, with 2, 4 and 8 learners (oversubscribed on a small machine: the exchange time, not the round time, is
-the figure), the Dispatcher's inbound bytes and exchange time per round, dense and sparse. Last, as root, the
-same rounds on two emulated hosts (network namespaces, TCP between them): dense against sparse.
+the figure), the Dispatcher's inbound bytes and exchange time per round, dense and sparse. Then a checkpoint
+every round, written between rounds or in the background (checkpoint_background), with 1 and 2 learners. Last,
+as root, the same rounds on two emulated hosts (network namespaces, TCP between them): dense against sparse.
 
     /usr/bin/python3 bench/scale.py [--rounds 12] [--learners 2 4 8]
 """
@@ -136,7 +137,8 @@ def main():
     ap.add_argument("--learners", type=int, nargs="+", default=[2, 4, 8])
     ap.add_argument("--scaling-bpe", type=int, default=20, help="batches per learner per round when scaling")
     ap.add_argument("--workdir", help="keep the prepared corpus and the runs here (default: a temporary folder)")
-    ap.add_argument("--only", choices=["vocabulary", "learners", "hosts"], help="run one of the tables")
+    ap.add_argument("--only", choices=["vocabulary", "learners", "checkpoints", "hosts"],
+                    help="run one of the tables")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(args.workdir or tmp)
@@ -148,6 +150,8 @@ def main():
             vocabulary_table(tmp, cfg_dir, train, words, base, args)
         if args.only in (None, "learners"):
             learners_table(tmp, cfg_dir, train, words, base, args)
+        if args.only in (None, "checkpoints"):
+            checkpoints_table(tmp, cfg_dir, train, words, base, args)
         if args.only in (None, "hosts"):
             two_hosts_table(tmp, cfg_dir, train, words, base, args)
         print("\nRegenerate: `/usr/bin/python3 bench/scale.py`")
@@ -179,6 +183,23 @@ def learners_table(tmp, cfg_dir, train, words, base, args):
                          f"{1000 * r['sync']:.0f} ms", f"{r['round']:.2f} s"])
     print(jobs.table(rows, ["learners", "exchange", "Dispatcher receives per round", "bytes per round",
                             "exchange per round", "round"]))
+
+
+def checkpoints_table(tmp, cfg_dir, train, words, base, args):
+    """A checkpoint every round, written between rounds or in the background, against none: with 1 learner (a
+    core left for the writer) and with 2 (every core trains)."""
+    print(f"\n### A checkpoint every round ({words} words x 300: {4 * 2 * words * 300 / 1e6:.0f} MB of weights, "
+          f"dense, {args.rounds} rounds)\n")
+    rows = []
+    for learners in (1, 2):
+        none = run(tmp, f"no_checkpoints_{learners}", cfg_dir, train, learners, **base, exchange="dense")
+        for how, said in (("never", "between rounds"), ("always", "in the background")):
+            r = run(tmp, f"checkpoints_{how}_{learners}", cfg_dir, train, learners, **base, exchange="dense",
+                    checkpoint_every=1, checkpoint_background=how)
+            rows.append([learners, said, f"{r['round']:.2f} s", f"{none['round']:.2f} s",
+                         f"{100 * (r['round'] / none['round'] - 1):+.1f} %"])
+    print(jobs.table(rows, ["learners", "checkpoint written", "round", "round without checkpoints",
+                            "cost per round"]))
 
 
 if __name__ == "__main__":

@@ -131,6 +131,9 @@ constexpr std::pair<const char*, WaitProfile> kWaitProfiles[] = {
 
 constexpr std::pair<const char*, Exchange> kExchanges[] = {
     {"auto", Exchange::Auto}, {"dense", Exchange::Dense}, {"sparse", Exchange::Sparse}};
+constexpr std::pair<const char*, CheckpointBackground> kCheckpointBackground[] = {
+    {"auto", CheckpointBackground::Auto}, {"always", CheckpointBackground::Always},
+    {"never", CheckpointBackground::Never}};
 constexpr std::pair<const char*, ExchangeType> kExchangeTypes[] = {
     {"float32", ExchangeType::Float32}, {"float16", ExchangeType::Float16}, {"bfloat16", ExchangeType::BFloat16}};
 constexpr std::pair<const char*, SparseWeighting> kWeightings[] = {{"windows", SparseWeighting::Windows},
@@ -226,6 +229,9 @@ const std::vector<Key>& keys() {
     k.push_back(integer("shuffle_windows", &Settings::shuffle_windows, 0, 1 << 28,
                         "batches are drawn at random from this many windows (0: text order)"));
     k.push_back(integer("checkpoint_every", &Settings::checkpoint_every, 1, 100'000'000, "rounds between checkpoints"));
+    k.push_back(choice("checkpoint_background", &Settings::checkpoint_background, kCheckpointBackground,
+                       "write checkpoints on a thread of their own while the rounds go on (auto: from 8M "
+                       "parameters on)"));
     k.push_back(integer("eval_every", &Settings::eval_every, 0, 100'000'000,
                         "rounds between word-similarity/analogy scores (0: never)"));
     k.push_back(number("max_loss_ratio", &Settings::max_loss_ratio, 0.0, 1e12,

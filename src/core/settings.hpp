@@ -20,6 +20,8 @@ const char* strategy_name(StrategyKind k);
 
 // How lock-step rounds exchange weights: every weight, or only the rows that changed (training::SparseExchange).
 enum class Exchange { Auto, Dense, Sparse };
+// Where the Dispatcher writes its checkpoints: on a thread of its own while the rounds go on, or between rounds.
+enum class CheckpointBackground { Auto, Always, Never };
 // The values the sparse exchange sends up the learner tree.
 enum class ExchangeType { Float32, Float16, BFloat16 };
 // How the sparse exchange averages a row: by each learner's share of the round's windows (what dense averaging
@@ -78,6 +80,7 @@ struct Settings {
   int prefetch_rounds = 2;
   int shuffle_windows = 1 << 18;
   int checkpoint_every = 1;
+  CheckpointBackground checkpoint_background = CheckpointBackground::Auto;
   int eval_every = 0;
   double max_loss_ratio = 10.0;
   std::int64_t max_line_bytes = std::int64_t{64} << 20;

@@ -15,6 +15,10 @@
 namespace fedavg::training {
 namespace {
 
+// checkpoint_background "auto": in the background from this many parameters (32 MB of weights) on, where a
+// checkpoint takes a noticeable part of a round.
+constexpr std::size_t kBackgroundCheckpointFrom = std::size_t{8} << 20;
+
 std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
@@ -65,7 +69,10 @@ DispatcherRun::DispatcherRun(const Context& ctx, Strategy& strategy)
       pipelines_(ctx),
       progress_(s_, learners_),
       learner_states_(static_cast<std::size_t>(learners_)),
-      outbox_(ctx.world) {
+      outbox_(ctx.world),
+      checkpoint_writer_(s_.checkpoint_background == core::CheckpointBackground::Always ||
+                         (s_.checkpoint_background == core::CheckpointBackground::Auto &&
+                          weights_.size() >= kBackgroundCheckpointFrom)) {
   for (int l = 0; l < learners_; ++l) learner_ranks_.push_back(ctx.map.learner_rank(l));
   std::printf("fedavg_mpi: %s: %d pipeline(s), %d learner(s), strategy %s, vocabulary %d, %zu test windows, "
               "%zu parameters\n",
@@ -245,12 +252,12 @@ void DispatcherRun::checkpoint() {
                                   elapsed(),    sync_bytes_, s_.seed,     s_.data_name, core::strategy_name(s_.strategy)};
   const auto progress = pipelines_.progress();
   const auto shards = pipelines_.shard_progress();
-  core::write_checkpoint(
+  checkpoint_writer_.write(
       checkpoint_path_,
       {arrays, info, learner_states_, pipelines_.positions(), strategy_.state(), vocab_.words, progress, restarts_,
        shards},
-      ctx_.hooks.kill_in_checkpoint(round_));
-  core::OutputFolder::commit(cfg_.out_dir);  // what --overwrite replaced may go now
+      ctx_.hooks.kill_in_checkpoint(round_),
+      [dir = cfg_.out_dir] { core::OutputFolder::commit(dir); });  // what --overwrite replaced may go now
   last_checkpoint_ = round_;
 }
 
@@ -265,6 +272,7 @@ void DispatcherRun::flushed(double bytes, double inbound) {
 void DispatcherRun::finish() {
   progress_.flush();
   if (last_checkpoint_ != round_) checkpoint();
+  checkpoint_writer_.wait();
   const core::Matrix emb = lib_.embeddings();
   core::write_embeddings_text(cfg_.out_dir / (s_.data_name + "_embeddings.txt"), emb);
   core::write_word2vec(cfg_.out_dir / (s_.data_name + ".w2v.txt"), vocab_.words, emb);

@@ -15,6 +15,7 @@
 #include "bridge/text.hpp"
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
+#include "core/checkpoint_writer.hpp"
 #include "core/config.hpp"
 #include "core/outputs.hpp"
 #include "core/vocabulary.hpp"
@@ -118,6 +119,7 @@ class DispatcherRun {
   std::vector<std::vector<std::uint8_t>> learner_states_;
   comm::Outbox outbox_;
   std::unique_ptr<core::MetricsLog> metrics_;
+  core::CheckpointWriter checkpoint_writer_;  // after what it writes from: it waits for its write when destroyed
 
   // Restarted when the Dispatcher's set-up is done, and paused from the round-0 evaluation until every
   // learner's is (training_begins): seconds count training only, not the learners' torch import and set-up.

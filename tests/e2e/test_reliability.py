@@ -70,15 +70,19 @@ def test_kill_then_resume_continues_and_the_loss_keeps_falling(run_job):
     assert job.stats()["rounds"] == "8"
 
 
-def test_kill_during_checkpoint_write_keeps_the_previous_checkpoint(run_job):
-    job = run_job(6, cfg={"max_rounds": 8}, extra=["--inject-fault", "0:3:kill_in_checkpoint"])
+@pytest.mark.parametrize("background", ["never", "always"])
+def test_kill_during_checkpoint_write_keeps_the_previous_checkpoint(background, run_job):
+    job = run_job(6, cfg={"max_rounds": 8, "checkpoint_background": background},
+                  extra=["--inject-fault", "0:3:kill_in_checkpoint"])
     assert job.rc != 0
     with h5py.File(job.out / "toy.h5", "r") as f:  # readable, and the one from round 2
         assert int(f.attrs["round"]) == 2
         assert f["embedding"].shape[1] == 32
-    job = run_job(6, cfg={"max_rounds": 4}, extra=["--resume"])
+    job = run_job(6, cfg={"max_rounds": 4, "checkpoint_background": background}, extra=["--resume"])
     assert job.rc == 0, job.stderr
     assert "resuming from round 2" in job.stdout
+    with h5py.File(job.out / "toy.h5", "r") as f:  # the last checkpoint is whole before the job ends
+        assert int(f.attrs["round"]) == 4
 
 
 @pytest.mark.parametrize("strategy,ranks", [("fedavg", 5), ("hogwild", 6)])

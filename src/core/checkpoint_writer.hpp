@@ -1,0 +1,55 @@
+// Writes the run's checkpoints (core::write_checkpoint), inline or on a thread of its own. In the background,
+// write() copies what it is given and returns at once, so the run goes on while the file is written; it first
+// waits for the write before it, and throws that write's error, if any. Either way a checkpoint replaces the
+// previous one only once it is whole: a crash while one is written leaves the one before.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/checkpoint.hpp"
+
+namespace fedavg::core {
+
+class CheckpointWriter {
+ public:
+  explicit CheckpointWriter(bool background) : background_(background) {}
+  // Waits for the write in flight (its error is dropped: an error is unwinding, or wait() was not called).
+  ~CheckpointWriter();
+  CheckpointWriter(const CheckpointWriter&) = delete;
+  CheckpointWriter& operator=(const CheckpointWriter&) = delete;
+
+  bool background() const { return background_; }
+  // Writes `content` to `path` as write_checkpoint does, then runs `then` (on the writer's thread in the
+  // background). `content.vocabulary` is not copied: it must outlive this writer.
+  void write(const std::filesystem::path& path, const CheckpointContent& content, bool die_before_rename,
+             std::function<void()> then);
+  // Waits until the last checkpoint is written; throws core::Error if it could not be.
+  void wait();
+
+ private:
+  // What a background write owns: copies of the run's state when write() was called.
+  struct Snapshot {
+    std::vector<std::vector<float>> values;
+    std::vector<NamedArray> arrays;  // views of `values`
+    CheckpointInfo info;
+    std::vector<std::vector<std::uint8_t>> learner_states;
+    std::vector<ReadPosition> positions;
+    std::vector<float> strategy_state;
+    std::vector<PipelineProgress> progress;
+    std::vector<std::string> restarts;
+    std::vector<ShardProgress> shards;
+  };
+
+  bool background_;
+  std::thread thread_;
+  std::exception_ptr error_;  // of the write on thread_, read once it is joined
+  Snapshot snapshot_;         // what thread_ writes
+};
+
+}  // namespace fedavg::core

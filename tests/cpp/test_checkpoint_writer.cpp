@@ -1,0 +1,91 @@
+// core::CheckpointWriter: a checkpoint written in the background holds the state as it was when write() was
+// called (the run goes on changing it), runs its follow-up once the file is in place, equals one written inline,
+// and a write that fails reports its error at the next wait().
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/checkpoint_writer.hpp"
+#include "core/error.hpp"
+
+namespace fs = std::filesystem;
+using fedavg::core::CheckpointWriter;
+
+namespace {
+
+fs::path fresh_dir() {
+  const auto d = fs::temp_directory_path() / ("fedavg_checkpoint_writer_" + std::to_string(std::random_device{}()));
+  fs::create_directories(d);
+  return d;
+}
+
+// A run's state: a 3 x 4 table, one learner state, one read position.
+struct State {
+  std::vector<float> table = std::vector<float>(12);
+  std::vector<fedavg::core::NamedArray> arrays;
+  fedavg::core::CheckpointInfo info;
+  std::vector<std::vector<std::uint8_t>> learner_states{{1, 2, 3}};
+  std::vector<fedavg::core::ReadPosition> positions{{7, 1}};
+  std::vector<float> strategy_state;
+  std::vector<std::string> vocabulary{"a", "b", "c"};
+  std::vector<fedavg::core::PipelineProgress> progress{{100.0, 200.0}};
+  std::vector<std::string> restarts;
+  std::vector<fedavg::core::ShardProgress> shards;
+
+  explicit State(float base) {
+    for (std::size_t i = 0; i < table.size(); ++i) table[i] = base + static_cast<float>(i);
+    arrays.push_back({"embedding", {3, 4}, table.data()});
+    info.round = static_cast<std::int64_t>(base);
+    info.data_name = "toy";
+    info.strategy = "fedavg";
+  }
+  fedavg::core::CheckpointContent content() const {
+    return {arrays, info, learner_states, positions, strategy_state, vocabulary, progress, restarts, shards};
+  }
+};
+
+fedavg::core::Checkpoint read(const fs::path& p) { return fedavg::core::read_checkpoint(p, {{"embedding", 12}}); }
+
+}  // namespace
+
+TEST(CheckpointWriter, ABackgroundWriteHoldsTheStateOfItsCallAndEqualsAnInlineOne) {
+  const auto dir = fresh_dir();
+  State state(5.0f);
+  bool then_ran = false;
+  CheckpointWriter background(true);
+  background.write(dir / "bg.h5", state.content(), false, [&] { then_ran = fs::exists(dir / "bg.h5"); });
+  // The run goes on: round 6 changes the weights while round 5's checkpoint is written.
+  State later(6.0f);
+  state.table = later.table;
+  state.info.round = 6;
+  background.wait();
+  EXPECT_TRUE(then_ran);
+  const auto got = read(dir / "bg.h5");
+  EXPECT_EQ(got.info.round, 5);
+  EXPECT_EQ(got.arrays.at(0), State(5.0f).table);
+  EXPECT_EQ(got.learner_states.at(0), (std::vector<std::uint8_t>{1, 2, 3}));
+  EXPECT_FALSE(fs::exists(dir / "bg.h5.tmp"));
+
+  CheckpointWriter inline_writer(false);
+  inline_writer.write(dir / "inline.h5", State(5.0f).content(), false, {});
+  const auto same = read(dir / "inline.h5");
+  EXPECT_EQ(same.arrays, got.arrays);
+  EXPECT_EQ(same.info.round, got.info.round);
+  fs::remove_all(dir);
+}
+
+TEST(CheckpointWriter, AFailedBackgroundWriteIsReportedAtTheNextWait) {
+  const auto dir = fresh_dir();
+  CheckpointWriter writer(true);
+  const State state(1.0f);
+  writer.write(dir / "no_such_folder" / "x.h5", state.content(), false, {});
+  EXPECT_THROW(writer.wait(), fedavg::core::Error);
+  writer.wait();  // reported once
+  writer.write(dir / "x.h5", state.content(), false, {});
+  writer.wait();
+  EXPECT_EQ(read(dir / "x.h5").info.round, 1);
+  fs::remove_all(dir);
+}
