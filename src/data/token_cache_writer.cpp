@@ -52,7 +52,9 @@ TokenCacheWriter::~TokenCacheWriter() {
   std::filesystem::remove(tmp_, ec);
 }
 
-std::string TokenCacheWriter::where() const { return tmp_.empty() ? path_.string() + " (being written)" : tmp_.string(); }
+std::string TokenCacheWriter::where() const {
+  return tmp_.empty() ? path_.string() + " (being written)" : tmp_.string();
+}
 
 void TokenCacheWriter::write(const void* data, std::size_t bytes) {
   const char* p = static_cast<const char*>(data);

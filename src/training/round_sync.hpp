@@ -91,7 +91,9 @@ class RoundSync {
   comm::Deadline deadline() const;
   // Elements of T per chunk, and how many chunks `n` elements make (at least one: an empty vector still sends).
   template <typename T> std::size_t chunk() const { return std::max<std::size_t>(1, chunk_bytes_ / sizeof(T)); }
-  template <typename T> std::size_t chunks(std::size_t n) const { return n == 0 ? 1 : (n + chunk<T>() - 1) / chunk<T>(); }
+  template <typename T> std::size_t chunks(std::size_t n) const {
+    return n == 0 ? 1 : (n + chunk<T>() - 1) / chunk<T>();
+  }
   const comm::Communicator& comm_;
   const comm::Communicator& world_;
   const comm::WaitPolicy& waits_;

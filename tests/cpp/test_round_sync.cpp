@@ -1,7 +1,7 @@
 // The round's weight exchange between the Dispatcher (rank 0) and its learners: the broadcast down the learner
 // tree, the windows totals and the averaging (point-to-point Average messages summed along the learner tree, so
-// the Dispatcher receives one copy), both in chunks that do not divide the weights evenly. Runs under mpiexec -n 3 and -n 6, time-limited by meson (timeout 60 s,
-// MPIEXEC_TIMEOUT=50).
+// the Dispatcher receives one copy), both in chunks that do not divide the weights evenly. Runs under mpiexec
+// -n 3 and -n 6, time-limited by meson (timeout 60 s, MPIEXEC_TIMEOUT=50).
 #include <gtest/gtest.h>
 
 #include "mpi_main.hpp"
