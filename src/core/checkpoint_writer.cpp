@@ -21,15 +21,15 @@ void CheckpointWriter::write(const std::filesystem::path& path, const Checkpoint
     if (then) then();
     return;
   }
-  Snapshot& s = snapshot_;
-  s.values.resize(content.arrays.size());
-  s.arrays.clear();
+  Checkpoint& s = snapshot_;
+  s.arrays.resize(content.arrays.size());
+  arrays_.clear();
   for (std::size_t i = 0; i < content.arrays.size(); ++i) {
     const NamedArray& a = content.arrays[i];
     std::size_t n = 1;
     for (const std::size_t d : a.shape) n *= d;
-    s.values[i].assign(a.data, a.data + n);
-    s.arrays.push_back({a.name, a.shape, s.values[i].data()});
+    s.arrays[i].assign(a.data, a.data + n);
+    arrays_.push_back({a.name, a.shape, s.arrays[i].data()});
   }
   s.info = content.info;
   s.learner_states = content.learner_states;
@@ -41,9 +41,9 @@ void CheckpointWriter::write(const std::filesystem::path& path, const Checkpoint
   const std::vector<std::string>* vocabulary = &content.vocabulary;
   thread_ = std::thread([this, path, vocabulary, die_before_rename, then = std::move(then)] {
     try {
-      const Snapshot& s = snapshot_;
+      const Checkpoint& s = snapshot_;
       write_checkpoint(path,
-                       {s.arrays, s.info, s.learner_states, s.positions, s.strategy_state, *vocabulary, s.progress,
+                       {arrays_, s.info, s.learner_states, s.positions, s.strategy_state, *vocabulary, s.progress,
                         s.restarts, s.shards},
                        die_before_rename);
       if (then) then();

@@ -4,7 +4,6 @@
 // previous one only once it is whole: a crash while one is written leaves the one before.
 #pragma once
 
-#include <cstdint>
 #include <exception>
 #include <filesystem>
 #include <functional>
@@ -33,23 +32,11 @@ class CheckpointWriter {
   void wait();
 
  private:
-  // What a background write owns: copies of the run's state when write() was called.
-  struct Snapshot {
-    std::vector<std::vector<float>> values;
-    std::vector<NamedArray> arrays;  // views of `values`
-    CheckpointInfo info;
-    std::vector<std::vector<std::uint8_t>> learner_states;
-    std::vector<ReadPosition> positions;
-    std::vector<float> strategy_state;
-    std::vector<PipelineProgress> progress;
-    std::vector<std::string> restarts;
-    std::vector<ShardProgress> shards;
-  };
-
   bool background_;
   std::thread thread_;
-  std::exception_ptr error_;  // of the write on thread_, read once it is joined
-  Snapshot snapshot_;         // what thread_ writes
+  std::exception_ptr error_;        // of the write on thread_, read once it is joined
+  Checkpoint snapshot_;             // what thread_ writes: copies of the run's state when write() was called
+  std::vector<NamedArray> arrays_;  // views of snapshot_.arrays, with their shapes
 };
 
 }  // namespace fedavg::core

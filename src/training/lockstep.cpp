@@ -22,6 +22,13 @@ void Lockstep::outer_step(SparseDelta&, const Layout&) {}
 
 void Lockstep::after_sparse_round(RoundSync&, const std::vector<float>&) {}
 
+void Lockstep::dispatcher_sparse_round(RoundSync& sync, SparseExchange& sparse, std::vector<float>& w, bool full) {
+  SparseDelta& change = sparse.collect(full);
+  outer_step(change, sparse.layout());
+  sparse.publish(change, w, full);
+  after_sparse_round(sync, w);
+}
+
 void Lockstep::dispatcher_rounds(DispatcherRun& run) {
   const Context& ctx = run.ctx();
   const core::Settings& s = run.settings();
@@ -58,11 +65,7 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     sync_start = Clock::now();
     const comm::WindowTotals total = sync.totals(run.no_windows());
     if (sparse) {
-      const bool full = full_round(s, round);
-      SparseDelta& change = sparse->collect(full);
-      outer_step(change, sparse->layout());
-      sparse->publish(change, run.weights(), full);
-      after_sparse_round(sync, run.weights());
+      dispatcher_sparse_round(sync, *sparse, run.weights(), full_round(s, round));
     } else {
       close_round(sync, run.weights(), 0.0f);
     }
@@ -78,10 +81,7 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     // (and the Dispatcher's rounding) kept back.
     const double bytes_before = sparse->bytes();
     const double inbound_before = sparse->inbound_bytes();
-    SparseDelta& change = sparse->collect(true);
-    outer_step(change, sparse->layout());
-    sparse->publish(change, run.weights(), true);
-    after_sparse_round(sync, run.weights());
+    dispatcher_sparse_round(sync, *sparse, run.weights(), true);
     run.flushed(sparse->bytes() - bytes_before, sparse->inbound_bytes() - inbound_before);
   }
   run.collect_states();  // every learner sends its state on Stop

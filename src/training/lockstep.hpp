@@ -9,6 +9,7 @@
 
 #include "training/round_sync.hpp"
 #include "training/sparse_delta.hpp"
+#include "training/sparse_exchange.hpp"
 #include "training/strategy.hpp"
 
 namespace fedavg::training {
@@ -31,6 +32,11 @@ class Lockstep : public Strategy {
   virtual void outer_step(SparseDelta& average, const Layout& layout);
   // With the sparse exchange, every member, after the round's exchange.
   virtual void after_sparse_round(RoundSync& sync, const std::vector<float>& w);
+
+ private:
+  // Dispatcher: the sparse exchange of a round (`full`: every change and residual, in float32), leaving the new
+  // global weights in `w`.
+  void dispatcher_sparse_round(RoundSync& sync, SparseExchange& sparse, std::vector<float>& w, bool full);
 };
 
 }  // namespace fedavg::training

@@ -120,7 +120,7 @@ TEST(TokenCache, AWriterKilledMidPassLeavesNoFileAndARewriteReplacesTheOld) {
   const auto path = fedavg::data::token_cache_path(dir, 42, 100, 300);
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
-  if (child == 0) {  // as a Tokenizer that mpiexec kills while it writes
+  if (child == 0) {  // as a Tokenizer killed while it writes
     TokenCacheWriter w(path, 42, 100, 300);
     w.add(100, 180, {1, 2, B});
     ::raise(SIGKILL);
