@@ -21,10 +21,10 @@ enum class Tag : int {
   Average = 24,  // Learner -> parent learner or Dispatcher (fedavg, bmuf; learner comm.): float [params], tree sums
   Cut = 25,      // Dispatcher -> Learner (balance_rounds): int64 round whose training ends after the current step
   PassWindows = 26,  // Filter -> Dispatcher: int64 windows the Filter made in a pass over its corpus file
-  RowDelta = 27,     // Learner -> parent learner or Dispatcher (sparse exchange): uint8 rows, summed up the tree
+  RowDelta = 27,     // Learner -> owning learner, or Dispatcher (bmuf) (sparse exchange): uint8 rows to be summed
   Shard = 28,        // Dispatcher -> Tokenizer (shards): int64 [shard, file, begin, end, epoch] a shard to read
   ShardDone = 29,    // Tokenizer -> Dispatcher (shards): int64 [shard, epoch] read all of it; asks for the next
-  RowGlobal = 30,    // Dispatcher -> learner 1 -> its children (sparse exchange): uint8 rows it added, down the tree
+  RowGlobal = 30,    // Learner -> all (or Dispatcher -> tree, bmuf) (sparse exchange): uint8 rows added to the weights
   Weights = 31,      // Dispatcher -> learner 1 -> its children (learner comm.): float [params], down the tree
   Shutdown = 98,  // downstream -> upstream: stop producing (empty)
   ShutdownAck = 99,  // upstream -> downstream: nothing more will follow (empty)

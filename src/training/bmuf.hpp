@@ -20,6 +20,7 @@ class Bmuf : public Lockstep {
   void close_round(RoundSync& sync, std::vector<float>& w, float share) override;
   // The same step on the rows the learners changed (the momentum of the others waits until they change: lazy).
   void outer_step(SparseDelta& average, const Layout& layout) override;
+  bool has_outer_step() const override { return true; }
 
  private:
   float block_lr_;

@@ -22,10 +22,20 @@ void Lockstep::outer_step(SparseDelta&, const Layout&) {}
 
 void Lockstep::after_sparse_round(RoundSync&, const std::vector<float>&) {}
 
+bool Lockstep::has_outer_step() const { return false; }
+
+SparseExchange::Publisher Lockstep::sparse_publisher() const {
+  return has_outer_step() ? SparseExchange::Publisher::Dispatcher : SparseExchange::Publisher::Owners;
+}
+
 void Lockstep::dispatcher_sparse_round(RoundSync& sync, SparseExchange& sparse, std::vector<float>& w, bool full) {
-  SparseDelta& change = sparse.collect(full);
-  outer_step(change, sparse.layout());
-  sparse.publish(change, w, full);
+  if (sparse.publisher() == SparseExchange::Publisher::Owners) {
+    sparse.receive_global(w, full);
+  } else {
+    SparseDelta& change = sparse.collect(full);
+    outer_step(change, sparse.layout());
+    sparse.publish(change, w, full);
+  }
   after_sparse_round(sync, w);
 }
 
@@ -36,7 +46,7 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
   RoundSync sync(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks());
   std::optional<SparseExchange> sparse;
   if (sparse_exchange(s, run.weights().size(), ctx.learners_on_one_host))
-    sparse.emplace(sync, layout_of(run.shapes()), s);
+    sparse.emplace(sync, layout_of(run.shapes()), s, sparse_publisher());
   bool first = true;
   while (!run.should_stop()) {
     const long round = run.next_round();
@@ -93,14 +103,14 @@ void Lockstep::learner_rounds(LearnerRun& run) {
   RoundSync sync(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks());
   std::optional<SparseExchange> sparse;
   if (sparse_exchange(s, run.weights().size(), ctx.learners_on_one_host))
-    sparse.emplace(sync, layout_of(run.shapes()), s);
+    sparse.emplace(sync, layout_of(run.shapes()), s, sparse_publisher());
   bool first = true;
   for (;;) {
     const comm::Control c = sync.control();
     if (c.command == comm::Control::Command::Stop) {
       if (sparse && sparse->lossy() && !first) {  // the final flush (dispatcher_rounds): every learner counts 1/L
         sparse->learner_round(run.weights(), 1.0 / ctx.map.learners(), true);
-        after_sparse_round(sync, run.weights());
+        after_sparse_round(sync, sparse->global());
       }
       run.send_state();
       return;
@@ -119,7 +129,7 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     const double share = mine.windows / total.windows;
     if (sparse) {
       sparse->learner_round(run.weights(), share, full_round(s, c.round));
-      after_sparse_round(sync, run.weights());
+      after_sparse_round(sync, sparse->global());
     } else {
       close_round(sync, run.weights(), static_cast<float>(share));
     }

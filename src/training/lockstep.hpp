@@ -27,16 +27,19 @@ class Lockstep : public Strategy {
   // receive the contributions and leave the new global weights in `w` (its `share` is 0).
   virtual void close_round(RoundSync& sync, std::vector<float>& w, float share) = 0;
   // With the sparse exchange (training::SparseExchange), which takes the place of close_round after the first
-  // round's open_round. Dispatcher: turns the learners' average change into the change of the global weights;
-  // it stays as it is unless the strategy has an outer step.
+  // round's open_round. Dispatcher: turns the learners' average change into the change of the global weights.
+  // Only a strategy with an outer step overrides it (and has_outer_step); without one, the learners that own
+  // the rows turn their sum into the global change themselves.
   virtual void outer_step(SparseDelta& average, const Layout& layout);
-  // With the sparse exchange, every member, after the round's exchange.
+  virtual bool has_outer_step() const;
+  // With the sparse exchange, every member, after the round's exchange, with the global weights.
   virtual void after_sparse_round(RoundSync& sync, const std::vector<float>& w);
 
  private:
   // Dispatcher: the sparse exchange of a round (`full`: every change and residual, in float32), leaving the new
   // global weights in `w`.
   void dispatcher_sparse_round(RoundSync& sync, SparseExchange& sparse, std::vector<float>& w, bool full);
+  SparseExchange::Publisher sparse_publisher() const;
 };
 
 }  // namespace fedavg::training

@@ -209,45 +209,95 @@ SparseDelta SparseDelta::decode(const std::vector<std::uint8_t>& bytes, const La
   return d;
 }
 
+namespace {
+
+// The header of an encoded delta: per-row weights or not, and each table's row count, checked against `layout`.
+std::vector<std::uint32_t> read_header(Reader& in, const Layout& layout, bool& weighted) {
+  std::uint32_t flags = 0;
+  in.get(&flags, 4);
+  weighted = (flags & kWeights) != 0;
+  std::vector<std::uint32_t> counts(layout.size());
+  for (std::size_t t = 0; t < layout.size(); ++t) {
+    in.get(&counts[t], 4);
+    if (counts[t] > layout[t].rows)
+      throw comm::Error("sparse weights: " + std::to_string(counts[t]) + " rows for table " + std::to_string(t) +
+                        " of " + std::to_string(layout[t].rows));
+  }
+  return counts;
+}
+
+// A table's row indices, in place, checked: sorted, distinct and inside the table.
+const std::uint32_t* read_rows(Reader& in, std::uint32_t n, const Layout& layout, std::size_t t,
+                               std::vector<std::uint32_t>& aligned) {
+  aligned.resize(n);
+  in.get(aligned.data(), std::size_t{n} * 4);
+  for (std::size_t k = 0; k < n; ++k)
+    if (aligned[k] >= layout[t].rows || (k > 0 && aligned[k] <= aligned[k - 1]))
+      throw comm::Error("sparse weights: row " + std::to_string(aligned[k]) + " of table " + std::to_string(t) +
+                        " is out of order or outside its " + std::to_string(layout[t].rows) + " rows");
+  return aligned.data();
+}
+
+// n values of `type` from `in` into `out`.
+void read_values(Reader& in, ValueType type, float* out, std::size_t n) {
+  if (type == ValueType::Float32) {
+    in.get(out, n * 4);
+    return;
+  }
+  const auto* half = reinterpret_cast<const std::uint16_t*>(in.take(n * 2));  // at an even offset
+  if (type == ValueType::Float16) {
+    comm::from_float16(half, out, n);
+  } else {
+    for (std::size_t k = 0; k < n; ++k) out[k] = comm::from_bfloat16(half[k]);
+  }
+}
+
+}  // namespace
+
 void SparseDelta::decode_from(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type,
                               std::size_t skip) {
   Reader in(bytes, skip);
-  std::uint32_t flags = 0;
-  in.get(&flags, 4);
+  bool weighted = false;
+  const auto counts = read_header(in, layout, weighted);
   parts.resize(layout.size());
   for (std::size_t t = 0; t < layout.size(); ++t) {
-    std::uint32_t n = 0;
-    in.get(&n, 4);
-    if (n > layout[t].rows)
-      throw comm::Error("sparse weights: " + std::to_string(n) + " rows for table " + std::to_string(t) + " of " +
-                        std::to_string(layout[t].rows));
-    parts[t].rows.resize(n);
-  }
-  for (std::size_t t = 0; t < layout.size(); ++t) {
     Part& p = parts[t];
-    const std::size_t cols = layout[t].cols;
-    in.get(p.rows.data(), p.rows.size() * 4);
-    for (std::size_t k = 0; k < p.rows.size(); ++k)
-      if (p.rows[k] >= layout[t].rows || (k > 0 && p.rows[k] <= p.rows[k - 1]))
-        throw comm::Error("sparse weights: row " + std::to_string(p.rows[k]) + " of table " + std::to_string(t) +
-                          " is out of order or outside its " + std::to_string(layout[t].rows) + " rows");
-    const std::size_t n = p.rows.size() * cols;
-    p.values.resize(n);
-    if (type == ValueType::Float32) {
-      in.get(p.values.data(), n * 4);
-    } else {
-      const auto* half = reinterpret_cast<const std::uint16_t*>(in.take(n * 2));  // at an even offset
-      if (type == ValueType::Float16) {
-        comm::from_float16(half, p.values.data(), n);
-      } else {
-        for (std::size_t k = 0; k < n; ++k) p.values[k] = comm::from_bfloat16(half[k]);
-      }
-    }
+    read_rows(in, counts[t], layout, t, p.rows);
+    p.values.resize(p.rows.size() * layout[t].cols);
+    read_values(in, type, p.values.data(), p.values.size());
     p.weights.clear();
-    if (flags & kWeights) {
+    if (weighted) {
       p.weights.resize(p.rows.size());
       in.get(p.weights.data(), p.weights.size() * 4);
     }
+  }
+  if (!in.done())
+    throw comm::Error("sparse weights: " + std::to_string(bytes.size() - skip) + " bytes, more than the rows");
+}
+
+void SparseDelta::add_encoded(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type,
+                              std::size_t skip, float* w, float* also) {
+  Reader in(bytes, skip);
+  bool weighted = false;
+  const auto counts = read_header(in, layout, weighted);
+  std::vector<std::uint32_t> rows;
+  std::vector<float> row;
+  for (std::size_t t = 0; t < layout.size(); ++t) {
+    const std::size_t cols = layout[t].cols;
+    const std::uint32_t* r = read_rows(in, counts[t], layout, t, rows);
+    row.resize(cols);
+    for (std::size_t k = 0; k < counts[t]; ++k) {
+      read_values(in, type, row.data(), cols);
+      const std::size_t at = layout[t].offset + static_cast<std::size_t>(r[k]) * cols;
+      float* x = w + at;
+#pragma omp simd
+      for (std::size_t c = 0; c < cols; ++c) x[c] += row[c];
+      if (!also) continue;
+      float* y = also + at;
+#pragma omp simd
+      for (std::size_t c = 0; c < cols; ++c) y[c] += row[c];
+    }
+    if (weighted) in.take(std::size_t{counts[t]} * 4);
   }
   if (!in.done())
     throw comm::Error("sparse weights: " + std::to_string(bytes.size() - skip) + " bytes, more than the rows");

@@ -59,6 +59,10 @@ struct SparseDelta {
   // The same into this delta, in place of what it held.
   void decode_from(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type,
                    std::size_t skip = 0);
+  // Adds the delta encoded in bytes [skip, end) to `w`, and to `also` unless null, without decoding it into a
+  // delta first (one pass over its values). Throws as decode does; its weights, if any, are not used.
+  static void add_encoded(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type,
+                          std::size_t skip, float* w, float* also = nullptr);
 };
 
 }  // namespace fedavg::training

@@ -6,8 +6,6 @@
 
 #include "comm/communicator.hpp"
 #include "comm/error.hpp"
-#include "comm/float16.hpp"
-#include "training/learner_tree.hpp"
 
 namespace fedavg::training {
 namespace {
@@ -23,10 +21,9 @@ ValueType value_type(core::ExchangeType t) {
   return ValueType::Float32;
 }
 
-// Each message up the tree starts with the bytes its subtree sent so far (a double), so the Dispatcher can count
-// the payload of the whole reduction.
+// Each message a learner sends the Dispatcher starts with the payload bytes that learner sent in the round (a
+// double), so the Dispatcher can count the payload of the whole exchange.
 constexpr std::size_t kCount = sizeof(double);
-
 
 void put_count(std::vector<std::uint8_t>& msg, double bytes) { std::memcpy(msg.data(), &bytes, kCount); }
 
@@ -48,181 +45,225 @@ bool sparse_exchange(const core::Settings& s, std::size_t params, bool learners_
   return params >= kSparseFrom && !learners_on_one_host;
 }
 
-SparseExchange::SparseExchange(RoundSync& sync, Layout layout, const core::Settings& s)
+SparseExchange::SparseExchange(RoundSync& sync, Layout layout, const core::Settings& s, Publisher publisher)
     : sync_(sync),
       layout_(std::move(layout)),
       type_(value_type(s.sparse_values)),
       fraction_(s.sparse_rows),
       touched_(s.sparse_weighting == core::SparseWeighting::Touched),
-      own_(layout_.size()),
+      publisher_(publisher),
+      block_(publisher == Publisher::Owners && !sync.on_dispatcher()
+                 ? RowOwners(layout_, learners(), sync.comm().rank() - 1)
+                 : RowOwners(layout_, 1, 0)),
       other_(layout_.size()) {}
 
-void SparseExchange::start_from(const std::vector<float>& w) {
-  start_ = w;
-  if (lossy() && residual_.empty()) residual_.assign(w.size(), 0.0f);
-}
+void SparseExchange::start_from(const std::vector<float>& w) { start_ = w; }
 
 void SparseExchange::own_delta(std::vector<float>& w, double share, bool full) {
-  own_.parts.resize(layout_.size());
-  own_.clear();
+  const auto owners = static_cast<std::uint32_t>(learners());
+  parts_.resize(owners);
+  for (SparseDelta& p : parts_) {
+    p.parts.resize(layout_.size());
+    p.clear();
+  }
   const auto scale = static_cast<float>(share);
-  // With error feedback the residual becomes each row's whole unsent change (this round's plus what waited) in
-  // the same pass that puts the row back to the round's start; the rows sent then leave in it only what their
-  // rounding lost. Without (exact settings), every changed row is sent as it is.
-  const bool ef = !residual_.empty();
-  const bool choose = !full && fraction_ < 1.0;
+  if (scale == 0.0f) return;  // it trained nothing this round: whatever it holds back waits
   const ValueType sent_as = type(full);
+  // A row goes to its owner's part as its change times the share, rounded as the owner will decode it; what the
+  // rounding lost stays in `w` above the start (none in float32: the row is put back to the start).
+  const auto emit = [&](std::size_t t, std::uint32_t r) {
+    const std::size_t cols = layout_[t].cols;
+    const std::size_t at = layout_[t].offset + static_cast<std::size_t>(r) * cols;
+    float* a = w.data() + at;
+    const float* s = start_.data() + at;
+    SparseDelta::Part& part = parts_[r % owners].parts[t];
+    part.rows.push_back(r);
+    if (touched_) part.weights.push_back(scale);
+    part.values.resize(part.values.size() + cols);
+    float* v = part.values.data() + part.values.size() - cols;
+    for (std::size_t c = 0; c < cols; ++c) v[c] = (a[c] - s[c]) * scale;
+    round_values(v, cols, sent_as);
+    if (sent_as == ValueType::Float32) {
+      std::memcpy(a, s, cols * sizeof(float));
+    } else {
+      for (std::size_t c = 0; c < cols; ++c) a[c] = s[c] + ((a[c] - s[c]) - v[c] / scale);
+    }
+  };
+  const bool choose = !full && fraction_ < 1.0;
   for (std::size_t t = 0; t < layout_.size(); ++t) {
     const Table& tab = layout_[t];
     const std::size_t cols = tab.cols;
-    SparseDelta::Part& part = own_.parts[t];
+    if (!choose) {  // every changed row, in one pass
+      for (std::size_t r = 0; r < tab.rows; ++r) {
+        const std::size_t at = tab.offset + r * cols;
+        if (std::memcmp(w.data() + at, start_.data() + at, cols * sizeof(float)) != 0)
+          emit(t, static_cast<std::uint32_t>(r));
+      }
+      continue;
+    }
+    // The largest changes (with what waited from earlier rounds), by L2 norm: a first pass only reads.
     candidates_.clear();
     for (std::size_t r = 0; r < tab.rows; ++r) {
-      const std::size_t at = tab.offset + r * cols;
-      float* a = w.data() + at;
-      const float* s = start_.data() + at;
-      if (ef) {
-        float* u = residual_.data() + at;
-        int changed = 0;
-        float norm = 0.0f;
+      const float* a = w.data() + tab.offset + r * cols;
+      const float* s = start_.data() + tab.offset + r * cols;
+      int changed = 0;
+      float norm = 0.0f;
 #pragma omp simd reduction(| : changed) reduction(+ : norm)
-        for (std::size_t c = 0; c < cols; ++c) {
-          const float x = a[c] - s[c];
-          changed |= x != 0.0f;
-          u[c] += x;
-          norm += u[c] * u[c];
-        }
-        if (changed) std::memcpy(a, s, cols * sizeof(float));
-        if (changed || norm != 0.0f) candidates_.emplace_back(norm, static_cast<std::uint32_t>(r));
-        continue;
+      for (std::size_t c = 0; c < cols; ++c) {
+        const float x = a[c] - s[c];
+        changed |= x != 0.0f;
+        norm += x * x;
       }
-      if (std::memcmp(a, s, cols * sizeof(float)) == 0) continue;
-      part.rows.push_back(static_cast<std::uint32_t>(r));
-      part.values.resize(part.values.size() + cols);
-      float* v = part.values.data() + part.values.size() - cols;
-      for (std::size_t c = 0; c < cols; ++c) v[c] = (a[c] - s[c]) * scale;
-      std::memcpy(a, s, cols * sizeof(float));
+      if (changed) candidates_.emplace_back(norm, static_cast<std::uint32_t>(r));
     }
-    if (ef) {
-      std::size_t keep = candidates_.size();
-      if (choose)
-        keep = std::min(keep, static_cast<std::size_t>(std::ceil(fraction_ * static_cast<double>(tab.rows))));
-      if (keep < candidates_.size())
-        std::nth_element(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(keep),
-                         candidates_.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
-      for (std::size_t k = 0; k < keep; ++k) part.rows.push_back(candidates_[k].second);
-      std::sort(part.rows.begin(), part.rows.end());
-      part.values.resize(part.rows.size() * cols);
-      for (std::size_t k = 0; k < part.rows.size(); ++k) {
-        float* u = residual_.data() + tab.offset + part.rows[k] * cols;
-        float* v = part.values.data() + k * cols;
-        for (std::size_t c = 0; c < cols; ++c) v[c] = u[c] * scale;
-        round_values(v, cols, sent_as);  // what the parent decodes; the rest stays in the residual
-        if (scale == 0.0f) continue;     // nothing of it was sent: it all waits
-        if (sent_as == ValueType::Float32) {
-          std::fill(u, u + cols, 0.0f);
-        } else {
-          for (std::size_t c = 0; c < cols; ++c) u[c] -= v[c] / scale;
-        }
-      }
+    const auto keep = std::min(candidates_.size(),
+                               static_cast<std::size_t>(std::ceil(fraction_ * static_cast<double>(tab.rows))));
+    if (keep < candidates_.size()) {
+      std::nth_element(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(keep),
+                       candidates_.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+      candidates_.resize(keep);
+      std::sort(candidates_.begin(), candidates_.end(),
+                [](const auto& x, const auto& y) { return x.second < y.second; });
     }
-    if (touched_) part.weights.assign(part.rows.size(), scale);
+    for (const auto& c : candidates_) emit(t, c.second);
   }
 }
 
-void SparseExchange::reduce_up(bool full) {
+void SparseExchange::scatter(bool full) {
   const auto& comm = sync_.comm();
   const int me = comm.rank();
   const auto deadline = comm::Deadline::after(sync_.liveness() * comm::kIndirect);
-  double subtree = 0.0;
-  for (const int child : tree_children(me, comm.size())) {
-    comm.receive(comm.await_message(child, comm::Tag::RowDelta, deadline, sync_.who(child), sync_.waits().collective()),
-                 msg_);
-    subtree += count_of(msg_);
-    other_.decode_from(msg_, layout_, type(full), kCount);
-    own_.add(other_, layout_);
+  out_.resize(parts_.size());
+  for (int j = 1; j <= learners(); ++j) {
+    if (j == me) continue;
+    auto& out = out_[static_cast<std::size_t>(j - 1)];
+    parts_[static_cast<std::size_t>(j - 1)].encode(out, layout_, type(full));
+    sent_ += static_cast<double>(out.size());
+    sends_.push_back(comm.isend(out.data(), out.size(), j, comm::Tag::RowDelta));
   }
-  own_.encode(msg_, layout_, type(full), kCount);
-  subtree += static_cast<double>(msg_.size() - kCount);
-  put_count(msg_, subtree);
-  comm.isend(msg_.data(), msg_.size(), tree_parent(me), comm::Tag::RowDelta)
-      .wait_until(deadline, sync_.waits().collective());
+  SparseDelta& mine = parts_[static_cast<std::size_t>(me - 1)];
+  for (int j = 1; j <= learners(); ++j) {
+    if (j == me) continue;
+    comm.receive(comm.await_message(j, comm::Tag::RowDelta, deadline, sync_.who(j), sync_.waits().collective()),
+                 msg_);
+    other_.decode_from(msg_, layout_, type(full));
+    mine.add(other_, layout_);
+  }
+  if (touched_) mine.normalise(layout_);
+}
+
+void SparseExchange::publish_own(std::vector<float>& w, bool full) {
+  const auto& comm = sync_.comm();
+  const int me = comm.rank();
+  const auto deadline = comm::Deadline::after(sync_.liveness() * comm::kIndirect);
+  SparseDelta& mine = parts_[static_cast<std::size_t>(me - 1)];
+  round_with_residual(mine, type(full), full);
+  // One message for every other member, sent before this learner adds it itself; it counts what this learner
+  // sent in the round, for the Dispatcher.
+  auto& out = out_[static_cast<std::size_t>(me - 1)];
+  mine.encode(out, layout_, type(full), kCount);
+  sent_ += static_cast<double>(out.size() - kCount) * learners();
+  put_count(out, sent_);
+  for (int j = 0; j <= learners(); ++j)
+    if (j != me) sends_.push_back(comm.isend(out.data(), out.size(), j, comm::Tag::RowGlobal));
+  SparseDelta::add_encoded(out, layout_, type(full), kCount, w.data(), start_.data());
+  for (int j = 1; j <= learners(); ++j) {
+    if (j == me) continue;
+    comm.receive(comm.await_message(j, comm::Tag::RowGlobal, deadline, sync_.who(j), sync_.waits().collective()),
+                 msg_);
+    SparseDelta::add_encoded(msg_, layout_, type(full), kCount, w.data(), start_.data());
+  }
 }
 
 void SparseExchange::learner_round(std::vector<float>& w, double share, bool full) {
-  own_delta(w, share, full);  // leaves `w` at the round's start
-  reduce_up(full);
-  sync_.down_tree(msg_, comm::Tag::RowGlobal, true);
-  other_.decode_from(msg_, layout_, type(full));
-  // The round's start plus the global delta: the new global weights, and the next round's start.
-  for (std::size_t t = 0; t < layout_.size(); ++t) {
-    const SparseDelta::Part& part = other_.parts[t];
-    const std::size_t cols = layout_[t].cols;
-    for (std::size_t k = 0; k < part.rows.size(); ++k) {
-      const std::size_t at = layout_[t].offset + static_cast<std::size_t>(part.rows[k]) * cols;
-      float* a = w.data() + at;
-      float* s = start_.data() + at;
-      const float* v = part.values.data() + k * cols;
-      for (std::size_t c = 0; c < cols; ++c) s[c] = a[c] += v[c];
-    }
+  own_delta(w, share, full);
+  scatter(full);
+  if (publisher_ == Publisher::Owners) {
+    publish_own(w, full);
+  } else {
+    // The sum of its rows to the Dispatcher, which steps and sends the global change down the learner tree.
+    auto& out = out_[static_cast<std::size_t>(sync_.comm().rank() - 1)];
+    parts_[static_cast<std::size_t>(sync_.comm().rank() - 1)].encode(out, layout_, type(full), kCount);
+    sent_ += static_cast<double>(out.size() - kCount);
+    put_count(out, sent_);
+    sends_.push_back(sync_.comm().isend(out.data(), out.size(), 0, comm::Tag::RowDelta));
+    sync_.down_tree(msg_, comm::Tag::RowGlobal, true);
+    SparseDelta::add_encoded(msg_, layout_, type(full), 0, w.data(), start_.data());
   }
+  const auto deadline = comm::Deadline::after(sync_.liveness() * comm::kIndirect);
+  for (auto& r : sends_) r.wait_until(deadline, sync_.waits().collective());
+  sends_.clear();
+  sent_ = 0.0;
   sync_.complete_reports();
+}
+
+void SparseExchange::receive_global(std::vector<float>& w, bool full) {
+  const auto& comm = sync_.comm();
+  const auto deadline = comm::Deadline::after(sync_.liveness());
+  for (int j = 1; j <= learners(); ++j) {
+    comm.receive(comm.await_message(j, comm::Tag::RowGlobal, deadline, sync_.who(j), sync_.waits().collective()),
+                 msg_);
+    inbound_ += static_cast<double>(msg_.size());
+    bytes_ += count_of(msg_);
+    SparseDelta::add_encoded(msg_, layout_, type(full), kCount, w.data());
+  }
 }
 
 SparseDelta& SparseExchange::collect(bool full) {
   const auto& comm = sync_.comm();
-  comm.receive(comm.await_message(1, comm::Tag::RowDelta, comm::Deadline::after(sync_.liveness()), sync_.who(1),
-                                  sync_.waits().collective()),
-               msg_);
-  inbound_ += static_cast<double>(msg_.size());
-  bytes_ += count_of(msg_);
-  own_.decode_from(msg_, layout_, type(full), kCount);
-  if (touched_) own_.normalise(layout_);
-  return own_;
+  const auto deadline = comm::Deadline::after(sync_.liveness());
+  parts_.resize(1);
+  SparseDelta& sum = parts_[0];
+  sum.parts.resize(layout_.size());
+  sum.clear();
+  for (int j = 1; j <= learners(); ++j) {
+    comm.receive(comm.await_message(j, comm::Tag::RowDelta, deadline, sync_.who(j), sync_.waits().collective()),
+                 msg_);
+    inbound_ += static_cast<double>(msg_.size());
+    bytes_ += count_of(msg_);
+    other_.decode_from(msg_, layout_, type(full), kCount);
+    sum.add(other_, layout_);  // the owners' rows are disjoint
+  }
+  return sum;
 }
 
 void SparseExchange::publish(SparseDelta& delta, std::vector<float>& w, bool full) {
   const ValueType t = type(full);
-  if (type_ == ValueType::Float32) {
-    delta.apply_to(w.data(), layout_);
-  } else {
-    // 16-bit values down too: the Dispatcher adds exactly what it sends, and keeps the rounding for later rows.
-    if (residual_.empty()) residual_.assign(w.size(), 0.0f);
-    if (full) delta.add(pending_residual(), layout_);
-    for (std::size_t p = 0; p < layout_.size(); ++p) {
-      auto& part = delta.parts[p];
-      const std::size_t cols = layout_[p].cols;
-      for (std::size_t k = 0; k < part.rows.size(); ++k) {
-        const std::size_t at = layout_[p].offset + static_cast<std::size_t>(part.rows[k]) * cols;
-        float* r = residual_.data() + at;
-        float* x = w.data() + at;
-        float* v = part.values.data() + k * cols;
-        for (std::size_t c = 0; c < cols; ++c) v[c] = r[c] += v[c];  // what the row should move by
-        round_values(v, cols, t);
-        for (std::size_t c = 0; c < cols; ++c) {
-          r[c] -= v[c];
-          x[c] += v[c];
-        }
-      }
-    }
-  }
+  round_with_residual(delta, t, full);
+  delta.apply_to(w.data(), layout_);
   delta.encode(msg_, layout_, t);
   sync_.down_tree(msg_, comm::Tag::RowGlobal, true);
-  bytes_ += static_cast<double>(msg_.size()) * (sync_.comm().size() - 1);
+  bytes_ += static_cast<double>(msg_.size()) * learners();
 }
 
-SparseDelta SparseExchange::pending_residual() const {
-  SparseDelta d(layout_.size());
+void SparseExchange::round_with_residual(SparseDelta& delta, ValueType t, bool full) {
+  if (type_ == ValueType::Float32) return;  // float32 values both ways: nothing is lost
+  if (residual_.empty()) residual_.assign(block_.block_size(), 0.0f);
+  if (full) {  // every row the residual holds joins, with zero values (the residual is added below)
+    SparseDelta pending(layout_.size());
+    for (std::size_t p = 0; p < layout_.size(); ++p) {
+      const Table& tab = layout_[p];
+      for (auto r = static_cast<std::uint32_t>(block_.first_row()); r < tab.rows;
+           r += static_cast<std::uint32_t>(block_.owners())) {
+        const float* x = residual_.data() + block_.in_block(p, r);
+        if (std::all_of(x, x + tab.cols, [](float v) { return v == 0.0f; })) continue;
+        pending.parts[p].rows.push_back(r);
+        pending.parts[p].values.insert(pending.parts[p].values.end(), tab.cols, 0.0f);
+      }
+    }
+    delta.add(pending, layout_);
+  }
   for (std::size_t p = 0; p < layout_.size(); ++p) {
-    const Table& tab = layout_[p];
-    for (std::size_t r = 0; r < tab.rows; ++r) {
-      const float* x = residual_.data() + tab.offset + r * tab.cols;
-      if (std::all_of(x, x + tab.cols, [](float v) { return v == 0.0f; })) continue;
-      d.parts[p].rows.push_back(static_cast<std::uint32_t>(r));
-      d.parts[p].values.insert(d.parts[p].values.end(), tab.cols, 0.0f);  // the residual is added by the caller
+    auto& part = delta.parts[p];
+    const std::size_t cols = layout_[p].cols;
+    for (std::size_t k = 0; k < part.rows.size(); ++k) {
+      float* r = residual_.data() + block_.in_block(p, part.rows[k]);
+      float* v = part.values.data() + k * cols;
+      for (std::size_t c = 0; c < cols; ++c) v[c] = r[c] += v[c];  // what the row should move by
+      round_values(v, cols, t);
+      for (std::size_t c = 0; c < cols; ++c) r[c] -= v[c];
     }
   }
-  return d;
 }
 
 }  // namespace fedavg::training

@@ -1,11 +1,13 @@
 // The sparse weight exchange of a lock-step round (exchange "sparse", docs/strategies.md#sparse-exchange): each
-// learner sends only the rows it changed since the round's global weights (scaled by its share of the round's
-// windows, which for the "touched" weighting is also each row's weight), summed along the learner tree so the
-// Dispatcher receives one delta however many learners there are; the Dispatcher adds the average to the global
-// weights and sends what it added back down the tree, and every learner adds that to the global weights it
-// started from, so all hold the same bits again. Lossy settings (a fraction of the rows, 16-bit values) keep what
-// was not sent in a residual (error feedback) that joins the next delta; a full round sends everything, residuals
-// included.
+// learner sends only the rows it changed since the round's global weights, scaled by its share of the round's
+// windows (for the "touched" weighting also each row's weight), each row to the learner that owns it
+// (row_owners.hpp), so the summing is spread over the learners and nothing funnels through one rank. Without an
+// outer step every owner turns the sum of its rows into their global change and sends it to every other member,
+// the Dispatcher included; with one (bmuf, diloco) the owners send their sums to the Dispatcher, which steps and
+// sends the global change down the learner tree. Every member adds the same global change to the same global
+// weights, so all hold the same bits. Lossy settings (a fraction of the rows, 16-bit values) leave what a learner
+// did not send in its own weights, on top of the global ones, where it keeps training and joins a later delta
+// (error feedback); what a publisher's rounding lost waits in its residual. A full round sends everything.
 #pragma once
 
 #include <cstdint>
@@ -13,58 +15,81 @@
 
 #include "core/settings.hpp"
 #include "training/round_sync.hpp"
+#include "training/row_owners.hpp"
 #include "training/sparse_delta.hpp"
 
 namespace fedavg::training {
 
 class SparseExchange {
  public:
-  SparseExchange(RoundSync& sync, Layout layout, const core::Settings& s);
+  // Who turns the summed delta into the global change: each owner for its rows (no outer step), or the
+  // Dispatcher (a strategy with an outer step, which runs there).
+  enum class Publisher { Owners, Dispatcher };
 
+  SparseExchange(RoundSync& sync, Layout layout, const core::Settings& s, Publisher publisher);
+
+  Publisher publisher() const { return publisher_; }
   // Learner, holding the global weights (after a dense broadcast): they are the start of the next round.
   void start_from(const std::vector<float>& w);
-  // Learner: sends what it changed since the start, scaled by `share` (its share of the round's windows; for
-  // the "touched" weighting also each row's weight), takes the global delta and leaves the new global weights
-  // in `w`. `full`: every changed row and every residual, in float32.
+  // Learner: sends what it changed (since the start, with what it kept back before), scaled by `share` (its
+  // share of the round's windows; for the "touched" weighting also each row's weight), takes the global change
+  // and leaves in `w` the new global weights plus what it kept back. `full`: every change, in float32.
   void learner_round(std::vector<float>& w, double share, bool full);
-  // Dispatcher: the learners' summed delta (each row divided by its weight for "touched"); `full` as theirs.
-  // Valid until the next collect.
+  // Learner: the global weights, which every member holds bit for bit (its own weights add what it kept back).
+  const std::vector<float>& global() const { return start_; }
+
+  // Dispatcher, Publisher::Owners: adds the owners' global change to `w`. `full` as the learners'.
+  void receive_global(std::vector<float>& w, bool full);
+  // Dispatcher, Publisher::Dispatcher: the learners' summed delta (each row divided by its weight for
+  // "touched"). Valid until the next collect.
   SparseDelta& collect(bool full);
-  // Dispatcher: adds `delta` to `w` and sends it down the learner tree in the learners' value type (`full`:
-  // float32), rounded before it adds it, so every replica adds exactly the same; the rounding waits in the
-  // Dispatcher's residual for the row's next change (or the next full round). Leaves in `delta` what it sent.
+  // Dispatcher, Publisher::Dispatcher: adds `delta` to `w` and sends it down the learner tree in the learners'
+  // value type (`full`: float32), rounded before it adds it, so every replica adds exactly the same; the
+  // rounding waits in the Dispatcher's residual for the row's next change (or the next full round). Leaves in
+  // `delta` what it sent.
   void publish(SparseDelta& delta, std::vector<float>& w, bool full);
 
   const Layout& layout() const { return layout_; }
-  // Lossy settings (a fraction of the rows, 16-bit values): residuals hold changes not sent yet.
+  // Lossy settings (a fraction of the rows, 16-bit values): changes wait to be sent.
   bool lossy() const { return type_ != ValueType::Float32 || fraction_ < 1.0; }
-  // Payload bytes moved so far: every member's send up the tree, and the global delta once per learner.
+  // Payload bytes moved so far: every learner's rows sent to their owners, and the global change once per
+  // learner.
   double bytes() const { return bytes_; }
   // Bytes the Dispatcher received so far.
   double inbound_bytes() const { return inbound_; }
 
  private:
-  // The learner's own delta into own_: changed rows (and rows with a residual) since start_, chosen and scaled;
-  // puts the changed rows of `w` back to start_.
-  void own_delta(std::vector<float>& w, double share, bool full);
-  // Sums the children's deltas into own_ and sends it to the parent.
-  void reduce_up(bool full);
-  // Dispatcher: the rows with a rounding residual, with zero values.
-  SparseDelta pending_residual() const;
   ValueType type(bool full) const { return full ? ValueType::Float32 : type_; }
+  int learners() const { return sync_.comm().size() - 1; }
+  // Learner: its delta, split by owner into parts_: every changed row (or the largest changes), scaled; puts
+  // what it sends out of `w`, leaving what it keeps back.
+  void own_delta(std::vector<float>& w, double share, bool full);
+  // Learner: sends the other owners their parts, and sums theirs of its own rows into its part.
+  void scatter(bool full);
+  // Learner, Publisher::Owners: rounds the sum of its rows, adds it to `w` and the start, and sends it to every
+  // other member; then adds the other owners' sums.
+  void publish_own(std::vector<float>& w, bool full);
+  // A publisher: rounds `delta` to `t` after adding the residual's rows (`full`: every row the residual holds),
+  // keeping the rounding in the residual.
+  void round_with_residual(SparseDelta& delta, ValueType t, bool full);
 
   RoundSync& sync_;
   Layout layout_;
   ValueType type_;
   double fraction_;   // of each table's rows a learner sends per round (1: every changed row)
   bool touched_;      // weight each row by the windows of the learners that sent it
-  std::vector<float> start_;     // learner: the global weights the round started from
-  std::vector<float> residual_;  // what was not sent yet: a learner's (lossy settings), the Dispatcher's (16-bit)
+  Publisher publisher_;
+  RowOwners block_;   // the rows this member publishes: a learner its own (Owners), the Dispatcher every row
+  std::vector<float> start_;     // learner: the global weights
+  std::vector<float> residual_;  // a publisher's rounding, by block_ (16-bit values)
   // Kept from round to round for their capacity: a round allocates nothing once it has seen its largest.
-  SparseDelta own_;    // learner: its subtree's delta; Dispatcher: the collected one
-  SparseDelta other_;  // learner: a child's delta, then the global one
+  std::vector<SparseDelta> parts_;  // learner: its delta by owner; its own part becomes the sum of its rows
+  std::vector<std::vector<std::uint8_t>> out_;  // learner: the messages in flight, by learner rank - 1
+  SparseDelta other_;  // a delta as received
   std::vector<std::uint8_t> msg_;
-  std::vector<std::pair<float, std::uint32_t>> candidates_;  // learner: rows with a change to send, and its size
+  std::vector<std::pair<float, std::uint32_t>> candidates_;  // learner: rows with a change, and its size
+  std::vector<comm::Request> sends_;
+  double sent_ = 0.0;  // learner: payload bytes it sent this round
   double bytes_ = 0.0;
   double inbound_ = 0.0;
 };

@@ -1,8 +1,8 @@
-// The sparse exchange between a Dispatcher (rank 0) and L learners (every other rank), whose deltas meet along
-// the learner tree and whose global delta comes back down it: exact averages for the rows learners changed,
-// untouched rows left as they are, the "touched" weighting, error feedback for lossy settings, and one inbound
-// message at the Dispatcher. Runs under mpiexec -n 4 and -n 6 (L = 3, 5), time-limited by meson (timeout 60 s,
-// MPIEXEC_TIMEOUT=50).
+// The sparse exchange between a Dispatcher (rank 0) and L learners (every other rank), whose rows meet at the
+// learners that own them, with the owners or the Dispatcher publishing the global change: exact averages for the
+// rows learners changed, untouched rows left as they are, the "touched" weighting, error feedback for lossy
+// settings (nothing lost), and each changed row received once by the Dispatcher. Runs under mpiexec -n 4 and -n 6
+// (L = 3, 5), time-limited by meson (timeout 60 s, MPIEXEC_TIMEOUT=50).
 #include <gtest/gtest.h>
 
 #include <mpi.h>
@@ -54,24 +54,31 @@ std::vector<float> trained(int l, const std::vector<float>& from, int round) {
   return w;
 }
 
+using Publisher = training::SparseExchange::Publisher;
+
 struct Outcome {
-  std::vector<float> w;          // every member's weights after the rounds
-  double inbound = 0.0;          // Dispatcher: bytes received
+  std::vector<float> w;       // every member's weights after the rounds (a learner's hold what it kept back)
+  std::vector<float> global;  // every member's global weights
+  double inbound = 0.0;       // Dispatcher: bytes received
 };
 
-// `rounds` rounds with every learner's share 1/L; `full_last`: the last round is a full one.
-Outcome exchange(const core::Settings& s, int rounds, bool full_last) {
+// `rounds` rounds with every learner's share 1/L; `full_last`: the last round is a full one. The Dispatcher
+// adds no outer step of its own when it publishes.
+Outcome exchange(const core::Settings& s, Publisher publisher, int rounds, bool full_last) {
   auto world = comm::Communicator::world();
   const comm::WaitPolicy waits;
   std::vector<int> ranks;
   for (int l = 1; l <= learners(); ++l) ranks.push_back(l);
   training::RoundSync sync(world, world, waits, 20.0, ranks);
-  training::SparseExchange sparse(sync, kLayout, s);
-  Outcome run{start()};
+  training::SparseExchange sparse(sync, kLayout, s, publisher);
+  Outcome run;
+  run.w = start();
   if (world.rank() != 0) sparse.start_from(run.w);
   for (int r = 0; r < rounds; ++r) {
     const bool full = full_last && r == rounds - 1;
-    if (world.rank() == 0) {
+    if (world.rank() == 0 && publisher == Publisher::Owners) {
+      sparse.receive_global(run.w, full);
+    } else if (world.rank() == 0) {
       training::SparseDelta& d = sparse.collect(full);
       sparse.publish(d, run.w, full);
     } else {
@@ -79,6 +86,7 @@ Outcome exchange(const core::Settings& s, int rounds, bool full_last) {
       sparse.learner_round(run.w, 1.0 / learners(), full);
     }
   }
+  run.global = world.rank() == 0 ? run.w : sparse.global();
   run.inbound = sparse.inbound_bytes();
   world.ibarrier().wait_until(comm::Deadline::after(20));
   return run;
@@ -104,32 +112,34 @@ std::vector<float> dense_average(const std::vector<float>& from, int round) {
   return avg;
 }
 
-}  // namespace
-
 // Table 0's elements from its first untouched row on.
 std::size_t untouched_from() { return static_cast<std::size_t>(learners() + 1) * 4; }
 
-TEST(SparseExchange, ExactSettingsGiveTheDenseAverageAndLeaveUntouchedRowsAlone) {
+class SparseExchange : public ::testing::TestWithParam<Publisher> {};
+
+}  // namespace
+
+TEST_P(SparseExchange, ExactSettingsGiveTheDenseAverageAndLeaveUntouchedRowsAlone) {
   ASSERT_LE(learners(), 5);
-  const Outcome run = exchange(exact(), 2, false);
+  const Outcome run = exchange(exact(), GetParam(), 2, false);
   expect_same_everywhere(run.w);
   const auto expected = dense_average(dense_average(start(), 0), 1);
   for (std::size_t i = 0; i < kSize; ++i) EXPECT_NEAR(run.w[i], expected[i], 1e-5) << "element " << i;
   const auto s0 = start();
   for (std::size_t i = untouched_from(); i < 24; ++i) EXPECT_EQ(run.w[i], s0[i]) << "untouched element " << i;
   for (std::size_t i = 26; i < 30; ++i) EXPECT_EQ(run.w[i], s0[i]) << "untouched element " << i;
-  // One message per round reached the Dispatcher, however many learners: 2 rounds of a delta of L+1 rows of
-  // table 0 and one of table 1, plus the tree's byte count.
+  // The Dispatcher received each changed row once a round, however many learners changed it: L+1 rows of
+  // table 0 and one of table 1, in one message per owner (a byte count, flags and a row count per table).
   if (comm::Communicator::world().rank() == 0) {
-    const double one = 8 + 4 + 2 * 4 + (learners() + 1) * (4 + 16) + 1 * (4 + 8);
+    const double one = learners() * (8 + 4 + 2 * 4) + (learners() + 1) * (4 + 16) + 1 * (4 + 8);
     EXPECT_EQ(run.inbound, 2 * one);
   }
 }
 
-TEST(SparseExchange, TouchedWeightingAveragesARowOverTheLearnersThatChangedIt) {
+TEST_P(SparseExchange, TouchedWeightingAveragesARowOverTheLearnersThatChangedIt) {
   core::Settings s = exact();
   s.sparse_weighting = core::SparseWeighting::Touched;
-  const Outcome run = exchange(s, 1, false);
+  const Outcome run = exchange(s, GetParam(), 1, false);
   expect_same_everywhere(run.w);
   const auto s0 = start();
   const auto one = trained(1, s0, 0), two = trained(2, s0, 0);
@@ -140,21 +150,46 @@ TEST(SparseExchange, TouchedWeightingAveragesARowOverTheLearnersThatChangedIt) {
   for (std::size_t i = untouched_from(); i < 24; ++i) EXPECT_EQ(run.w[i], s0[i]);
 }
 
-TEST(SparseExchange, LossyRoundsKeepWhatTheyDidNotSendAndAFullRoundCatchesUp) {
+TEST_P(SparseExchange, ALearnerKeepsWhatItDidNotSendAndNothingIsLost) {
+  core::Settings s = exact();
+  s.sparse_rows = 0.1;  // one row of each table per learner: each changed two of table 0
+  const Outcome run = exchange(s, GetParam(), 1, false);
+  expect_same_everywhere(run.global);
+  // What the global weights took plus what each learner kept back, at its share, is the dense average.
+  std::vector<float> kept(kSize, 0.0f);
+  if (comm::Communicator::world().rank() != 0)
+    for (std::size_t i = 0; i < kSize; ++i) kept[i] = (run.w[i] - run.global[i]) / static_cast<float>(learners());
+  std::vector<float> sum(kSize);
+  comm::Communicator::world().iallreduce_sum(kept.data(), sum.data(), kSize).wait_until(comm::Deadline::after(20));
+  const auto expected = dense_average(start(), 0);
+  for (std::size_t i = 0; i < kSize; ++i) EXPECT_NEAR(run.global[i] + sum[i], expected[i], 1e-5) << "element " << i;
+  // Something was kept back: a learner changed two rows of table 0 and sent one.
+  if (comm::Communicator::world().rank() != 0) {
+    int rows_kept = 0;
+    for (std::size_t r = 0; r < 6; ++r)
+      rows_kept += run.w[r * 4] != run.global[r * 4] ? 1 : 0;
+    EXPECT_EQ(rows_kept, 1);
+  }
+}
+
+TEST_P(SparseExchange, LossyRoundsKeepWhatTheyDidNotSendAndAFullRoundCatchesUp) {
   core::Settings s = exact();
   s.sparse_rows = 0.1;  // one row of each table per learner and round: each changes two of table 0
   s.sparse_values = core::ExchangeType::Float16;
-  // Every learner trains from the same weights each round (trained() adds fixed amounts), so after a full round
-  // the sum of what was applied equals the dense exchange's, whatever was held back on the way.
-  const Outcome lossy = exchange(s, 3, true);
+  // Every learner adds fixed amounts each round, so after a full round the sum of what was applied equals the
+  // dense exchange's, whatever was held back on the way.
+  const Outcome lossy = exchange(s, GetParam(), 3, true);
   s.sparse_rows = 1.0;
   s.sparse_values = core::ExchangeType::Float32;
-  const Outcome exact = exchange(s, 3, false);
+  const Outcome exact = exchange(s, GetParam(), 3, false);
   expect_same_everywhere(lossy.w);
   for (std::size_t i = 0; i < kSize; ++i) EXPECT_NEAR(lossy.w[i], exact.w[i], 2e-3) << "element " << i;
   if (comm::Communicator::world().rank() == 0) {
     EXPECT_LT(lossy.inbound, exact.inbound);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Publishers, SparseExchange, ::testing::Values(Publisher::Owners, Publisher::Dispatcher),
+                         [](const auto& info) { return info.param == Publisher::Owners ? "owners" : "dispatcher"; });
 
 FEDAVG_MPI_TEST_MAIN

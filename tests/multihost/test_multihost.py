@@ -63,7 +63,8 @@ def test_training_across_two_hosts_reaches_the_target_over_the_network(hosts, to
 
 
 def test_the_sparse_exchange_crosses_the_network_once_per_round(hosts, toy, tmp_path):
-    # Three remote learners: two send their rows to the third on their own host, which sends one merged delta.
+    # Three remote learners on one host: they sum each row at its owner there, and each owner sends the
+    # Dispatcher the global change of its rows, so each changed row crosses the network once.
     h = hosts(2)
     cfg = config(toy, tmp_path, target=2.6, max_rounds=200, exchange="sparse")
     s, before, after = train_across(h, [(0, 4), (1, 3)], cfg, toy, tmp_path / "out")
@@ -71,7 +72,7 @@ def test_the_sparse_exchange_crosses_the_network_once_per_round(hosts, toy, tmp_
     inbound = float(s["inbound_bytes"])
     sent = after[h.names[1]][0] - before[h.names[1]][0]
     assert inbound > 0 and sent >= 0.9 * inbound, (sent, inbound)
-    # The tree merged: the Dispatcher received less than the three learners sent.
+    # Summed before it crossed: the Dispatcher received less than the three learners sent.
     assert inbound < float(s["sync_bytes"]) / 2, s
 
 
