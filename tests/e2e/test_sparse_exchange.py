@@ -60,8 +60,8 @@ def test_lossy_sparse_exchange_sends_fewer_bytes_and_still_trains(run_job):
 @pytest.mark.parametrize("name", ["fedavg", "bsp"])
 def test_final_weights_hold_every_change_a_lossy_exchange_kept_back(name, run_job):
     # One round of the same windows: the top 20 % of the rows in float16 leave most of the round's changes in the
-    # learners' residuals and the rounding in the Dispatcher's; the flush after Stop sends them all, so the final
-    # weights are the dense round's.
+    # learners' own weights and the rounding in the owners' residuals; the flush after Stop sends them all, so the
+    # final weights are the dense round's.
     cfg = {"max_rounds": 1, "fixed_batch_order": True, **LOCKSTEP[name]}
     dense = run_job(6, cfg={**cfg, "exchange": "dense"}, timeout=JOB_TIMEOUT)
     assert dense.rc == 0, dense.stderr
@@ -73,8 +73,8 @@ def test_final_weights_hold_every_change_a_lossy_exchange_kept_back(name, run_jo
 
 
 def test_sparse_diloco_resumes_from_its_checkpoint(run_job):
-    # Every changed row, in bfloat16: the residuals and the Dispatcher's rounding are in play, and the toy's 30-row
-    # tables are not cut to a few rows (a top-k of them makes diloco's momentum swing: docs/strategies.md).
+    # Every changed row, in bfloat16: what learners keep back and the Dispatcher's rounding are in play, and the
+    # toy's 30-row tables are not cut to a few rows (a top-k of them makes diloco's momentum swing: docs/strategies.md).
     cfg = {"max_rounds": 6, "strategy": "diloco", "exchange": "sparse", "sparse_rows": 1, "sparse_values": "bfloat16"}
     job = run_job(6, cfg=cfg, extra=["--inject-fault", "0:4:exception"], timeout=JOB_TIMEOUT)
     assert job.rc != 0
