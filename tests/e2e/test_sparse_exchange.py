@@ -73,8 +73,8 @@ def test_final_weights_hold_every_change_a_lossy_exchange_kept_back(name, run_jo
 
 
 def test_sparse_diloco_resumes_from_its_checkpoint(run_job):
-    # Every changed row, in bfloat16: what learners keep back and the Dispatcher's rounding are in play, and the
-    # toy's 30-row tables are not cut to a few rows (a top-k of them makes diloco's momentum swing: docs/strategies.md).
+    # Every changed row, in bfloat16: what learners keep back (their rounding) and the Dispatcher's rounding are in
+    # play, with every row of the toy's 30-row tables in each round's step.
     cfg = {"max_rounds": 6, "strategy": "diloco", "exchange": "sparse", "sparse_rows": 1, "sparse_values": "bfloat16"}
     job = run_job(6, cfg=cfg, extra=["--inject-fault", "0:4:exception"], timeout=JOB_TIMEOUT)
     assert job.rc != 0
