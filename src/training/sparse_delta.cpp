@@ -226,16 +226,14 @@ std::vector<std::uint32_t> read_header(Reader& in, const Layout& layout, bool& w
   return counts;
 }
 
-// A table's row indices, in place, checked: sorted, distinct and inside the table.
-const std::uint32_t* read_rows(Reader& in, std::uint32_t n, const Layout& layout, std::size_t t,
-                               std::vector<std::uint32_t>& aligned) {
-  aligned.resize(n);
-  in.get(aligned.data(), std::size_t{n} * 4);
+// Table t's n row indices, copied into `out` and checked: sorted, distinct and inside the table.
+void read_rows(Reader& in, std::uint32_t n, const Layout& layout, std::size_t t, std::vector<std::uint32_t>& out) {
+  out.resize(n);
+  in.get(out.data(), std::size_t{n} * 4);
   for (std::size_t k = 0; k < n; ++k)
-    if (aligned[k] >= layout[t].rows || (k > 0 && aligned[k] <= aligned[k - 1]))
-      throw comm::Error("sparse weights: row " + std::to_string(aligned[k]) + " of table " + std::to_string(t) +
+    if (out[k] >= layout[t].rows || (k > 0 && out[k] <= out[k - 1]))
+      throw comm::Error("sparse weights: row " + std::to_string(out[k]) + " of table " + std::to_string(t) +
                         " is out of order or outside its " + std::to_string(layout[t].rows) + " rows");
-  return aligned.data();
 }
 
 // n values of `type` from `in` into `out`.
@@ -284,11 +282,11 @@ void SparseDelta::add_encoded(const std::vector<std::uint8_t>& bytes, const Layo
   std::vector<float> row;
   for (std::size_t t = 0; t < layout.size(); ++t) {
     const std::size_t cols = layout[t].cols;
-    const std::uint32_t* r = read_rows(in, counts[t], layout, t, rows);
+    read_rows(in, counts[t], layout, t, rows);
     row.resize(cols);
     for (std::size_t k = 0; k < counts[t]; ++k) {
       read_values(in, type, row.data(), cols);
-      const std::size_t at = layout[t].offset + static_cast<std::size_t>(r[k]) * cols;
+      const std::size_t at = layout[t].offset + static_cast<std::size_t>(rows[k]) * cols;
       float* x = w + at;
 #pragma omp simd
       for (std::size_t c = 0; c < cols; ++c) x[c] += row[c];
