@@ -144,8 +144,7 @@ void SparseExchange::scatter(bool full) {
   SparseDelta& mine = parts_[static_cast<std::size_t>(me - 1)];
   for (int j = 1; j <= learners(); ++j) {
     if (j == me) continue;
-    comm.receive(comm.await_message(j, comm::Tag::RowDelta, deadline, sync_.who(j), sync_.waits().collective()),
-                 msg_);
+    receive(j, comm::Tag::RowDelta, deadline);
     other_.decode_from(msg_, layout_, type(full));
     mine.add(other_, layout_);
   }
@@ -158,21 +157,35 @@ void SparseExchange::publish_own(std::vector<float>& w, bool full) {
   const auto deadline = comm::Deadline::after(sync_.liveness() * comm::kIndirect);
   SparseDelta& mine = parts_[static_cast<std::size_t>(me - 1)];
   round_with_residual(mine, type(full), full);
-  // One message for every other member, sent before this learner adds it itself; it counts what this learner
-  // sent in the round, for the Dispatcher.
-  auto& out = out_[static_cast<std::size_t>(me - 1)];
-  mine.encode(out, layout_, type(full), kCount);
-  sent_ += static_cast<double>(out.size() - kCount) * learners();
-  put_count(out, sent_);
+  // One message for every other member, sent before this learner adds it itself.
+  const auto& out = counted(mine, full, learners());
   for (int j = 0; j <= learners(); ++j)
     if (j != me) sends_.push_back(comm.isend(out.data(), out.size(), j, comm::Tag::RowGlobal));
   SparseDelta::add_encoded(out, layout_, type(full), kCount, w.data(), start_.data());
   for (int j = 1; j <= learners(); ++j) {
     if (j == me) continue;
-    comm.receive(comm.await_message(j, comm::Tag::RowGlobal, deadline, sync_.who(j), sync_.waits().collective()),
-                 msg_);
+    receive(j, comm::Tag::RowGlobal, deadline);
     SparseDelta::add_encoded(msg_, layout_, type(full), kCount, w.data(), start_.data());
   }
+}
+
+const std::vector<std::uint8_t>& SparseExchange::counted(const SparseDelta& sum, bool full, int copies) {
+  auto& out = out_[static_cast<std::size_t>(sync_.comm().rank() - 1)];
+  sum.encode(out, layout_, type(full), kCount);
+  sent_ += static_cast<double>(out.size() - kCount) * copies;
+  put_count(out, sent_);
+  return out;
+}
+
+void SparseExchange::receive(int from, comm::Tag tag, const comm::Deadline& deadline) {
+  sync_.comm().receive(
+      sync_.comm().await_message(from, tag, deadline, sync_.who(from), sync_.waits().collective()), msg_);
+}
+
+void SparseExchange::receive_counted(int from, comm::Tag tag, const comm::Deadline& deadline) {
+  receive(from, tag, deadline);
+  inbound_ += static_cast<double>(msg_.size());
+  bytes_ += count_of(msg_);
 }
 
 void SparseExchange::learner_round(std::vector<float>& w, double share, bool full) {
@@ -182,10 +195,7 @@ void SparseExchange::learner_round(std::vector<float>& w, double share, bool ful
     publish_own(w, full);
   } else {
     // The sum of its rows to the Dispatcher, which steps and sends the global change down the learner tree.
-    auto& out = out_[static_cast<std::size_t>(sync_.comm().rank() - 1)];
-    parts_[static_cast<std::size_t>(sync_.comm().rank() - 1)].encode(out, layout_, type(full), kCount);
-    sent_ += static_cast<double>(out.size() - kCount);
-    put_count(out, sent_);
+    const auto& out = counted(parts_[static_cast<std::size_t>(sync_.comm().rank() - 1)], full, 1);
     sends_.push_back(sync_.comm().isend(out.data(), out.size(), 0, comm::Tag::RowDelta));
     sync_.down_tree(msg_, comm::Tag::RowGlobal, true);
     SparseDelta::add_encoded(msg_, layout_, type(full), 0, w.data(), start_.data());
@@ -198,29 +208,21 @@ void SparseExchange::learner_round(std::vector<float>& w, double share, bool ful
 }
 
 void SparseExchange::receive_global(std::vector<float>& w, bool full) {
-  const auto& comm = sync_.comm();
   const auto deadline = comm::Deadline::after(sync_.liveness());
   for (int j = 1; j <= learners(); ++j) {
-    comm.receive(comm.await_message(j, comm::Tag::RowGlobal, deadline, sync_.who(j), sync_.waits().collective()),
-                 msg_);
-    inbound_ += static_cast<double>(msg_.size());
-    bytes_ += count_of(msg_);
+    receive_counted(j, comm::Tag::RowGlobal, deadline);
     SparseDelta::add_encoded(msg_, layout_, type(full), kCount, w.data());
   }
 }
 
 SparseDelta& SparseExchange::collect(bool full) {
-  const auto& comm = sync_.comm();
   const auto deadline = comm::Deadline::after(sync_.liveness());
   parts_.resize(1);
   SparseDelta& sum = parts_[0];
   sum.parts.resize(layout_.size());
   sum.clear();
   for (int j = 1; j <= learners(); ++j) {
-    comm.receive(comm.await_message(j, comm::Tag::RowDelta, deadline, sync_.who(j), sync_.waits().collective()),
-                 msg_);
-    inbound_ += static_cast<double>(msg_.size());
-    bytes_ += count_of(msg_);
+    receive_counted(j, comm::Tag::RowDelta, deadline);
     other_.decode_from(msg_, layout_, type(full), kCount);
     sum.add(other_, layout_);  // the owners' rows are disjoint
   }

@@ -69,6 +69,13 @@ class SparseExchange {
   // Learner, Publisher::Owners: rounds the sum of its rows, adds it to `w` and the start, and sends it to every
   // other member; then adds the other owners' sums.
   void publish_own(std::vector<float>& w, bool full);
+  // Learner: `sum` (the sum of its rows) encoded for `copies` receivers, after the byte count of everything this
+  // learner sent in the round (for the Dispatcher, which adds up the counts). Valid until the round's sends end.
+  const std::vector<std::uint8_t>& counted(const SparseDelta& sum, bool full, int copies);
+  // Receives the message `from` sends with `tag` into msg_.
+  void receive(int from, comm::Tag tag, const comm::Deadline& deadline);
+  // Dispatcher: the same for a message that starts with a learner's byte count, which it adds up.
+  void receive_counted(int from, comm::Tag tag, const comm::Deadline& deadline);
   // A publisher: rounds `delta` to `t` after adding the residual's rows (`full`: every row the residual holds),
   // keeping the rounding in the residual.
   void round_with_residual(SparseDelta& delta, ValueType t, bool full);
