@@ -1,6 +1,6 @@
 """The contract between the C++ program and the models of library.py.
 
-src/bridge/ calls the seven public functions below (types, shapes, lifetime
+src/bridge/ calls the public functions below (types, shapes, lifetime
 rules: docs/python_interface.md).  They check what crosses the boundary,
 build the model named by cfg["model"] from library.MODELS over the flat
 weight buffer that C++ owns, and run it: a model written with autograd
@@ -15,6 +15,8 @@ Importing this module does no work.
     embeddings(model) -> float32 [vocab_size, dim]
     get_state(model) -> bytes                   optimizer, RNG, step count
     set_state(model, state: bytes)
+    current_lr(model) -> float                  rate of the next step
+    written_rows(model) -> [rows or None, ...]  rows steps wrote, per param
 """
 
 import math
@@ -114,6 +116,20 @@ def current_lr(model) -> float:
     if optimizer is not None and optimizer.param_groups:
         return float(optimizer.param_groups[0]["lr"])
     return float("nan")
+
+
+def written_rows(model) -> list:
+    """Per parameter, in param_shapes order: the rows (ids along its first
+    dimension, ascending int32) the steps wrote since the last call, or
+    None where the model does not say, so any row may have changed (a Dense
+    parameter, a model without written_rows).  The sparse exchange reads
+    only these rows for changes.  Forgets them."""
+    if not hasattr(model, "written_rows"):
+        return None
+    return [None if rows is None
+            else np.ascontiguousarray(torch.as_tensor(rows).numpy(),
+                                      dtype=np.int32)
+            for rows in model.written_rows()]
 
 
 def embeddings(model) -> np.ndarray:

@@ -166,6 +166,7 @@ class HandwrittenNegCBOW:
         self._workspaces = {}
         self._row_counts = torch.zeros(2 * v)
         self._one = torch.ones(())
+        self._written = torch.zeros(2 * v, dtype=torch.bool)  # stacked rows
 
     def current_lr(self):
         if self.decay_steps is None:
@@ -272,6 +273,7 @@ class HandwrittenNegCBOW:
         torch.mul(g.unsqueeze(2), ws.h.unsqueeze(1), out=ws.u_step)
         # One scatter-add of every step into the stacked [E; U] rows.
         self.stacked.index_put_((ws.rows,), ws.steps, accumulate=True)
+        self._written[ws.rows] = True
         return loss
 
     def _row_scales(self, ws):
@@ -308,6 +310,14 @@ class HandwrittenNegCBOW:
 
     def embeddings(self):
         return self.embedding.numpy().copy()
+
+    def written_rows(self):
+        """The rows of embedding and of out_vectors that steps wrote since
+        the last call, ascending."""
+        rows = self._written.nonzero().view(-1)
+        self._written[rows] = False
+        split = int(torch.searchsorted(rows, self.vocab_size))
+        return [rows[:split], rows[split:] - self.vocab_size]
 
 
 class _Workspace:

@@ -43,6 +43,7 @@ class TableRows:
         self._slot = torch.zeros(self.rows, dtype=torch.int64)
         self._count = torch.zeros(self.rows)
         self._one = torch.ones(())
+        self._written = torch.zeros(self.rows, dtype=torch.bool)
 
     def gather(self, ids):
         """The rows of ``ids`` (any shape) as [*ids.shape, cols], with
@@ -138,6 +139,7 @@ class TableRows:
                 grad.mul_(factor[start:start + ids.shape[0]])
                 start += ids.shape[0]
             self.tensor.index_put_((ids,), grad, accumulate=True)
+            self._written[ids] = True
 
     def finish(self, optimizer):
         """After optimizer.step(): the stepped rows go back to the buffer,
@@ -146,6 +148,7 @@ class TableRows:
         if uniq is None:
             return
         self.tensor.index_copy_(0, uniq, self.param.data)
+        self._written[uniq] = True
         for key, value in optimizer.state.pop(self.param, {}).items():
             if torch.is_tensor(value) and value.dim() >= 1 \
                     and value.shape == self.param.shape:
@@ -159,6 +162,13 @@ class TableRows:
         self.param.data = torch.empty(0, self.cols)
         self.param.grad = None
         self._uniq = None
+
+    def take_written(self):
+        """The rows steps wrote since the last call, ascending (int64);
+        forgets them."""
+        rows = self._written.nonzero().view(-1)
+        self._written[rows] = False
+        return rows
 
     def state(self):
         return {"rows": self.row_state, "scalars": self.scalar_state}

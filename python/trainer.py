@@ -218,6 +218,12 @@ class Trainer:
     def embeddings(self):
         return self.tensors["embedding"].numpy().copy()
 
+    def written_rows(self):
+        """Per parameter: the rows steps wrote since the last call (a
+        Table's), or None (a Dense parameter: any of it may have moved)."""
+        return [self.tables[name].take_written() if name in self.tables
+                else None for name in self.tensors]
+
     # ---------------------------------------------------------------- state
 
     def state(self):

@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <cmath>
+#include <cstdint>
 
 #include <pybind11/embed.h>
 #include <pybind11/numpy.h>
@@ -112,6 +113,35 @@ double Library::current_lr() {
   return detail::guarded("engine.current_lr", [&] {
     if (!py::hasattr(impl_->mod, "current_lr")) return std::nan("");
     return impl_->mod.attr("current_lr")(impl_->model).cast<double>();
+  });
+}
+
+WrittenRows Library::written_rows() {
+  return detail::guarded("engine.written_rows", [&] {
+    WrittenRows out;
+    if (!py::hasattr(impl_->mod, "written_rows")) return out;
+    py::object all = impl_->mod.attr("written_rows")(impl_->model);
+    if (all.is_none()) return out;
+    for (py::handle item : py::list(all)) {
+      if (item.is_none()) {
+        out.emplace_back();
+        continue;
+      }
+      auto a = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(item);
+      if (!a || a.ndim() != 1) throw core::Error("engine.written_rows must give 1-D arrays of row ids or None");
+      std::vector<std::uint32_t> rows(static_cast<std::size_t>(a.size()));
+      std::int64_t last = -1;
+      for (py::ssize_t i = 0; i < a.size(); ++i) {
+        const std::int64_t r = a.data()[i];
+        if (r <= last || r > std::int64_t{UINT32_MAX})
+          throw core::Error("engine.written_rows: row ids must ascend and fit 32 bits, got " + std::to_string(r) +
+                            " after " + std::to_string(last));
+        rows[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(r);
+        last = r;
+      }
+      out.emplace_back(std::move(rows));
+    }
+    return out;
   });
 }
 

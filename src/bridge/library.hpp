@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bridge/written_rows.hpp"
 #include "core/matrix.hpp"
 
 namespace fedavg::bridge {
@@ -44,6 +45,8 @@ class Library {
   void set_state(const std::vector<std::uint8_t>& state);
   // The model's current learning rate; NaN when library.py defines no current_lr.
   double current_lr();
+  // The rows the steps wrote since the last call (engine.written_rows; empty when engine.py has none).
+  WrittenRows written_rows();
   // The embedding matrix [vocab, dim].
   core::Matrix embeddings();
 

@@ -42,6 +42,8 @@ class LearnerRun {
   // Runs the period's bpe steps, fewer if the Dispatcher cuts `round` short (balance_rounds; 0: never cut).
   // `after_step(windows)` runs after each step. Returns what was trained, with the model's learning rate.
   comm::WindowTotals train(long round = 0, const std::function<void(std::int64_t)>& after_step = {});
+  // The rows the model's steps wrote since the last call, per parameter (what the sparse exchange reads).
+  bridge::WrittenRows written_rows() { return lib_.written_rows(); }
   // Sends the model's state (optimizer, RNG) to the Dispatcher, for its checkpoint.
   void send_state();
 

@@ -109,7 +109,7 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     const comm::Control c = sync.control();
     if (c.command == comm::Control::Command::Stop) {
       if (sparse && sparse->lossy() && !first) {  // the final flush (dispatcher_rounds): every learner counts 1/L
-        sparse->learner_round(run.weights(), 1.0 / ctx.map.learners(), true);
+        sparse->learner_round(run.weights(), 1.0 / ctx.map.learners(), true, run.written_rows());
         after_sparse_round(sync, sparse->global());
       }
       run.send_state();
@@ -128,7 +128,7 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     const comm::WindowTotals total = sync.totals(mine);
     const double share = mine.windows / total.windows;
     if (sparse) {
-      sparse->learner_round(run.weights(), share, full_round(s, c.round));
+      sparse->learner_round(run.weights(), share, full_round(s, c.round), run.written_rows());
       after_sparse_round(sync, sparse->global());
     } else {
       close_round(sync, run.weights(), static_cast<float>(share));

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 
 #include "comm/communicator.hpp"
 #include "comm/error.hpp"
+#include "core/error.hpp"
 
 namespace fedavg::training {
 namespace {
@@ -57,10 +59,30 @@ SparseExchange::SparseExchange(RoundSync& sync, Layout layout, const core::Setti
                  : RowOwners(layout_, 1, 0)),
       other_(layout_.size()) {}
 
-void SparseExchange::start_from(const std::vector<float>& w) { start_ = w; }
+void SparseExchange::start_from(const std::vector<float>& w) {
+  start_ = w;
+  waiting_.assign(layout_.size(), {});
+}
 
-void SparseExchange::own_delta(std::vector<float>& w, double share, bool full) {
+const std::vector<std::uint32_t>* SparseExchange::maybe_changed(std::size_t t, const bridge::WrittenRows& written,
+                                                                bool full) {
+  if (full || written.empty() || !written[t]) return nullptr;
+  const auto& mine = *written[t];
+  const auto& waited = waiting_[t];
+  rows_.clear();
+  std::set_union(mine.begin(), mine.end(), waited.begin(), waited.end(), std::back_inserter(rows_));
+  if (!rows_.empty() && rows_.back() >= layout_[t].rows)
+    throw core::Error("engine.written_rows: row " + std::to_string(rows_.back()) + " of parameter " +
+                      std::to_string(t) + ", which has " + std::to_string(layout_[t].rows) + " rows");
+  return &rows_;
+}
+
+void SparseExchange::own_delta(std::vector<float>& w, double share, bool full, const bridge::WrittenRows& written) {
+  if (!written.empty() && written.size() != layout_.size())
+    throw core::Error("engine.written_rows gave " + std::to_string(written.size()) + " parameters, the model has " +
+                      std::to_string(layout_.size()));
   const auto owners = static_cast<std::uint32_t>(learners());
+  waiting_.resize(layout_.size());
   parts_.resize(owners);
   for (SparseDelta& p : parts_) {
     p.parts.resize(layout_.size());
@@ -93,19 +115,24 @@ void SparseExchange::own_delta(std::vector<float>& w, double share, bool full) {
   for (std::size_t t = 0; t < layout_.size(); ++t) {
     const Table& tab = layout_[t];
     const std::size_t cols = tab.cols;
+    const std::vector<std::uint32_t>* rows = maybe_changed(t, written, full);
+    const std::size_t n = rows ? rows->size() : tab.rows;
+    const auto row = [&](std::size_t i) { return rows ? (*rows)[i] : static_cast<std::uint32_t>(i); };
+    waiting_[t].clear();
     if (!choose) {  // every changed row, in one pass
-      for (std::size_t r = 0; r < tab.rows; ++r) {
-        const std::size_t at = tab.offset + r * cols;
-        if (std::memcmp(w.data() + at, start_.data() + at, cols * sizeof(float)) != 0)
-          emit(t, static_cast<std::uint32_t>(r));
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t r = row(i);
+        const std::size_t at = tab.offset + static_cast<std::size_t>(r) * cols;
+        if (std::memcmp(w.data() + at, start_.data() + at, cols * sizeof(float)) != 0) emit(t, r);
       }
       continue;
     }
     // The largest changes (with what waited from earlier rounds), by L2 norm: a first pass only reads.
     candidates_.clear();
-    for (std::size_t r = 0; r < tab.rows; ++r) {
-      const float* a = w.data() + tab.offset + r * cols;
-      const float* s = start_.data() + tab.offset + r * cols;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint32_t r = row(i);
+      const float* a = w.data() + tab.offset + static_cast<std::size_t>(r) * cols;
+      const float* s = start_.data() + tab.offset + static_cast<std::size_t>(r) * cols;
       int changed = 0;
       float norm = 0.0f;
 #pragma omp simd reduction(| : changed) reduction(+ : norm)
@@ -114,13 +141,16 @@ void SparseExchange::own_delta(std::vector<float>& w, double share, bool full) {
         changed |= x != 0.0f;
         norm += x * x;
       }
-      if (changed) candidates_.emplace_back(norm, static_cast<std::uint32_t>(r));
+      if (changed) candidates_.emplace_back(norm, r);
     }
     const auto keep = std::min(candidates_.size(),
                                static_cast<std::size_t>(std::ceil(fraction_ * static_cast<double>(tab.rows))));
     if (keep < candidates_.size()) {
       std::nth_element(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(keep),
                        candidates_.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+      for (auto c = candidates_.begin() + static_cast<std::ptrdiff_t>(keep); c != candidates_.end(); ++c)
+        waiting_[t].push_back(c->second);
+      std::sort(waiting_[t].begin(), waiting_[t].end());
       candidates_.resize(keep);
       std::sort(candidates_.begin(), candidates_.end(),
                 [](const auto& x, const auto& y) { return x.second < y.second; });
@@ -188,8 +218,9 @@ void SparseExchange::receive_counted(int from, comm::Tag tag, const comm::Deadli
   bytes_ += count_of(msg_);
 }
 
-void SparseExchange::learner_round(std::vector<float>& w, double share, bool full) {
-  own_delta(w, share, full);
+void SparseExchange::learner_round(std::vector<float>& w, double share, bool full,
+                                   const bridge::WrittenRows& written) {
+  own_delta(w, share, full, written);
   scatter(full);
   if (publisher_ == Publisher::Owners) {
     publish_own(w, full);

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "bridge/written_rows.hpp"
 #include "core/settings.hpp"
 #include "training/round_sync.hpp"
 #include "training/row_owners.hpp"
@@ -34,7 +35,10 @@ class SparseExchange {
   // Learner: sends what it changed (since the start, with what it kept back before), scaled by `share` (its
   // share of the round's windows; for the "touched" weighting also each row's weight), takes the global change
   // and leaves in `w` the new global weights plus what it kept back. `full`: every change, in float32.
-  void learner_round(std::vector<float>& w, double share, bool full);
+  // `written`: the rows the model's steps wrote in the round, per table; a lossy round looks for changes only
+  // in those and in the rows that waited from earlier rounds (a table the model says nothing of, and a full
+  // round, are read whole).
+  void learner_round(std::vector<float>& w, double share, bool full, const bridge::WrittenRows& written = {});
   // Learner: the global weights, which every member holds bit for bit (its own weights add what it kept back).
   const std::vector<float>& global() const { return start_; }
 
@@ -63,7 +67,10 @@ class SparseExchange {
   int learners() const { return sync_.comm().size() - 1; }
   // Learner: its delta, split by owner into parts_: every changed row (or the largest changes), scaled; puts
   // what it sends out of `w`, leaving what it keeps back.
-  void own_delta(std::vector<float>& w, double share, bool full);
+  void own_delta(std::vector<float>& w, double share, bool full, const bridge::WrittenRows& written);
+  // Learner: the rows of table `t` that may have changed, ascending: those `written` names and those that
+  // waited (in rows_); null when every row may have.
+  const std::vector<std::uint32_t>* maybe_changed(std::size_t t, const bridge::WrittenRows& written, bool full);
   // Learner: sends the other owners their parts, and sums theirs of its own rows into its part.
   void scatter(bool full);
   // Learner, Publisher::Owners: rounds the sum of its rows, adds it to `w` and the start, and sends it to every
@@ -95,6 +102,8 @@ class SparseExchange {
   SparseDelta other_;  // a delta as received
   std::vector<std::uint8_t> msg_;
   std::vector<std::pair<float, std::uint32_t>> candidates_;  // learner: rows with a change, and its size
+  std::vector<std::vector<std::uint32_t>> waiting_;  // learner, by table: changed rows a lossy round did not send
+  std::vector<std::uint32_t> rows_;                  // learner: the rows maybe_changed gives
   std::vector<comm::Request> sends_;
   double sent_ = 0.0;  // learner: payload bytes it sent this round
   double bytes_ = 0.0;

@@ -1,13 +1,15 @@
 // The sparse exchange between a Dispatcher (rank 0) and L learners (every other rank), whose rows meet at the
 // learners that own them, with the owners or the Dispatcher publishing the global change: exact averages for the
 // rows learners changed, untouched rows left as they are, the "touched" weighting, error feedback for lossy
-// settings (nothing lost), and each changed row received once by the Dispatcher. Runs under mpiexec -n 4 and -n 6
-// (L = 3, 5), time-limited by meson (timeout 60 s, MPIEXEC_TIMEOUT=50).
+// settings (nothing lost), each changed row received once by the Dispatcher, and rounds that read only the rows
+// the model says it wrote. Runs under mpiexec -n 4 and -n 6 (L = 3, 5), time-limited by meson (timeout 60 s,
+// MPIEXEC_TIMEOUT=50).
 #include <gtest/gtest.h>
 
 #include <mpi.h>
 
 #include <cmath>
+#include <functional>
 
 #include "mpi_main.hpp"
 #include "training/sparse_exchange.hpp"
@@ -62,9 +64,20 @@ struct Outcome {
   double inbound = 0.0;       // Dispatcher: bytes received
 };
 
-// `rounds` rounds with every learner's share 1/L; `full_last`: the last round is a full one. The Dispatcher
-// adds no outer step of its own when it publishes.
-Outcome exchange(const core::Settings& s, Publisher publisher, int rounds, bool full_last) {
+// What learner l's model says it wrote in a round (nothing said: every row is read).
+using Written = std::function<bridge::WrittenRows(int l, int round)>;
+
+// The rows trained() changes: {l-1, l} of table 0, row 0 of table 1.
+bridge::WrittenRows wrote(int l, int) {
+  const auto row = static_cast<std::uint32_t>(l);
+  return {std::vector<std::uint32_t>{row - 1, row}, std::vector<std::uint32_t>{0}};
+}
+
+// `rounds` rounds with every learner's share 1/L; `full_last`: the last round is a full one; the learners train
+// in the first `training` rounds (all when negative). The Dispatcher adds no outer step of its own when it
+// publishes.
+Outcome exchange(const core::Settings& s, Publisher publisher, int rounds, bool full_last, const Written& written = {},
+                 int training = -1) {
   auto world = comm::Communicator::world();
   const comm::WaitPolicy waits;
   std::vector<int> ranks;
@@ -82,8 +95,8 @@ Outcome exchange(const core::Settings& s, Publisher publisher, int rounds, bool 
       training::SparseDelta& d = sparse.collect(full);
       sparse.publish(d, run.w, full);
     } else {
-      run.w = trained(world.rank(), run.w, r);
-      sparse.learner_round(run.w, 1.0 / learners(), full);
+      if (training < 0 || r < training) run.w = trained(world.rank(), run.w, r);
+      sparse.learner_round(run.w, 1.0 / learners(), full, written ? written(world.rank(), r) : bridge::WrittenRows{});
     }
   }
   run.global = world.rank() == 0 ? run.w : sparse.global();
@@ -187,6 +200,55 @@ TEST_P(SparseExchange, LossyRoundsKeepWhatTheyDidNotSendAndAFullRoundCatchesUp) 
   if (comm::Communicator::world().rank() == 0) {
     EXPECT_LT(lossy.inbound, exact.inbound);
   }
+}
+
+TEST_P(SparseExchange, TheRowsTheModelSaysItWroteGiveTheSameExchange) {
+  // Every changed row named: the same bits as reading every row, exact or lossy (waiting rows are read too).
+  for (const double rows : {1.0, 0.1}) {
+    core::Settings s = exact();
+    s.sparse_rows = rows;
+    const Outcome all = exchange(s, GetParam(), 3, false);
+    const Outcome named = exchange(s, GetParam(), 3, false, wrote);
+    for (std::size_t i = 0; i < kSize; ++i) {
+      EXPECT_EQ(named.w[i], all.w[i]) << "rows " << rows << ", element " << i;
+      EXPECT_EQ(named.global[i], all.global[i]) << "rows " << rows << ", element " << i;
+    }
+  }
+}
+
+TEST_P(SparseExchange, ARowThatWaitedIsSentThoughTheModelWritesItNoMore) {
+  core::Settings s = exact();
+  s.sparse_rows = 0.1;  // one row of each table per learner and round: each changed two of table 0
+  // Round 0 trains and names its rows; round 1 trains nothing and names none: the row round 0 kept back goes.
+  const auto nothing_after_round_0 = [](int l, int round) {
+    return round == 0 ? wrote(l, round) : bridge::WrittenRows{std::vector<std::uint32_t>{}, {}};
+  };
+  const Outcome run = exchange(s, GetParam(), 2, false, nothing_after_round_0, 1);
+  expect_same_everywhere(run.global);
+  const auto expected = dense_average(start(), 0);
+  for (std::size_t i = 0; i < kSize; ++i) {
+    EXPECT_NEAR(run.global[i], expected[i], 1e-5) << "element " << i;
+    EXPECT_EQ(run.w[i], run.global[i]) << "kept back: element " << i;
+  }
+}
+
+TEST_P(SparseExchange, ARowTheModelDoesNotNameWaitsForAFullRound) {
+  // Learner l names only row l of table 0, not row l-1, which it changed too.
+  const auto half = [](int l, int) {
+    return bridge::WrittenRows{std::vector<std::uint32_t>{std::uint32_t(l)}, std::vector<std::uint32_t>{0}};
+  };
+  const Outcome partial = exchange(exact(), GetParam(), 1, false, half);
+  // Row 0 of table 0, which only learner 1 changed and did not name, is not in the global weights yet.
+  const auto s0 = start();
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(partial.global[i], s0[i]) << "element " << i;
+  if (comm::Communicator::world().rank() == 1) {
+    for (std::size_t i = 0; i < 4; ++i) EXPECT_NE(partial.w[i], partial.global[i]) << "element " << i;
+  }
+  // A full round reads every row: the two rounds together are the dense exchange's.
+  const Outcome caught_up = exchange(exact(), GetParam(), 2, true, half);
+  expect_same_everywhere(caught_up.w);
+  const auto expected = dense_average(dense_average(start(), 0), 1);
+  for (std::size_t i = 0; i < kSize; ++i) EXPECT_NEAR(caught_up.w[i], expected[i], 1e-5) << "element " << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(Publishers, SparseExchange, ::testing::Values(Publisher::Owners, Publisher::Dispatcher),

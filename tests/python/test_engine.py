@@ -248,3 +248,52 @@ def test_state_round_trip_continues_identically(model):
     for i in range(2):
         assert engine.train_step(a, windows) == engine.train_step(b, windows)
     np.testing.assert_array_equal(wa, wb)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_written_rows_name_every_row_the_steps_changed(model):
+    """The sparse exchange reads only the rows written_rows names: it must
+    cover every row a step changed (a Dense parameter: None, read whole),
+    and a second call names nothing new."""
+    m, weights = make(config(model))
+    shapes = engine.param_shapes(config(model))
+    engine.written_rows(m)                   # forget whatever came before
+    before = weights.copy()
+    for offset in (0, 3):
+        engine.train_step(m, cyclic_windows(V, 2, 8, offset) % 20)
+    written = engine.written_rows(m)
+    assert len(written) == len(shapes)
+    offset = 0
+    for (name, shape), rows in zip(shapes, written):
+        size = math.prod(shape)
+        moved = (weights[offset:offset + size] != before[offset:offset + size])
+        offset += size
+        if rows is None:
+            assert model == "softmax", name
+            continue
+        assert rows.dtype == np.int32 and np.all(np.diff(rows) > 0), name
+        changed = np.flatnonzero(moved.reshape(shape[0], -1).any(1))
+        assert len(changed) > 0 and set(changed) <= set(rows), name
+        if name == "embedding":              # context words: 0..19 only
+            assert rows.max() < 20
+    assert all(r is None or len(r) == 0 for r in engine.written_rows(m))
+
+
+def test_written_rows_of_a_table_stepped_by_adam():
+    """A Table whose optimizer keeps state (Adam: the unique-row path) names
+    the rows it stepped too."""
+    class AdamNeg(library.NegCBOW):
+        def optimizer(self, params):
+            return torch.optim.Adam(params.values(), lr=0.01)
+
+    library.MODELS["adam_neg_test"] = AdamNeg
+    try:
+        m, weights = make(config("adam_neg_test"))
+        before = weights.copy()
+        engine.train_step(m, cyclic_windows(V, 2, 8) % 10)
+        emb, out = engine.written_rows(m)
+        moved = (weights != before)[:V * 8].reshape(V, 8).any(1)
+        assert set(np.flatnonzero(moved)) <= set(emb) and len(emb) <= 10
+        assert len(out) > 0
+    finally:
+        del library.MODELS["adam_neg_test"]
