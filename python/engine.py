@@ -122,8 +122,9 @@ def written_rows(model) -> list:
     """Per parameter, in param_shapes order: the rows (ids along its first
     dimension, ascending int32) the steps wrote since the last call, or
     None where the model does not say, so any row may have changed (a Dense
-    parameter, a model without written_rows).  The sparse exchange reads
-    only these rows for changes.  Forgets them."""
+    parameter, a model without written_rows, and every parameter on the
+    first call, which starts the count: a run that never asks pays nothing).
+    The sparse exchange reads only these rows for changes.  Forgets them."""
     if not hasattr(model, "written_rows"):
         return None
     return [None if rows is None

@@ -166,7 +166,7 @@ class HandwrittenNegCBOW:
         self._workspaces = {}
         self._row_counts = torch.zeros(2 * v)
         self._one = torch.ones(())
-        self._written = torch.zeros(2 * v, dtype=torch.bool)  # stacked rows
+        self._written = None  # stacked rows steps wrote, once asked
 
     def current_lr(self):
         if self.decay_steps is None:
@@ -273,7 +273,8 @@ class HandwrittenNegCBOW:
         torch.mul(g.unsqueeze(2), ws.h.unsqueeze(1), out=ws.u_step)
         # One scatter-add of every step into the stacked [E; U] rows.
         self.stacked.index_put_((ws.rows,), ws.steps, accumulate=True)
-        self._written[ws.rows] = True
+        if self._written is not None:
+            self._written[ws.rows] = True
         return loss
 
     def _row_scales(self, ws):
@@ -313,7 +314,11 @@ class HandwrittenNegCBOW:
 
     def written_rows(self):
         """The rows of embedding and of out_vectors that steps wrote since
-        the last call, ascending."""
+        the last call, ascending; None on the first call, which starts the
+        count."""
+        if self._written is None:
+            self._written = torch.zeros(2 * self.vocab_size, dtype=torch.bool)
+            return [None, None]
         rows = self._written.nonzero().view(-1)
         self._written[rows] = False
         split = int(torch.searchsorted(rows, self.vocab_size))

@@ -43,7 +43,7 @@ class TableRows:
         self._slot = torch.zeros(self.rows, dtype=torch.int64)
         self._count = torch.zeros(self.rows)
         self._one = torch.ones(())
-        self._written = torch.zeros(self.rows, dtype=torch.bool)
+        self._written = None      # rows steps wrote, once take_written asks
 
     def gather(self, ids):
         """The rows of ``ids`` (any shape) as [*ids.shape, cols], with
@@ -139,7 +139,8 @@ class TableRows:
                 grad.mul_(factor[start:start + ids.shape[0]])
                 start += ids.shape[0]
             self.tensor.index_put_((ids,), grad, accumulate=True)
-            self._written[ids] = True
+            if self._written is not None:
+                self._written[ids] = True
 
     def finish(self, optimizer):
         """After optimizer.step(): the stepped rows go back to the buffer,
@@ -148,7 +149,8 @@ class TableRows:
         if uniq is None:
             return
         self.tensor.index_copy_(0, uniq, self.param.data)
-        self._written[uniq] = True
+        if self._written is not None:
+            self._written[uniq] = True
         for key, value in optimizer.state.pop(self.param, {}).items():
             if torch.is_tensor(value) and value.dim() >= 1 \
                     and value.shape == self.param.shape:
@@ -165,7 +167,11 @@ class TableRows:
 
     def take_written(self):
         """The rows steps wrote since the last call, ascending (int64);
-        forgets them."""
+        forgets them.  None on the first call, which starts the count (a
+        run that never asks pays nothing for it)."""
+        if self._written is None:
+            self._written = torch.zeros(self.rows, dtype=torch.bool)
+            return None
         rows = self._written.nonzero().view(-1)
         self._written[rows] = False
         return rows

@@ -257,7 +257,8 @@ def test_written_rows_name_every_row_the_steps_changed(model):
     and a second call names nothing new."""
     m, weights = make(config(model))
     shapes = engine.param_shapes(config(model))
-    engine.written_rows(m)                   # forget whatever came before
+    # The first call starts the count: it cannot say yet.
+    assert engine.written_rows(m) == [None] * len(shapes)
     before = weights.copy()
     for offset in (0, 3):
         engine.train_step(m, cyclic_windows(V, 2, 8, offset) % 20)
@@ -289,6 +290,7 @@ def test_written_rows_of_a_table_stepped_by_adam():
     library.MODELS["adam_neg_test"] = AdamNeg
     try:
         m, weights = make(config("adam_neg_test"))
+        engine.written_rows(m)
         before = weights.copy()
         engine.train_step(m, cyclic_windows(V, 2, 8) % 10)
         emb, out = engine.written_rows(m)
