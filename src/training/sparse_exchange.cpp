@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <iterator>
 
 #include "comm/communicator.hpp"
 #include "comm/error.hpp"
@@ -64,17 +63,52 @@ void SparseExchange::start_from(const std::vector<float>& w) {
   waiting_.assign(layout_.size(), {});
 }
 
-const std::vector<std::uint32_t>* SparseExchange::maybe_changed(std::size_t t, const bridge::WrittenRows& written,
-                                                                bool full) {
+const std::vector<std::uint32_t>* SparseExchange::written_in(std::size_t t, const bridge::WrittenRows& written,
+                                                             bool full) const {
   if (full || written.empty() || !written[t]) return nullptr;
-  const auto& mine = *written[t];
-  const auto& waited = waiting_[t];
-  rows_.clear();
-  std::set_union(mine.begin(), mine.end(), waited.begin(), waited.end(), std::back_inserter(rows_));
-  if (!rows_.empty() && rows_.back() >= layout_[t].rows)
-    throw core::Error("engine.written_rows: row " + std::to_string(rows_.back()) + " of parameter " +
+  const auto& rows = *written[t];
+  if (!rows.empty() && rows.back() >= layout_[t].rows)
+    throw core::Error("engine.written_rows: row " + std::to_string(rows.back()) + " of parameter " +
                       std::to_string(t) + ", which has " + std::to_string(layout_[t].rows) + " rows");
-  return &rows_;
+  return &rows;
+}
+
+void SparseExchange::measure(std::size_t t, const std::vector<float>& w, const std::vector<std::uint32_t>* written) {
+  const Table& tab = layout_[t];
+  std::vector<float>& norms = norms_[t];
+  norms.resize(tab.rows);
+  candidates_.clear();
+  const auto read = [&](std::uint32_t r) {
+    const float* a = w.data() + tab.offset + static_cast<std::size_t>(r) * tab.cols;
+    const float* s = start_.data() + tab.offset + static_cast<std::size_t>(r) * tab.cols;
+    int changed = 0;
+    float norm = 0.0f;
+#pragma omp simd reduction(| : changed) reduction(+ : norm)
+    for (std::size_t c = 0; c < tab.cols; ++c) {
+      const float x = a[c] - s[c];
+      changed |= x != 0.0f;
+      norm += x * x;
+    }
+    if (!changed) return;
+    norms[r] = norm;
+    candidates_.emplace_back(norm, r);
+  };
+  if (!written) {
+    for (std::size_t r = 0; r < tab.rows; ++r) read(static_cast<std::uint32_t>(r));
+    return;
+  }
+  // The written rows and the waiting ones, both ascending, merged.
+  const auto& waited = waiting_[t];
+  std::size_t i = 0, j = 0;
+  while (i < written->size() || j < waited.size()) {
+    if (j == waited.size() || (i < written->size() && (*written)[i] <= waited[j])) {
+      if (j < waited.size() && waited[j] == (*written)[i]) ++j;
+      read((*written)[i++]);
+    } else {
+      candidates_.emplace_back(norms[waited[j]], waited[j]);
+      ++j;
+    }
+  }
 }
 
 void SparseExchange::own_delta(std::vector<float>& w, double share, bool full, const bridge::WrittenRows& written) {
@@ -83,6 +117,7 @@ void SparseExchange::own_delta(std::vector<float>& w, double share, bool full, c
                       std::to_string(layout_.size()));
   const auto owners = static_cast<std::uint32_t>(learners());
   waiting_.resize(layout_.size());
+  norms_.resize(layout_.size());
   parts_.resize(owners);
   for (SparseDelta& p : parts_) {
     p.parts.resize(layout_.size());
@@ -114,35 +149,20 @@ void SparseExchange::own_delta(std::vector<float>& w, double share, bool full, c
   const bool choose = !full && fraction_ < 1.0;
   for (std::size_t t = 0; t < layout_.size(); ++t) {
     const Table& tab = layout_[t];
-    const std::size_t cols = tab.cols;
-    const std::vector<std::uint32_t>* rows = maybe_changed(t, written, full);
-    const std::size_t n = rows ? rows->size() : tab.rows;
-    const auto row = [&](std::size_t i) { return rows ? (*rows)[i] : static_cast<std::uint32_t>(i); };
-    waiting_[t].clear();
-    if (!choose) {  // every changed row, in one pass
+    const std::vector<std::uint32_t>* rows = written_in(t, written, full);
+    if (!choose) {  // every changed row, in one pass (nothing waits)
+      waiting_[t].clear();
+      const std::size_t n = rows ? rows->size() : tab.rows;
       for (std::size_t i = 0; i < n; ++i) {
-        const std::uint32_t r = row(i);
-        const std::size_t at = tab.offset + static_cast<std::size_t>(r) * cols;
-        if (std::memcmp(w.data() + at, start_.data() + at, cols * sizeof(float)) != 0) emit(t, r);
+        const auto r = rows ? (*rows)[i] : static_cast<std::uint32_t>(i);
+        const std::size_t at = tab.offset + static_cast<std::size_t>(r) * tab.cols;
+        if (std::memcmp(w.data() + at, start_.data() + at, tab.cols * sizeof(float)) != 0) emit(t, r);
       }
       continue;
     }
-    // The largest changes (with what waited from earlier rounds), by L2 norm: a first pass only reads.
-    candidates_.clear();
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::uint32_t r = row(i);
-      const float* a = w.data() + tab.offset + static_cast<std::size_t>(r) * cols;
-      const float* s = start_.data() + tab.offset + static_cast<std::size_t>(r) * cols;
-      int changed = 0;
-      float norm = 0.0f;
-#pragma omp simd reduction(| : changed) reduction(+ : norm)
-      for (std::size_t c = 0; c < cols; ++c) {
-        const float x = a[c] - s[c];
-        changed |= x != 0.0f;
-        norm += x * x;
-      }
-      if (changed) candidates_.emplace_back(norm, r);
-    }
+    // The largest changes (with what waited from earlier rounds), by L2 norm.
+    measure(t, w, rows);
+    waiting_[t].clear();
     const auto keep = std::min(candidates_.size(),
                                static_cast<std::size_t>(std::ceil(fraction_ * static_cast<double>(tab.rows))));
     if (keep < candidates_.size()) {

@@ -68,9 +68,13 @@ class SparseExchange {
   // Learner: its delta, split by owner into parts_: every changed row (or the largest changes), scaled; puts
   // what it sends out of `w`, leaving what it keeps back.
   void own_delta(std::vector<float>& w, double share, bool full, const bridge::WrittenRows& written);
-  // Learner: the rows of table `t` that may have changed, ascending: those `written` names and those that
-  // waited (in rows_); null when every row may have.
-  const std::vector<std::uint32_t>* maybe_changed(std::size_t t, const bridge::WrittenRows& written, bool full);
+  // Learner: the rows of table `t` that `written` names, ascending; null when any row may have changed (a full
+  // round reads every row).
+  const std::vector<std::uint32_t>* written_in(std::size_t t, const bridge::WrittenRows& written, bool full) const;
+  // Learner: table `t`'s changed rows with their squared norms, in candidates_: it reads the rows `rows` names
+  // (every row when null) and takes the other waiting rows' norms from the round they were read in (a waiting
+  // row nothing wrote since has not moved from the global weights: the global change went to both).
+  void measure(std::size_t t, const std::vector<float>& w, const std::vector<std::uint32_t>* rows);
   // Learner: sends the other owners their parts, and sums theirs of its own rows into its part.
   void scatter(bool full);
   // Learner, Publisher::Owners: rounds the sum of its rows, adds it to `w` and the start, and sends it to every
@@ -103,7 +107,7 @@ class SparseExchange {
   std::vector<std::uint8_t> msg_;
   std::vector<std::pair<float, std::uint32_t>> candidates_;  // learner: rows with a change, and its size
   std::vector<std::vector<std::uint32_t>> waiting_;  // learner, by table: changed rows a lossy round did not send
-  std::vector<std::uint32_t> rows_;                  // learner: the rows maybe_changed gives
+  std::vector<std::vector<float>> norms_;            // learner, by table and row: a waiting row's squared norm
   std::vector<comm::Request> sends_;
   double sent_ = 0.0;  // learner: payload bytes it sent this round
   double bytes_ = 0.0;

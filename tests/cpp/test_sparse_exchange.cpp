@@ -73,11 +73,13 @@ bridge::WrittenRows wrote(int l, int) {
   return {std::vector<std::uint32_t>{row - 1, row}, std::vector<std::uint32_t>{0}};
 }
 
-// `rounds` rounds with every learner's share 1/L; `full_last`: the last round is a full one; the learners train
-// in the first `training` rounds (all when negative). The Dispatcher adds no outer step of its own when it
-// publishes.
+// Learner l's weights after training round `round` from `w`.
+using Train = std::function<std::vector<float>(int l, const std::vector<float>& w, int round)>;
+
+// `rounds` rounds with every learner's share 1/L; `full_last`: the last round is a full one. The Dispatcher adds
+// no outer step of its own when it publishes.
 Outcome exchange(const core::Settings& s, Publisher publisher, int rounds, bool full_last, const Written& written = {},
-                 int training = -1) {
+                 const Train& train = trained) {
   auto world = comm::Communicator::world();
   const comm::WaitPolicy waits;
   std::vector<int> ranks;
@@ -95,7 +97,7 @@ Outcome exchange(const core::Settings& s, Publisher publisher, int rounds, bool 
       training::SparseDelta& d = sparse.collect(full);
       sparse.publish(d, run.w, full);
     } else {
-      if (training < 0 || r < training) run.w = trained(world.rank(), run.w, r);
+      run.w = train(world.rank(), run.w, r);
       sparse.learner_round(run.w, 1.0 / learners(), full, written ? written(world.rank(), r) : bridge::WrittenRows{});
     }
   }
@@ -223,12 +225,41 @@ TEST_P(SparseExchange, ARowThatWaitedIsSentThoughTheModelWritesItNoMore) {
   const auto nothing_after_round_0 = [](int l, int round) {
     return round == 0 ? wrote(l, round) : bridge::WrittenRows{std::vector<std::uint32_t>{}, {}};
   };
-  const Outcome run = exchange(s, GetParam(), 2, false, nothing_after_round_0, 1);
+  const auto train_round_0 = [](int l, const std::vector<float>& w, int round) {
+    return round == 0 ? trained(l, w, round) : w;
+  };
+  const Outcome run = exchange(s, GetParam(), 2, false, nothing_after_round_0, train_round_0);
   expect_same_everywhere(run.global);
   const auto expected = dense_average(start(), 0);
   for (std::size_t i = 0; i < kSize; ++i) {
     EXPECT_NEAR(run.global[i], expected[i], 1e-5) << "element " << i;
     EXPECT_EQ(run.w[i], run.global[i]) << "kept back: element " << i;
+  }
+}
+
+TEST_P(SparseExchange, RowsThatWaitGoLargestFirstThoughNothingWritesThemAgain) {
+  core::Settings s = exact();
+  s.sparse_rows = 0.1;  // one row of each table per learner and round
+  // Round 0: every learner moves rows 0, 1, 2 of table 0 by 3, 1, 2 and names them; later rounds train nothing.
+  const auto train = [](int, const std::vector<float>& w, int round) {
+    std::vector<float> out = w;
+    if (round == 0)
+      for (int row : {0, 1, 2})
+        for (int c = 0; c < 4; ++c) out[static_cast<std::size_t>(row * 4 + c)] += row == 0 ? 3.0f : float(row);
+    return out;
+  };
+  const auto written = [](int, int round) {
+    return bridge::WrittenRows{round == 0 ? std::vector<std::uint32_t>{0, 1, 2} : std::vector<std::uint32_t>{},
+                               std::vector<std::uint32_t>{}};
+  };
+  // Round 0 sends row 0; round 1 the larger of the rows that waited, row 2, though nothing wrote it again.
+  const Outcome run = exchange(s, GetParam(), 2, false, written, train);
+  expect_same_everywhere(run.global);
+  const auto s0 = start();
+  for (std::size_t c = 0; c < 4; ++c) {
+    EXPECT_NEAR(run.global[c], s0[c] + 3.0f, 1e-5) << "row 0";
+    EXPECT_EQ(run.global[4 + c], s0[4 + c]) << "row 1 waits";
+    EXPECT_NEAR(run.global[8 + c], s0[8 + c] + 2.0f, 1e-5) << "row 2";
   }
 }
 
