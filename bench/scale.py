@@ -11,8 +11,10 @@ Then, with 2, 4 and 8 learners (oversubscribed on a small machine: the exchange 
 the figure), the Dispatcher's inbound bytes and exchange time per round, dense and sparse. Then a checkpoint
 every round, written between rounds or in the background (checkpoint_background), with 1 and 2 learners. Last,
 as root, the same rounds on two emulated hosts (network namespaces, TCP between them): dense against sparse.
+Then the same at a larger vocabulary (--larger-words, default 300,000 made-up words of letters with Zipf
+frequencies, 20 M tokens written with bench/scale_data.py's sampler), where a round touches a smaller part of it.
 
-    /usr/bin/python3 bench/scale.py [--rounds 12] [--learners 2 4 8]
+    /usr/bin/python3 bench/scale.py [--rounds 12] [--learners 2 4 8] [--only TABLE] [--workdir DIR]
 """
 
 import argparse
@@ -31,6 +33,7 @@ import jobs
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus  # noqa: E402
 import multihost  # noqa: E402
+import scale_data  # noqa: E402
 
 EXACT = {"exchange": "sparse", "sparse_rows": 1, "sparse_values": "float32"}
 SETTINGS = {
@@ -55,6 +58,34 @@ def prepare(tmp):
     return cfg, tmp / "train.txt"
 
 
+def made_up_words(n):
+    """n distinct words of letters only ("za", "zb", ..., "zaa", ...), which the tokenizer keeps as they are."""
+    words = []
+    for k in range(1, n + 1):
+        name = ""
+        while k:
+            k, r = divmod(k - 1, 26)
+            name = chr(97 + r) + name
+        words.append("z" + name)
+    return words
+
+
+def prepare_large(tmp, words, tokens):
+    """A config for `words` made-up words sampled with Zipf frequencies (p ~ 1/rank), `tokens` tokens."""
+    base = tmp / f"large_{words}"
+    cfg, train = base / "config", base / "train.txt"
+    if (cfg / "cfg.json").exists() and train.exists():
+        return cfg, train
+    base.mkdir(parents=True, exist_ok=True)
+    text = base / "zipf.txt"
+    scale_data.write_corpus(text, tokens, made_up_words(words))
+    subprocess.run([jobs.PYTHON, str(jobs.ROOT / "python" / "prepare.py"), str(text), "--out", str(cfg),
+                    "--train-out", str(train), "--vocab-size", str(words), "--min-count", "1", "--dim", "300",
+                    "--data-name", "large"], check=True, capture_output=True, timeout=1200)
+    text.unlink()
+    return cfg, train
+
+
 def run(tmp, name, cfg_dir, train, learners, **settings):
     d = tmp / name.replace(" ", "_").replace(",", "").replace("%", "pc")
     shutil.rmtree(d, ignore_errors=True)
@@ -67,7 +98,7 @@ def run(tmp, name, cfg_dir, train, learners, **settings):
     subprocess.run(["cp", "-r", str(cfg_dir), str(run_cfg)], check=True)
     (run_cfg / "cfg.json").write_text(json.dumps(cfg, indent=2))
     rows, _, _ = jobs.run(4 + learners, [train], run_cfg, d / "out", timeout=900)
-    stats = (d / "out" / "text8_stats.txt").read_text().split()
+    stats = (d / "out" / f"{cfg['data_name']}_stats.txt").read_text().split()
     # Per round: without the final flush of the lossy settings (a full exchange after Stop).
     inbound = float(next(s for s in stats if s.startswith("inbound_bytes=")).split("=")[1]) - float(
         next(s for s in stats if s.startswith("flush_inbound_bytes=")).split("=")[1])
@@ -137,8 +168,9 @@ def main():
     ap.add_argument("--learners", type=int, nargs="+", default=[2, 4, 8])
     ap.add_argument("--scaling-bpe", type=int, default=20, help="batches per learner per round when scaling")
     ap.add_argument("--workdir", help="keep the prepared corpus and the runs here (default: a temporary folder)")
-    ap.add_argument("--only", choices=["vocabulary", "learners", "checkpoints", "hosts"],
+    ap.add_argument("--only", choices=["vocabulary", "learners", "checkpoints", "hosts", "larger"],
                     help="run one of the tables")
+    ap.add_argument("--larger-words", type=int, default=300_000, help="the made-up vocabulary of the last table")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(args.workdir or tmp)
@@ -154,6 +186,8 @@ def main():
             checkpoints_table(tmp, cfg_dir, train, words, base, args)
         if args.only in (None, "hosts"):
             two_hosts_table(tmp, cfg_dir, train, words, base, args)
+        if args.only in (None, "larger"):
+            larger_table(tmp, args)
         print("\nRegenerate: `/usr/bin/python3 bench/scale.py`")
 
 
@@ -169,6 +203,21 @@ def vocabulary_table(tmp, cfg_dir, train, words, base, args):
                      f"{100 * (r['loss'] / dense['loss'] - 1):+.2f} %"])
     print(jobs.table(rows, ["exchange", "round", "exchange share", "bytes per round", "fewer than dense",
                             "Dispatcher receives per round", "test loss", "loss against dense"]))
+
+
+def larger_table(tmp, args):
+    """Dense against sparse at a vocabulary past text8's: made-up words, 20 M tokens, 8 rounds."""
+    cfg_dir, train = prepare_large(tmp, args.larger_words, 20_000_000)
+    names = ("dense", "sparse (defaults: float16, touched)", "sparse, top 20 % float16, touched")
+    results = {name: run(tmp, "larger_" + name, cfg_dir, train, 2, max_rounds=8, **SETTINGS[name]) for name in names}
+    dense = results["dense"]
+    print(f"\n### {args.larger_words} made-up words x 300 (Zipf frequencies, 20 M tokens), 2 learners, 8 rounds of "
+          f"the same windows\n")
+    rows = [[name, f"{r['round']:.2f} s", f"{1000 * r['sync']:.0f} ms", f"{100 * r['sync'] / r['round']:.1f} %",
+             f"{r['bytes'] / 1e6:.0f} MB", f"{dense['bytes'] / r['bytes']:.1f}x", f"{r['loss']:.4f}",
+             f"{100 * (r['loss'] / dense['loss'] - 1):+.2f} %"] for name, r in results.items()]
+    print(jobs.table(rows, ["exchange", "round", "exchange", "exchange share", "bytes per round", "fewer than dense",
+                            "test loss", "loss against dense"]))
 
 
 def learners_table(tmp, cfg_dir, train, words, base, args):
