@@ -7,7 +7,9 @@
 // sends the global change down the learner tree. Every member adds the same global change to the same global
 // weights, so all hold the same bits. Lossy settings (a fraction of the rows, 16-bit values) leave what a learner
 // did not send in its own weights, on top of the global ones, where it keeps training and joins a later delta
-// (error feedback); what a publisher's rounding lost waits in its residual. A full round sends everything.
+// (error feedback); what a publisher's rounding lost waits in its residual. A full round sends everything. A
+// learner reads only the rows its model's steps wrote (engine.written_rows), and remembers the size of what it
+// kept back.
 #pragma once
 
 #include <cstdint>
@@ -35,9 +37,9 @@ class SparseExchange {
   // Learner: sends what it changed (since the start, with what it kept back before), scaled by `share` (its
   // share of the round's windows; for the "touched" weighting also each row's weight), takes the global change
   // and leaves in `w` the new global weights plus what it kept back. `full`: every change, in float32.
-  // `written`: the rows the model's steps wrote in the round, per table; a lossy round looks for changes only
-  // in those and in the rows that waited from earlier rounds (a table the model says nothing of, and a full
-  // round, are read whole).
+  // `written`: the rows the model's steps wrote in the round, per table; the round looks for changes only in
+  // those and in the rows that waited from earlier rounds (a table the model says nothing of, and a full round,
+  // are read whole).
   void learner_round(std::vector<float>& w, double share, bool full, const bridge::WrittenRows& written = {});
   // Learner: the global weights, which every member holds bit for bit (its own weights add what it kept back).
   const std::vector<float>& global() const { return start_; }
