@@ -127,15 +127,16 @@ WrittenRows Library::written_rows() {
         out.emplace_back();
         continue;
       }
-      auto a = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(item);
+      // engine.written_rows gives int32 already: no conversion on the way.
+      auto a = py::array_t<std::int32_t, py::array::c_style | py::array::forcecast>::ensure(item);
       if (!a || a.ndim() != 1) throw core::Error("engine.written_rows must give 1-D arrays of row ids or None");
       std::vector<std::uint32_t> rows(static_cast<std::size_t>(a.size()));
       std::int64_t last = -1;
       for (py::ssize_t i = 0; i < a.size(); ++i) {
         const std::int64_t r = a.data()[i];
-        if (r <= last || r > std::int64_t{UINT32_MAX})
-          throw core::Error("engine.written_rows: row ids must ascend and fit 32 bits, got " + std::to_string(r) +
-                            " after " + std::to_string(last));
+        if (r <= last)
+          throw core::Error("engine.written_rows: row ids must ascend from 0, got " + std::to_string(r) + " after " +
+                            std::to_string(last));
         rows[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(r);
         last = r;
       }
