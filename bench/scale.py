@@ -6,15 +6,17 @@ about 71k words, two 71k x 300 tables), it runs the same rounds (fixed_batch_ord
 same windows) with the dense exchange, the exact sparse exchange (both weightings), the defaults (every changed
 row in float16) and the top 20 % of the rows in float16 (both weightings), and prints per round: the time, the
 exchange's share of it (sync_seconds; no checkpoints, which would add the same to every round), the bytes
-moved and the Dispatcher's inbound bytes, and the test loss after the same windows.
-Then, with 2, 4 and 8 learners (oversubscribed on a small machine: the exchange time, not the round time, is
-the figure), the Dispatcher's inbound bytes and exchange time per round, dense and sparse. Then a checkpoint
-every round, written between rounds or in the background (checkpoint_background), with 1 and 2 learners. Last,
-as root, the same rounds on two emulated hosts (network namespaces, TCP between them): dense against sparse.
+moved and the Dispatcher's inbound bytes, and the test loss after the same windows. Then dense, the sparse
+defaults and the top 20 % for each of fedavg, bsp, bmuf and diloco. Then, with 2, 4 and 8 learners
+(oversubscribed on a small machine: the exchange time, not the round time, is the figure), the Dispatcher's
+inbound bytes and exchange time per round, dense and sparse. Then a checkpoint every round, written between
+rounds or in the background (checkpoint_background), with 1 and 2 learners. Last, as root, the same rounds on
+three emulated hosts (network namespaces, TCP between them; the Dispatcher and the pipeline on one, a learner on
+each of the others), on uncapped links and on links capped at --link (default 1 Gbit/s): dense against sparse.
 Then the same at a larger vocabulary (--larger-words, default 300,000 made-up words of letters with Zipf
 frequencies, 20 M tokens written with bench/scale_data.py's sampler), where a round touches a smaller part of it.
 
-    /usr/bin/python3 bench/scale.py [--rounds 12] [--learners 2 4 8] [--only TABLE] [--workdir DIR]
+    /usr/bin/python3 bench/scale.py [--rounds 12] [--learners 2 4 8] [--only TABLE] [--workdir DIR] [--link 1gbit]
 """
 
 import argparse
@@ -112,9 +114,9 @@ def run(tmp, name, cfg_dir, train, learners, **settings):
             "loss": float(rows[-1]["test_loss"]), "windows": float(rows[-1]["windows_per_learner"])}
 
 
-def run_two_hosts(tmp, name, cfg_dir, train, **settings):
-    """Round, exchange (median, rounds 2 on) and MB the learners' host received per round, with the Dispatcher
-    and the pipeline on one emulated host and 2 learners on the other."""
+def run_hosts(tmp, name, cfg_dir, train, **settings):
+    """Round and exchange (median, rounds 2 on), and MB the hosts received per round, with the Dispatcher and
+    the pipeline on one emulated host and each of the 2 learners on its own."""
     d = tmp / ("hosts_" + name)
     shutil.rmtree(d, ignore_errors=True)
     d.mkdir()
@@ -124,16 +126,16 @@ def run_two_hosts(tmp, name, cfg_dir, train, **settings):
     run_cfg = d / "config"
     shutil.copytree(cfg_dir, run_cfg)
     (run_cfg / "cfg.json").write_text(json.dumps(cfg, indent=2))
-    before = multihost.bytes_received(1)
+    before = sum(multihost.bytes_received(h) for h in range(3))
     cmd = ["bash", str(multihost.HOSTS), "ctl", multihost.PREFIX, "mpiexec", "-launcher", "ssh",
            "-launcher-exec", str(multihost.HOSTS), "-localhost", "10.77.0.1",
-           "-hosts", f"{multihost.PREFIX}-h0:4,{multihost.PREFIX}-h1:2", "-n", "6", str(jobs.APP),
-           "--config", str(run_cfg), "--out", str(d / "out"), str(train)]
+           "-hosts", f"{multihost.PREFIX}-h0:4,{multihost.PREFIX}-h1:1,{multihost.PREFIX}-h2:1", "-n", "6",
+           str(jobs.APP), "--config", str(run_cfg), "--out", str(d / "out"), str(train)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=1200,
                           env={**os.environ, "MPIEXEC_TIMEOUT": "1190"})
     if done.returncode != 0:
         raise RuntimeError(f"{name} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    received = multihost.bytes_received(1) - before
+    received = sum(multihost.bytes_received(h) for h in range(3)) - before
     with open(d / "out" / "text8_metrics.csv") as f:
         rows = list(csv.DictReader(f))
     rounds = [float(b["seconds"]) - float(a["seconds"]) for a, b in zip(rows[1:], rows[2:])]
@@ -141,25 +143,30 @@ def run_two_hosts(tmp, name, cfg_dir, train, **settings):
             received / (len(rows) - 1) / 1e6, float(rows[-1]["test_loss"]))
 
 
-def two_hosts_table(tmp, cfg_dir, train, words, base, args):
+def hosts_table(tmp, cfg_dir, train, words, base, args):
+    """Three emulated hosts (the Dispatcher and the pipeline; a learner; a learner), on links as fast as this
+    machine copies and on links capped at --link."""
     if os.geteuid() != 0:
-        print("\ntwo hosts: not measured: emulating hosts needs root")
+        print("\nhosts: not measured: emulating hosts needs root")
         return
-    subprocess.run(["bash", str(multihost.HOSTS), "up", "2", multihost.PREFIX], check=True, capture_output=True)
+    subprocess.run(["bash", str(multihost.HOSTS), "up", "3", multihost.PREFIX], check=True, capture_output=True)
     try:
         rows = []
-        for name in ("dense", "sparse (defaults: float16, touched)", "sparse, top 20 % float16, touched"):
-            folder = "".join(c if c.isalnum() else "_" for c in name)
-            r, sync, mb, loss = run_two_hosts(tmp, folder, cfg_dir, train, **base, **SETTINGS[name])
-            rows.append([name, f"{r:.2f} s", f"{sync:.2f} s", f"{100 * sync / r:.1f} %", f"{mb:.0f} MB",
-                         f"{loss:.4f}"])
+        for link in ("none", args.link):
+            subprocess.run(["bash", str(multihost.HOSTS), "limit", link, multihost.PREFIX], check=True,
+                           capture_output=True)
+            for name in ("dense", "sparse (defaults: float16, touched)", "sparse, top 20 % float16, touched"):
+                folder = "".join(c if c.isalnum() else "_" for c in name + "_" + link)
+                r, sync, mb, loss = run_hosts(tmp, folder, cfg_dir, train, **base, **SETTINGS[name])
+                rows.append([name, "uncapped" if link == "none" else link.replace("gbit", " Gbit/s"),
+                             f"{r:.2f} s", f"{sync:.2f} s", f"{100 * sync / r:.1f} %", f"{mb:.0f} MB",
+                             f"{loss:.4f}"])
     finally:
         subprocess.run(["bash", str(multihost.HOSTS), "down", multihost.PREFIX], capture_output=True)
-    print(f"\n### Two hosts over TCP (emulated: scripts/emulate_hosts.sh), {words} words x 300, the Dispatcher "
-          f"and the pipeline on one, 2 learners on the other, {args.rounds} rounds\n")
-    print(jobs.table(rows, ["exchange", "round", "exchange", "exchange share",
-                            "learners' host receives per round (whole run / rounds)",
-                            "test loss"]))
+    print(f"\n### Three hosts over TCP (emulated: scripts/emulate_hosts.sh): the Dispatcher and the pipeline on one, "
+          f"a learner on each of the others; {words} words x 300, {args.rounds} rounds\n")
+    print(jobs.table(rows, ["exchange", "each host's link", "round", "exchange", "exchange share",
+                            "the hosts receive per round (whole run / rounds)", "test loss"]))
 
 
 def main():
@@ -168,8 +175,9 @@ def main():
     ap.add_argument("--learners", type=int, nargs="+", default=[2, 4, 8])
     ap.add_argument("--scaling-bpe", type=int, default=20, help="batches per learner per round when scaling")
     ap.add_argument("--workdir", help="keep the prepared corpus and the runs here (default: a temporary folder)")
-    ap.add_argument("--only", choices=["vocabulary", "learners", "checkpoints", "hosts", "larger"],
+    ap.add_argument("--only", choices=["vocabulary", "strategies", "learners", "checkpoints", "hosts", "larger"],
                     help="run one of the tables")
+    ap.add_argument("--link", default="1gbit", help="the capped link of the hosts table, in tc's units")
     ap.add_argument("--larger-words", type=int, default=300_000, help="the made-up vocabulary of the last table")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -180,12 +188,14 @@ def main():
         base = {"max_rounds": args.rounds}
         if args.only in (None, "vocabulary"):
             vocabulary_table(tmp, cfg_dir, train, words, base, args)
+        if args.only in (None, "strategies"):
+            strategies_table(tmp, cfg_dir, train, words, base, args)
         if args.only in (None, "learners"):
             learners_table(tmp, cfg_dir, train, words, base, args)
         if args.only in (None, "checkpoints"):
             checkpoints_table(tmp, cfg_dir, train, words, base, args)
         if args.only in (None, "hosts"):
-            two_hosts_table(tmp, cfg_dir, train, words, base, args)
+            hosts_table(tmp, cfg_dir, train, words, base, args)
         if args.only in (None, "larger"):
             larger_table(tmp, args)
         print("\nRegenerate: `/usr/bin/python3 bench/scale.py`")
@@ -203,6 +213,22 @@ def vocabulary_table(tmp, cfg_dir, train, words, base, args):
                      f"{100 * (r['loss'] / dense['loss'] - 1):+.2f} %"])
     print(jobs.table(rows, ["exchange", "round", "exchange share", "bytes per round", "fewer than dense",
                             "Dispatcher receives per round", "test loss", "loss against dense"]))
+
+
+def strategies_table(tmp, cfg_dir, train, words, base, args):
+    """Dense against the sparse defaults and the top 20 % for each lock-step strategy that can exchange sparse."""
+    names = ("dense", "sparse (defaults: float16, touched)", "sparse, top 20 % float16, touched")
+    rows = []
+    for strategy in ("fedavg", "bsp", "bmuf", "diloco"):
+        results = {name: run(tmp, f"strategy_{strategy}_{name}", cfg_dir, train, 2, **base, strategy=strategy,
+                             **SETTINGS[name]) for name in names}
+        dense = results["dense"]
+        rows += [[strategy, name, f"{r['round']:.2f} s", f"{100 * r['sync'] / r['round']:.1f} %",
+                  f"{r['bytes'] / 1e6:.0f} MB", f"{r['loss']:.4f}", f"{100 * (r['loss'] / dense['loss'] - 1):+.2f} %"]
+                 for name, r in results.items()]
+    print(f"\n### Strategies: {words} words x 300, 2 learners, {args.rounds} rounds of the same windows\n")
+    print(jobs.table(rows, ["strategy", "exchange", "round", "exchange share", "bytes per round", "test loss",
+                            "loss against the strategy's dense"]))
 
 
 def larger_table(tmp, args):

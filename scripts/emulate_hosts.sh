@@ -10,6 +10,8 @@
 #                                              namespaces, as ssh would run it on HOST
 #   scripts/emulate_hosts.sh ctl [PREFIX] CMD... runs CMD in the control namespace (mpiexec goes there)
 #   scripts/emulate_hosts.sh bytes [PREFIX]    bytes sent and received by each host's interface: "HOST TX RX"
+#   scripts/emulate_hosts.sh limit RATE [PREFIX] caps each host's link at RATE each way (tc's units: 1gbit,
+#                                              10gbit), as a host's network card would; "none" lifts the cap
 #
 # A run: up 2; ctl mpiexec -launcher ssh -launcher-exec "$PWD/scripts/emulate_hosts.sh" \
 #          -localhost 10.77.0.1 -hosts fedavg-h0,fedavg-h1 ... ; down.
@@ -72,7 +74,24 @@ bytes() {
   done
 }
 
-cmd=${1:?usage: emulate_hosts.sh up N [PREFIX] | down [PREFIX] | -x HOST CMD... | ctl [PREFIX] CMD... | bytes [PREFIX]}
+# A token bucket of RATE on DEV in namespace NS ("none": none); it holds a few of veth's 64 KB segments, or tbf
+# would drop them.
+shape() {
+  tc -n "$1" qdisc del dev "$2" root 2>/dev/null || true
+  [ "$3" = none ] || tc -n "$1" qdisc add dev "$2" root tbf rate "$3" burst 1mb latency 100ms
+}
+
+limit() {
+  local rate=${1:?limit RATE [PREFIX]} prefix=${2:-$PREFIX_DEFAULT} ns i
+  for ns in $(ns_list "$prefix"); do
+    case $ns in *-h*) ;; *) continue ;; esac
+    i=${ns##*-h}
+    shape "$ns" eth0 "$rate"                       # what the host sends
+    shape "$prefix-sw" "p$((i + 1))" "$rate"       # what it receives: its bridge port (up: p0 is the control's)
+  done
+}
+
+cmd=${1:?usage: emulate_hosts.sh up N [PREFIX] | down [PREFIX] | -x HOST CMD... | ctl [PREFIX] CMD... | bytes [PREFIX] | limit RATE [PREFIX]}
 [ "$cmd" = "-x" ] && launch "$@"
 shift
 case $cmd in
@@ -80,5 +99,6 @@ case $cmd in
   down) down "$@" ;;
   ctl) ctl "$@" ;;
   bytes) bytes "$@" ;;
+  limit) limit "$@" ;;
   *) echo "emulate_hosts.sh: unknown command $cmd" >&2; exit 2 ;;
 esac
