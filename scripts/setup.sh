@@ -10,7 +10,7 @@ packages=(
   python3 python3-dev pybind11-dev
   python3-numpy python3-torch python3-h5py python3-pytest python3-gensim python3-matplotlib
   libopenblas0-pthread
-  libhdf5-dev nlohmann-json3-dev libpcg-cpp-dev libgtest-dev
+  libhdf5-dev nlohmann-json3-dev libpcg-cpp-dev libgtest-dev libxxhash-dev
   bible-kjv
 )
 

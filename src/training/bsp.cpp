@@ -1,5 +1,7 @@
 #include "training/bsp.hpp"
 
+#include <xxhash.h>
+
 #include <algorithm>
 #include <cstdint>
 
@@ -8,11 +10,9 @@
 namespace fedavg::training {
 namespace {
 
-// 53-bit FNV-1a hash of the weights' bytes, exact in a double.
+// 53 bits of the weights' XXH3 hash, exact in a double.
 double fingerprint(const std::vector<float>& w) {
-  std::uint64_t h = 1469598103934665603ull;
-  const auto* p = reinterpret_cast<const unsigned char*>(w.data());
-  for (std::size_t i = 0; i < w.size() * sizeof(float); ++i) h = (h ^ p[i]) * 1099511628211ull;
+  const std::uint64_t h = XXH3_64bits(w.data(), w.size() * sizeof(float));
   return static_cast<double>(h >> 11);
 }
 
