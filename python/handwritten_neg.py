@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from noise import NoiseSampler
+from written_marks import WrittenMarks
 
 _EVAL_CHUNK = 4096  # windows per forward pass in test_loss (bounds memory)
 
@@ -166,7 +167,7 @@ class HandwrittenNegCBOW:
         self._workspaces = {}
         self._row_counts = torch.zeros(2 * v)
         self._one = torch.ones(())
-        self._written = None  # stacked rows steps wrote, once asked
+        self._written = WrittenMarks(2 * v)  # stacked rows steps wrote
 
     def current_lr(self):
         if self.decay_steps is None:
@@ -273,8 +274,7 @@ class HandwrittenNegCBOW:
         torch.mul(g.unsqueeze(2), ws.h.unsqueeze(1), out=ws.u_step)
         # One scatter-add of every step into the stacked [E; U] rows.
         self.stacked.index_put_((ws.rows,), ws.steps, accumulate=True)
-        if self._written is not None:
-            self._written[ws.rows] = True
+        self._written.mark(ws.rows)
         return loss
 
     def _row_scales(self, ws):
@@ -316,11 +316,9 @@ class HandwrittenNegCBOW:
         """The rows of embedding and of out_vectors that steps wrote since
         the last call, ascending; None on the first call, which starts the
         count."""
-        if self._written is None:
-            self._written = torch.zeros(2 * self.vocab_size, dtype=torch.bool)
+        rows = self._written.take()
+        if rows is None:
             return [None, None]
-        rows = self._written.nonzero().view(-1)
-        self._written[rows] = False
         split = int(torch.searchsorted(rows, self.vocab_size))
         return [rows[:split], rows[split:] - self.vocab_size]
 

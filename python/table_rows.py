@@ -18,6 +18,8 @@ accumulate, the fastest scatter-add of torch 1.13 on CPU).
 
 import torch
 
+from written_marks import WrittenMarks
+
 
 class TableRows:
     """One Table during training: its rows in the buffer, the rows a step
@@ -43,7 +45,7 @@ class TableRows:
         self._slot = torch.zeros(self.rows, dtype=torch.int64)
         self._count = torch.zeros(self.rows)
         self._one = torch.ones(())
-        self._written = None      # rows steps wrote, once take_written asks
+        self.written = WrittenMarks(self.rows)  # for engine.written_rows
 
     def gather(self, ids):
         """The rows of ``ids`` (any shape) as [*ids.shape, cols], with
@@ -139,8 +141,7 @@ class TableRows:
                 grad.mul_(factor[start:start + ids.shape[0]])
                 start += ids.shape[0]
             self.tensor.index_put_((ids,), grad, accumulate=True)
-            if self._written is not None:
-                self._written[ids] = True
+            self.written.mark(ids)
 
     def finish(self, optimizer):
         """After optimizer.step(): the stepped rows go back to the buffer,
@@ -149,8 +150,7 @@ class TableRows:
         if uniq is None:
             return
         self.tensor.index_copy_(0, uniq, self.param.data)
-        if self._written is not None:
-            self._written[uniq] = True
+        self.written.mark(uniq)
         for key, value in optimizer.state.pop(self.param, {}).items():
             if torch.is_tensor(value) and value.dim() >= 1 \
                     and value.shape == self.param.shape:
@@ -164,17 +164,6 @@ class TableRows:
         self.param.data = torch.empty(0, self.cols)
         self.param.grad = None
         self._uniq = None
-
-    def take_written(self):
-        """The rows steps wrote since the last call, ascending (int64);
-        forgets them.  None on the first call, which starts the count (a
-        run that never asks pays nothing for it)."""
-        if self._written is None:
-            self._written = torch.zeros(self.rows, dtype=torch.bool)
-            return None
-        rows = self._written.nonzero().view(-1)
-        self._written[rows] = False
-        return rows
 
     def state(self):
         return {"rows": self.row_state, "scalars": self.scalar_state}

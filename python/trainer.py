@@ -221,7 +221,7 @@ class Trainer:
     def written_rows(self):
         """Per parameter: the rows steps wrote since the last call (a
         Table's), or None (a Dense parameter: any of it may have moved)."""
-        return [self.tables[name].take_written() if name in self.tables
+        return [self.tables[name].written.take() if name in self.tables
                 else None for name in self.tensors]
 
     # ---------------------------------------------------------------- state
