@@ -92,10 +92,6 @@ class Communicator {
   template <typename T> Request iallreduce_max(const T* in, T* out, std::size_t n) const {
     return iallreduce_raw(in, out, n, datatype<T>(), MPI_MAX);
   }
-  // In place on every member.
-  template <typename T> Request iallreduce_sum_in_place(T* data, std::size_t n) const {
-    return iallreduce_raw(MPI_IN_PLACE, data, n, datatype<T>(), MPI_SUM);
-  }
 
  private:
   friend class SharedWeights;  // maps memory over the members of this communicator

@@ -26,6 +26,8 @@ enum class Tag : int {
   ShardDone = 29,    // Tokenizer -> Dispatcher (shards): int64 [shard, epoch] read all of it; asks for the next
   RowGlobal = 30,    // Learner -> all (or Dispatcher -> tree, bmuf) (sparse exchange): uint8 rows added to the weights
   Weights = 31,      // Dispatcher -> learner 1 -> its children (learner comm.): float [params], down the tree
+  ReduceScatter = 32,  // Learner -> next learner in the ring (bsp; learner comm.): float partial sums of a segment
+  Allgather = 33,      // Learner -> next learner in the ring and Dispatcher (bsp; learner comm.): a segment's sum
   Shutdown = 98,  // downstream -> upstream: stop producing (empty)
   ShutdownAck = 99,  // upstream -> downstream: nothing more will follow (empty)
 };

@@ -2,7 +2,6 @@
 
 #include <xxhash.h>
 
-#include <algorithm>
 #include <cstdint>
 
 #include "core/error.hpp"
@@ -23,12 +22,9 @@ void Bsp::open_round(RoundSync& sync, std::vector<float>& w, bool first) {
 }
 
 void Bsp::close_round(RoundSync& sync, std::vector<float>& w, float share) {
-  if (sync.on_dispatcher()) {
-    std::fill(w.begin(), w.end(), 0.0f);  // it only watches the average
-  } else {
+  if (!sync.on_dispatcher())
     for (auto& x : w) x *= share;
-  }
-  sync.allreduce_in_place(w);
+  sync.allreduce_in_place(w);  // the Dispatcher only receives the average
   after_sparse_round(sync, w);
 }
 

@@ -1,6 +1,6 @@
 // bsp, bulk-synchronous averaging with no central copy: learners keep their replicas and average them with an
-// allreduce each round; the Dispatcher takes part with zeros only to see the average. The replicas must stay
-// bit-identical, and every round checks it (docs/strategies.md#bsp).
+// allreduce among themselves each round (a ring: RoundSync::allreduce_in_place); the Dispatcher only receives the
+// average. The replicas must stay bit-identical, and every round checks it (docs/strategies.md#bsp).
 #pragma once
 
 #include "training/lockstep.hpp"

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "training/learner_ring.hpp"
 #include "training/learner_tree.hpp"
 
 namespace fedavg::training {
@@ -164,8 +165,58 @@ std::string RoundSync::who(int rank) const {
 }
 
 void RoundSync::allreduce_in_place(std::vector<float>& w) {
-  comm_.iallreduce_sum_in_place(w.data(), w.size()).wait_until(deadline(), waits_.collective());
-  weight_bytes_ += 2.0 * static_cast<double>(comm_.size()) * static_cast<double>(w.size() * sizeof(float));
+  const int me = comm_.rank(), learners = comm_.size() - 1;
+  const std::size_t n = w.size(), step = chunk<float>();
+  const auto until = deadline();
+  // Calls `f(offset, count)` for each chunk of segment `s` (one, empty, for an empty segment).
+  const auto each_chunk = [&](int s, const auto& f) {
+    const std::size_t begin = ring_segment_begin(s, n, learners), end = ring_segment_begin(s + 1, n, learners);
+    for (std::size_t c = 0, count = chunks<float>(end - begin); c < count; ++c)
+      f(begin + c * step, std::min(step, end - std::min(begin + c * step, end)));
+  };
+  const auto from = [&](int rank, comm::Tag tag) {
+    return comm_.await_message(rank, tag, until, who(rank), waits_.collective());
+  };
+  if (me == 0) {  // each segment's sum, from the learner that completed it
+    for (int s = 0; s < learners; ++s) {
+      const int sender = (s + learners - 1) % learners + 1;
+      each_chunk(s, [&](std::size_t at, std::size_t count) {
+        comm_.receive_into(from(sender, comm::Tag::Allgather), w.data() + at, count);
+      });
+    }
+  } else if (learners > 0) {
+    const int next = ring_next(me, learners), previous = ring_previous(me, learners);
+    incoming_.resize(std::min(step, n));
+    std::vector<comm::Request> scatter, gather;
+    // Reduce-scatter: a learner sends its own segment, then for L - 1 steps adds the partial sum of the next
+    // segment that comes in and sends it on; the last one it adds is whole, and goes round the ring instead, and
+    // to the Dispatcher.
+    if (learners > 1)
+      each_chunk(ring_segment(me, -1, learners), [&](std::size_t at, std::size_t count) {
+        scatter.push_back(comm_.isend(w.data() + at, count, next, comm::Tag::ReduceScatter));
+      });
+    for (int k = 0; k + 1 < learners; ++k)
+      each_chunk(ring_segment(me, k, learners), [&](std::size_t at, std::size_t count) {
+        comm_.receive_into(from(previous, comm::Tag::ReduceScatter), incoming_.data(), count);
+        float* mine = w.data() + at;
+        for (std::size_t i = 0; i < count; ++i) mine[i] += incoming_[i];
+        if (k + 2 < learners) scatter.push_back(comm_.isend(mine, count, next, comm::Tag::ReduceScatter));
+      });
+    each_chunk(ring_completed(me, learners), [&](std::size_t at, std::size_t count) {
+      if (learners > 1) gather.push_back(comm_.isend(w.data() + at, count, next, comm::Tag::Allgather));
+      gather.push_back(comm_.isend(w.data() + at, count, 0, comm::Tag::Allgather));
+    });
+    // The allgather overwrites the segments the reduce-scatter sent from.
+    for (auto& r : scatter) r.wait_until(until, waits_.collective());
+    for (int k = 0; k + 1 < learners; ++k)
+      each_chunk(ring_segment(me, k + learners - 1, learners), [&](std::size_t at, std::size_t count) {
+        comm_.receive_into(from(previous, comm::Tag::Allgather), w.data() + at, count);
+        if (k + 2 < learners) gather.push_back(comm_.isend(w.data() + at, count, next, comm::Tag::Allgather));
+      });
+    for (auto& r : gather) r.wait_until(until, waits_.collective());
+  }
+  if (me == 0 && learners > 0) inbound_bytes_ += static_cast<double>(n * sizeof(float));
+  weight_bytes_ += static_cast<double>(std::max(2 * learners - 1, 0)) * static_cast<double>(n * sizeof(float));
   complete_reports();
 }
 

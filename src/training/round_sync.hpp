@@ -72,15 +72,21 @@ class RoundSync {
   // Point to point rather than MPI_Ireduce, which Debian's MPICH runs slower between local ranks
   // (docs/performance.md#mpi-the-weight-exchange-between-local-ranks).
   void average_into_root(std::vector<float>& w, float share);
-  // Everyone: sums the pre-scaled `w` of all members in place (bsp; the Dispatcher's must be zeros).
+  // Everyone: sums the learners' pre-scaled `w` in place; the Dispatcher's `w` is overwritten with the sum (bsp).
+  // A ring among the learners (learner_ring.hpp), point to point in chunks: a reduce-scatter, in which each
+  // learner adds the partial sums of one segment after another and passes them on, then an allgather of the
+  // whole segments; each learner also sends the Dispatcher the segment it completed. Every learner sends
+  // 2 (L - 1) / L copies of the weights however many there are, the Dispatcher receives one, and every segment
+  // is summed once, in one order, so every member holds the same bits. Not MPI_Iallreduce, which advances only
+  // while its members poll it, stage by stage (docs/performance.md#mpi-the-weight-exchange-between-local-ranks).
   void allreduce_in_place(std::vector<float>& w);
   // Everyone: true if every member passed the same `value`.
   bool same_everywhere(double value);
   // Bytes of weights this object's calls moved between the members so far, counted as the algorithm's payload
-  // (a broadcast sends one copy per learner, a reduce receives one per learner, an allreduce takes and returns
-  // one per member), whatever MPI's internal algorithm. Control values are not counted.
+  // (a broadcast sends one copy per learner, a reduce receives one per learner, the ring allreduce sends
+  // 2 (L - 1) copies between the learners and one to the Dispatcher). Control values are not counted.
   double weight_bytes() const { return weight_bytes_; }
-  // Bytes of weights the Dispatcher received through average_into_root.
+  // Bytes of weights the Dispatcher received through average_into_root and allreduce_in_place.
   double inbound_bytes() const { return inbound_bytes_; }
   // Learner: completes the Ready/RoundDone reports in flight (after the round's exchange).
   void complete_reports();
@@ -101,7 +107,7 @@ class RoundSync {
   std::vector<int> learner_ranks_;
   std::size_t chunk_bytes_;
   comm::Outbox reports_;  // Ready/RoundDone in flight
-  std::vector<float> incoming_;  // a learner: its children's chunks in average_into_root
+  std::vector<float> incoming_;  // a learner: chunks it adds to its own (average_into_root, allreduce_in_place)
   comm::Cadence control_wait_;   // Learner: how long the Control of a round takes to come
   comm::Cadence training_wait_;  // Dispatcher: how long the first RoundDone of a round takes to come
   double weight_bytes_ = 0.0;

@@ -1,8 +1,10 @@
 // The round's weight exchange between the Dispatcher (rank 0) and its learners: the broadcast down the learner
-// tree, the windows totals and the averaging (point-to-point Average messages summed along the learner tree, so
-// the Dispatcher receives one copy), both in chunks that do not divide the weights evenly. Runs under mpiexec
-// -n 3 and -n 6, time-limited by meson (timeout 60 s, MPIEXEC_TIMEOUT=50).
+// tree, the windows totals, the averaging (point-to-point Average messages summed along the learner tree, so the
+// Dispatcher receives one copy) and bsp's ring allreduce, all in chunks that do not divide the weights evenly.
+// Runs under mpiexec -n 3 and -n 6, time-limited by meson (timeout 60 s, MPIEXEC_TIMEOUT=50).
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 #include "mpi_main.hpp"
 #include "training/round_sync.hpp"
@@ -106,6 +108,38 @@ TEST(RoundSync, DownTheTreeEveryLearnerTakesTheSizeAndBytesTheDispatcherSent) {
     ASSERT_EQ(data.size(), n) << "rank " << world.rank();
     for (std::size_t i = 0; i < n; ++i)
       ASSERT_EQ(data[i], static_cast<std::uint8_t>(i * 7 + n)) << "byte " << i << " of " << n;
+  }
+  world.ibarrier().wait_until(comm::Deadline::after(20));
+}
+
+TEST(RoundSync, TheRingGivesEveryLearnerAndTheDispatcherTheSameSum) {
+  auto world = comm::Communicator::world();
+  const comm::WaitPolicy waits;
+  std::vector<int> learners;
+  for (int r = 1; r < world.size(); ++r) learners.push_back(r);
+  const int l = world.size() - 1;
+  training::RoundSync sync(world, world, waits, 20.0, learners, 4000);  // 1000 floats a chunk
+  // Segments of several chunks with a short last one, of less than a chunk, fewer elements than learners (some
+  // segments empty), and none.
+  for (const std::size_t n : {25013u, 2500u, 3u, 0u}) {
+    const double bytes_before = sync.weight_bytes(), inbound_before = sync.inbound_bytes();
+    std::vector<float> w = world.rank() == 0 ? std::vector<float>(n, -7.0f) : learner_weights(world.rank(), n);
+    sync.allreduce_in_place(w);
+    std::vector<double> sum(n, 0.0);
+    for (int r = 1; r < world.size(); ++r) {
+      const auto x = learner_weights(r, n);
+      for (std::size_t i = 0; i < n; ++i) sum[i] += x[i];
+    }
+    for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(w[i], sum[i], 1e-4) << "element " << i << " of " << n;
+    // Bit for bit the same everywhere: rank 0's copy against every other.
+    std::vector<float> dispatchers = w;
+    world.ibcast(dispatchers.data(), n, 0).wait_until(comm::Deadline::after(20));
+    for (std::size_t i = 0; i < n; ++i)
+      ASSERT_EQ(std::memcmp(&w[i], &dispatchers[i], sizeof(float)), 0) << "element " << i << " rank " << world.rank();
+    EXPECT_EQ(sync.weight_bytes() - bytes_before, (2.0 * l - 1) * n * sizeof(float));
+    if (world.rank() == 0) {
+      EXPECT_EQ(sync.inbound_bytes() - inbound_before, static_cast<double>(n * sizeof(float)));
+    }
   }
   world.ibarrier().wait_until(comm::Deadline::after(20));
 }
