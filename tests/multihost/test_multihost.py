@@ -1,8 +1,8 @@
 """fedavg_mpi across emulated hosts (see conftest.py), every job time-limited: the Dispatcher and the pipeline on
 one host, the learners on another, so batches and weights cross the network (checked on the interfaces' byte
-counters); the job trains to its target and exits by itself, with the dense or the sparse exchange; a learner
-killed on the remote host costs one round and no human step (scripts/supervise.py restarts the job from its
-checkpoint), even with its host left out."""
+counters); the job trains to its target and exits by itself, with the dense or the sparse exchange, and with
+bsp's ring between learners on two hosts; a learner killed on the remote host costs one round and no human step
+(scripts/supervise.py restarts the job from its checkpoint), even with its host left out."""
 
 import csv
 import json
@@ -74,6 +74,25 @@ def test_the_sparse_exchange_crosses_the_network_once_per_round(hosts, toy, tmp_
     assert inbound > 0 and sent >= 0.9 * inbound, (sent, inbound)
     # Summed before it crossed: the Dispatcher received less than the three learners sent.
     assert inbound < float(s["sync_bytes"]) / 2, s
+
+
+def test_bsp_sums_along_a_ring_of_learners_on_different_hosts(hosts, toy, tmp_path):
+    # A learner on each of two hosts: each sends the other one segment of its partial sums and one of the
+    # summed weights, and the Dispatcher the segment it completed: 1.5 copies of the weights a round, of which
+    # it receives one from the other learner. The replicas are checked bit-identical every round.
+    h = hosts(3)
+    cfg = config(toy, tmp_path, target=2.6, max_rounds=200, strategy="bsp", exchange="dense")
+    s, before, after = train_across(h, [(0, 4), (1, 1), (2, 1)], cfg, toy, tmp_path / "out")
+    assert s["stopped"] == "target" and s["learners"] == "2" and s["strategy"] == "bsp"
+    rows = metrics(tmp_path / "out")
+    # bsp moves 4 P (2 L - 1) bytes a round once started: one copy of the weights is 4 P.
+    weights = (float(rows[2]["sync_bytes"]) - float(rows[1]["sync_bytes"])) / 3
+    rounds = int(s["rounds"])
+    for host in h.names[1:]:
+        sent = after[host][0] - before[host][0]
+        received = after[host][1] - before[host][1]
+        assert sent >= 0.9 * rounds * 1.5 * weights, (host, sent, rounds, weights)
+        assert received >= 0.9 * rounds * weights, (host, received, rounds, weights)
 
 
 def test_a_killed_remote_learner_costs_one_round_and_no_human_step(hosts, toy, tmp_path):
