@@ -9,7 +9,7 @@ exchange's share of it (sync_seconds; no checkpoints, which would add the same t
 moved and the Dispatcher's inbound bytes, and the test loss after the same windows. Then dense, the sparse
 defaults and the top 20 % for each of fedavg, bsp, bmuf and diloco. Then, with 2, 4 and 8 learners
 (oversubscribed on a small machine: the exchange time, not the round time, is the figure), the Dispatcher's
-inbound bytes and exchange time per round, dense and sparse. Then a checkpoint every round, written between
+inbound bytes and exchange time per round: fedavg dense and sparse, and bsp's ring (dense). Then a checkpoint every round, written between
 rounds or in the background (checkpoint_background), with 1 and 2 learners. Last, as root, the same rounds on
 three emulated hosts (network namespaces, TCP between them; the Dispatcher and the pipeline on one, a learner on
 each of the others), on uncapped links and on links capped at --link (default 1 Gbit/s): dense against sparse.
@@ -251,12 +251,13 @@ def learners_table(tmp, cfg_dir, train, words, base, args):
           f"bpe {args.scaling_bpe}, {args.rounds} rounds)\n")
     rows = []
     for learners in args.learners:
-        for name in ("dense", "sparse, top 20 % float16, touched"):
-            r = run(tmp, f"{name.split(',')[0]}_{learners}", cfg_dir, train, learners, **base, bpe=args.scaling_bpe,
-                    **SETTINGS[name])
-            rows.append([learners, name, f"{r['inbound'] / 1e6:.0f} MB", f"{r['bytes'] / 1e6:.0f} MB",
+        for strategy, name in (("fedavg", "dense"), ("fedavg", "sparse, top 20 % float16, touched"),
+                               ("bsp", "dense")):
+            r = run(tmp, f"{strategy}_{name.split(',')[0]}_{learners}", cfg_dir, train, learners, **base,
+                    bpe=args.scaling_bpe, strategy=strategy, **SETTINGS[name])
+            rows.append([learners, strategy, name, f"{r['inbound'] / 1e6:.0f} MB", f"{r['bytes'] / 1e6:.0f} MB",
                          f"{1000 * r['sync']:.0f} ms", f"{r['round']:.2f} s"])
-    print(jobs.table(rows, ["learners", "exchange", "Dispatcher receives per round", "bytes per round",
+    print(jobs.table(rows, ["learners", "strategy", "exchange", "Dispatcher receives per round", "bytes per round",
                             "exchange per round", "round"]))
 
 
