@@ -1,6 +1,7 @@
 // fedavg_mpi: startup, role dispatch, teardown. Every failure on any rank ends the whole job with one line
 // naming the rank, its role and the reason.
 #include <iostream>
+#include <vector>
 
 #include "bridge/interpreter.hpp"
 #include "comm/abort.hpp"
@@ -42,12 +43,12 @@ int main(int argc, char** argv) {
       liveness = cfg.settings.liveness_seconds;
       core::check_faults(cfg.faults, mpi.world_size());
       const auto learners = world.split(me.role == core::Role::Dispatcher || me.role == core::Role::Learner, me.rank);
-      // Collective among the learner communicator's members, right after its split: do they share one host?
-      const bool learners_on_one_host = !learners.valid() || learners.ranks_on_node() == learners.size();
+      // Collective among the learner communicator's members, right after its split: the host of each.
+      const std::vector<int> learner_hosts = learners.valid() ? learners.hosts() : std::vector<int>{};
       const auto waits = comm::WaitPolicy::choose(cfg.settings.wait_profile, world.ranks_on_node(),
                                                   comm::WaitPolicy::usable_cores());
       core::Hooks hooks(cfg, map, me);
-      roles::make({cfg, me, map, world, learners, learners_on_one_host, py, signals, waits, hooks})->run();
+      roles::make({cfg, me, map, world, learners, learner_hosts, py, signals, waits, hooks})->run();
     }
     // Arrive at MPI_Finalize together, sleeping rather than spinning while slower ranks finish.
     world.ibarrier().wait_until(comm::Deadline::after(liveness * comm::kIndirect));

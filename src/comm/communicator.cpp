@@ -48,6 +48,25 @@ int Communicator::ranks_on_node() const {
   return n;
 }
 
+std::vector<int> Communicator::hosts() const {
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+  // Rank 0 of `node` is its lowest member here (the split's key is the rank).
+  MPI_Group node_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
+  int rc = MPI_Comm_group(node, &node_group);
+  if (rc == MPI_SUCCESS) rc = MPI_Comm_group(comm_, &group);
+  const int zero = 0;
+  int lowest = MPI_UNDEFINED;
+  if (rc == MPI_SUCCESS) rc = MPI_Group_translate_ranks(node_group, 1, &zero, group, &lowest);
+  if (group != MPI_GROUP_NULL) MPI_Group_free(&group);
+  if (node_group != MPI_GROUP_NULL) MPI_Group_free(&node_group);
+  MPI_Comm_free(&node);
+  check_mpi(rc, "MPI_Group_translate_ranks");
+  std::vector<int> out(static_cast<std::size_t>(size_));
+  check_mpi(MPI_Allgather(&lowest, 1, MPI_INT, out.data(), 1, MPI_INT, comm_), "MPI_Allgather hosts");
+  return out;
+}
+
 Communicator::Communicator(Communicator&& o) noexcept
     : comm_(std::exchange(o.comm_, MPI_COMM_NULL)), rank_(o.rank_), size_(o.size_) {}
 

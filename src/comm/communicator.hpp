@@ -43,6 +43,8 @@ class Communicator {
   Communicator split(bool member, int key) const;
   // Collective: how many members share this rank's node (its shared memory).
   int ranks_on_node() const;
+  // Collective: the host of every member, by rank: the rank of the lowest member on its node (shared memory).
+  std::vector<int> hosts() const;
 
   Communicator() = default;
   Communicator(Communicator&& o) noexcept;

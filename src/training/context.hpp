@@ -2,6 +2,9 @@
 // interpreter, how it waits and its test hooks. main() owns all of it, and it outlives every role.
 #pragma once
 
+#include <algorithm>
+#include <vector>
+
 #include "core/config.hpp"
 #include "core/hooks.hpp"
 #include "core/rank_info.hpp"
@@ -22,11 +25,16 @@ struct Context {
   const core::RankMap& map;
   const comm::Communicator& world;     // duplicate of MPI_COMM_WORLD
   const comm::Communicator& learners;  // Dispatcher (rank 0 here) + Learners; invalid on pipeline ranks
-  bool learners_on_one_host;           // every member of `learners` runs on one host (shares its memory)
+  std::vector<int> learner_hosts;      // by rank of `learners`: its host (Communicator::hosts); empty off it
   bridge::Interpreter& py;
   const core::StopSignal& signals;     // SIGINT/SIGTERM seen by this rank
   const comm::WaitPolicy& waits;       // how this rank's waits sleep
   core::Hooks& hooks;                  // --inject-fault and the slow-learner option, for this rank
+
+  // Every member of `learners` runs on one host (shares its memory).
+  bool learners_on_one_host() const {
+    return std::all_of(learner_hosts.begin(), learner_hosts.end(), [&](int h) { return h == learner_hosts[0]; });
+  }
 };
 
 }  // namespace fedavg::training

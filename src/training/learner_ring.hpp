@@ -1,30 +1,49 @@
 // The ring along which bsp's learners sum their weights with no root (RoundSync::allreduce_in_place): the
 // weights are cut into one segment per learner, each segment's sum gathers along the ring and is then passed
-// round it. Ranks are the learner communicator's: learners 1..L, in a ring 1 -> 2 -> ... -> L -> 1; the
-// Dispatcher (0) is not in it.
+// round it. Ranks are the learner communicator's: the ring holds learners 1..L host by host (learners_by_host),
+// ascending within a host, so it crosses between hosts once per host each way; the Dispatcher (0) is not in it.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <vector>
+
+#include "training/learner_hosts.hpp"
 
 namespace fedavg::training {
 
-// The learner after (and before) learner `rank` in a ring of `learners`.
-inline int ring_next(int rank, int learners) { return rank % learners + 1; }
-inline int ring_previous(int rank, int learners) { return (rank + learners - 2) % learners + 1; }
+class LearnerRing {
+ public:
+  // For a learner communicator of `size` members on `hosts` (learners_by_host).
+  LearnerRing(const std::vector<int>& hosts, int size) : position_(static_cast<std::size_t>(size), -1) {
+    for (const auto& group : learners_by_host(hosts, size)) order_.insert(order_.end(), group.begin(), group.end());
+    for (std::size_t p = 0; p < order_.size(); ++p) position_[static_cast<std::size_t>(order_[p])] = static_cast<int>(p);
+  }
 
-// Segment `s` (0..learners-1) of `n` elements: [ring_segment_begin(s), ring_segment_begin(s + 1)).
-inline std::size_t ring_segment_begin(int s, std::size_t n, int learners) {
-  return n / static_cast<std::size_t>(learners) * static_cast<std::size_t>(s) +
-         std::min(n % static_cast<std::size_t>(learners), static_cast<std::size_t>(s));
-}
+  int learners() const { return static_cast<int>(order_.size()); }
+  // The learner after (and before) learner `rank`.
+  int next(int rank) const { return at(position(rank) + 1); }
+  int previous(int rank) const { return at(position(rank) - 1); }
+  // The segment learner `rank` receives at step `k` (0..L-2) of the reduce-scatter (and sends on at step k + 1;
+  // at "step -1" it sends its own); at step L - 2 it completes the sum of that segment, completed(rank). At step
+  // `k` of the allgather it receives segment(rank, k + L - 1), passed on from the learner that completed it.
+  int segment(int rank, int k) const { return wrap(position(rank) - 1 - k); }
+  int completed(int rank) const { return segment(rank, learners() - 2); }
+  // The learner that completes segment `s`.
+  int completer(int s) const { return at(s - 1); }
 
-// The segment learner `rank` receives at step `k` (0..L-2) of the reduce-scatter (and sends on at step k + 1);
-// at step L - 2 it completes the sum of that segment, ring_completed(rank). At step `k` of the allgather it
-// receives ring_segment(rank, k + L - 1, L), passed on from the learner that completed it.
-inline int ring_segment(int rank, int k, int learners) {
-  return ((rank - 2 - k) % learners + learners) % learners;
-}
-inline int ring_completed(int rank, int learners) { return ring_segment(rank, learners - 2, learners); }
+  // Segment `s` (0..L-1) of `n` elements: [segment_begin(s), segment_begin(s + 1)).
+  std::size_t segment_begin(int s, std::size_t n) const {
+    const auto l = static_cast<std::size_t>(learners());
+    return n / l * static_cast<std::size_t>(s) + std::min(n % l, static_cast<std::size_t>(s));
+  }
+
+ private:
+  int position(int rank) const { return position_[static_cast<std::size_t>(rank)]; }
+  int wrap(int p) const { return (p % learners() + learners()) % learners(); }
+  int at(int p) const { return order_[static_cast<std::size_t>(wrap(p))]; }
+  std::vector<int> order_;     // the learners' ranks in ring order
+  std::vector<int> position_;  // by rank: its place in order_ (-1: the Dispatcher)
+};
 
 }  // namespace fedavg::training

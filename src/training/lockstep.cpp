@@ -43,9 +43,9 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
   const Context& ctx = run.ctx();
   const core::Settings& s = run.settings();
   using Clock = DispatcherRun::Clock;
-  RoundSync sync(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks());
+  RoundSync sync(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks(), ctx.learner_hosts);
   std::optional<SparseExchange> sparse;
-  if (sparse_exchange(s, run.weights().size(), ctx.learners_on_one_host))
+  if (sparse_exchange(s, run.weights().size(), ctx.learners_on_one_host()))
     sparse.emplace(sync, layout_of(run.shapes()), s, sparse_publisher());
   bool first = true;
   while (!run.should_stop()) {
@@ -100,9 +100,9 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
 void Lockstep::learner_rounds(LearnerRun& run) {
   const Context& ctx = run.ctx();
   const core::Settings& s = run.settings();
-  RoundSync sync(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks());
+  RoundSync sync(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks(), ctx.learner_hosts);
   std::optional<SparseExchange> sparse;
-  if (sparse_exchange(s, run.weights().size(), ctx.learners_on_one_host))
+  if (sparse_exchange(s, run.weights().size(), ctx.learners_on_one_host()))
     sparse.emplace(sync, layout_of(run.shapes()), s, sparse_publisher());
   bool first = true;
   for (;;) {

@@ -5,8 +5,6 @@
 #include <set>
 
 #include "core/error.hpp"
-#include "training/learner_ring.hpp"
-#include "training/learner_tree.hpp"
 
 namespace fedavg::training {
 
@@ -81,10 +79,10 @@ template <typename T> void RoundSync::down_tree(std::vector<T>& data, comm::Tag 
   if (from_root && me == 0) return;
   const bool receives = me != 0 && !(from_root && me == 1);
   const auto until = deadline();
-  const std::vector<int> children = me == 0 ? std::vector<int>{1} : tree_children(me, comm_.size());
+  const std::vector<int>& children = tree_.children(me);
   std::vector<comm::Request> sends;
   const auto from_parent = [&] {
-    return comm_.await_message(tree_parent(me), tag, until, who(tree_parent(me)), waits_.collective());
+    return comm_.await_message(tree_.parent(me), tag, until, who(tree_.parent(me)), waits_.collective());
   };
   const auto pass_on = [&](const auto* chunk, std::size_t n) {
     for (const int child : children)
@@ -122,7 +120,7 @@ void RoundSync::average_into_root(std::vector<float>& w, float share) {
   // Chunk by chunk, each learner scales its own weights, adds its children's sums and sends the total to its
   // parent; the Dispatcher receives the root's, which overwrites its own.
   const int me = comm_.rank();
-  const std::vector<int> children = tree_children(me, comm_.size());
+  const std::vector<int>& children = tree_.children(me);
   const std::size_t step = chunk<float>();
   incoming_.resize(children.size() * std::min(step, w.size()));
   std::vector<comm::Request> sends;
@@ -147,8 +145,12 @@ void RoundSync::average_into_root(std::vector<float>& w, float share) {
     } else {
       const float* b = a + n;
       for (std::size_t i = 0; i < n; ++i) mine[i] = mine[i] * share + a[i] + b[i];
+      for (std::size_t k = 2; k < children.size(); ++k) {  // a host's lowest learner: the other hosts' sums
+        const float* x = a + k * n;
+        for (std::size_t i = 0; i < n; ++i) mine[i] += x[i];
+      }
     }
-    sends.push_back(comm_.isend(mine, n, tree_parent(me), comm::Tag::Average));
+    sends.push_back(comm_.isend(mine, n, tree_.parent(me), comm::Tag::Average));
   }
   for (auto& r : sends) r.wait_until(until, waits_.collective());
   if (me == 0 && comm_.size() > 1) inbound_bytes_ += static_cast<double>(w.size() * sizeof(float));
@@ -165,12 +167,12 @@ std::string RoundSync::who(int rank) const {
 }
 
 void RoundSync::allreduce_in_place(std::vector<float>& w) {
-  const int me = comm_.rank(), learners = comm_.size() - 1;
+  const int me = comm_.rank(), learners = ring_.learners();
   const std::size_t n = w.size(), step = chunk<float>();
   const auto until = deadline();
   // Calls `f(offset, count)` for each chunk of segment `s` (one, empty, for an empty segment).
   const auto each_chunk = [&](int s, const auto& f) {
-    const std::size_t begin = ring_segment_begin(s, n, learners), end = ring_segment_begin(s + 1, n, learners);
+    const std::size_t begin = ring_.segment_begin(s, n), end = ring_.segment_begin(s + 1, n);
     for (std::size_t c = 0, count = chunks<float>(end - begin); c < count; ++c)
       f(begin + c * step, std::min(step, end - std::min(begin + c * step, end)));
   };
@@ -179,37 +181,36 @@ void RoundSync::allreduce_in_place(std::vector<float>& w) {
   };
   if (me == 0) {  // each segment's sum, from the learner that completed it
     for (int s = 0; s < learners; ++s) {
-      const int sender = (s + learners - 1) % learners + 1;
       each_chunk(s, [&](std::size_t at, std::size_t count) {
-        comm_.receive_into(from(sender, comm::Tag::Allgather), w.data() + at, count);
+        comm_.receive_into(from(ring_.completer(s), comm::Tag::Allgather), w.data() + at, count);
       });
     }
   } else if (learners > 0) {
-    const int next = ring_next(me, learners), previous = ring_previous(me, learners);
+    const int next = ring_.next(me), previous = ring_.previous(me);
     incoming_.resize(std::min(step, n));
     std::vector<comm::Request> scatter, gather;
     // Reduce-scatter: a learner sends its own segment, then for L - 1 steps adds the partial sum of the next
     // segment that comes in and sends it on; the last one it adds is whole, and goes round the ring instead, and
     // to the Dispatcher.
     if (learners > 1)
-      each_chunk(ring_segment(me, -1, learners), [&](std::size_t at, std::size_t count) {
+      each_chunk(ring_.segment(me, -1), [&](std::size_t at, std::size_t count) {
         scatter.push_back(comm_.isend(w.data() + at, count, next, comm::Tag::ReduceScatter));
       });
     for (int k = 0; k + 1 < learners; ++k)
-      each_chunk(ring_segment(me, k, learners), [&](std::size_t at, std::size_t count) {
+      each_chunk(ring_.segment(me, k), [&](std::size_t at, std::size_t count) {
         comm_.receive_into(from(previous, comm::Tag::ReduceScatter), incoming_.data(), count);
         float* mine = w.data() + at;
         for (std::size_t i = 0; i < count; ++i) mine[i] += incoming_[i];
         if (k + 2 < learners) scatter.push_back(comm_.isend(mine, count, next, comm::Tag::ReduceScatter));
       });
-    each_chunk(ring_completed(me, learners), [&](std::size_t at, std::size_t count) {
+    each_chunk(ring_.completed(me), [&](std::size_t at, std::size_t count) {
       if (learners > 1) gather.push_back(comm_.isend(w.data() + at, count, next, comm::Tag::Allgather));
       gather.push_back(comm_.isend(w.data() + at, count, 0, comm::Tag::Allgather));
     });
     // The allgather overwrites the segments the reduce-scatter sent from.
     for (auto& r : scatter) r.wait_until(until, waits_.collective());
     for (int k = 0; k + 1 < learners; ++k)
-      each_chunk(ring_segment(me, k + learners - 1, learners), [&](std::size_t at, std::size_t count) {
+      each_chunk(ring_.segment(me, k + learners - 1), [&](std::size_t at, std::size_t count) {
         comm_.receive_into(from(previous, comm::Tag::Allgather), w.data() + at, count);
         if (k + 2 < learners) gather.push_back(comm_.isend(w.data() + at, count, next, comm::Tag::Allgather));
       });

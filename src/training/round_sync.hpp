@@ -15,6 +15,8 @@
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
 #include "comm/wait_policy.hpp"
+#include "training/learner_ring.hpp"
+#include "training/learner_tree.hpp"
 
 namespace fedavg::training {
 
@@ -24,14 +26,19 @@ class RoundSync {
   // has it, so the hops of the tree overlap rather than each waiting for the whole vector.
   static constexpr std::size_t kChunkBytes = std::size_t{4} << 20;
 
+  // `hosts`: the host of each member, by rank (comm::Communicator::hosts), which the learner tree and ring
+  // follow; empty: one host.
   RoundSync(const comm::Communicator& comm, const comm::Communicator& world, const comm::WaitPolicy& waits,
-            double liveness_seconds, std::vector<int> learner_ranks, std::size_t chunk_bytes = kChunkBytes)
+            double liveness_seconds, std::vector<int> learner_ranks, const std::vector<int>& hosts = {},
+            std::size_t chunk_bytes = kChunkBytes)
       : comm_(comm),
         world_(world),
         waits_(waits),
         liveness_(liveness_seconds),
         learner_ranks_(std::move(learner_ranks)),
         chunk_bytes_(chunk_bytes),
+        tree_(hosts, comm.size()),
+        ring_(hosts, comm.size()),
         reports_(world) {}
 
   // True on the Dispatcher (rank 0 of the learner communicator).
@@ -106,6 +113,8 @@ class RoundSync {
   double liveness_;
   std::vector<int> learner_ranks_;
   std::size_t chunk_bytes_;
+  LearnerTree tree_;
+  LearnerRing ring_;
   comm::Outbox reports_;  // Ready/RoundDone in flight
   std::vector<float> incoming_;  // a learner: chunks it adds to its own (average_into_root, allreduce_in_place)
   comm::Cadence control_wait_;   // Learner: how long the Control of a round takes to come

@@ -1,7 +1,8 @@
 // The round's weight exchange between the Dispatcher (rank 0) and its learners: the broadcast down the learner
 // tree, the windows totals, the averaging (point-to-point Average messages summed along the learner tree, so the
 // Dispatcher receives one copy) and bsp's ring allreduce, all in chunks that do not divide the weights evenly.
-// Runs under mpiexec -n 3 and -n 6, time-limited by meson (timeout 60 s, MPIEXEC_TIMEOUT=50).
+// Each over one host and over made-up host layouts. Runs under mpiexec -n 3 and -n 6, time-limited by meson
+// (timeout 60 s, MPIEXEC_TIMEOUT=50).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -20,6 +21,15 @@ std::vector<float> learner_weights(int l, std::size_t n) {
   return w;
 }
 
+// Host layouts to run the tree and ring over (RoundSync follows the hosts it is given; these ranks all share
+// one): one host, and learners spread over made-up hosts: with 5 learners, learner 1 then has two children on its
+// host and two other hosts' learners as children, and the ring goes 1 3 5 2 4.
+std::vector<std::vector<int>> layouts(int size) {
+  if (size == 3) return {{}, {0, 5, 3}};
+  if (size == 6) return {{}, {0, 1, 1, 1, 2, 3}, {0, 1, 2, 1, 2, 1}};
+  return {{}};
+}
+
 }  // namespace
 
 TEST(RoundSync, DispatcherReceivesTheSumOfTwoLearnersWeights) {
@@ -27,7 +37,7 @@ TEST(RoundSync, DispatcherReceivesTheSumOfTwoLearnersWeights) {
   if (world.size() != 3) GTEST_SKIP() << "a Dispatcher and two learners";
   const std::size_t n = 320000;  // 1.3 MB: large enough to travel by rendezvous
   const comm::WaitPolicy waits;
-  training::RoundSync sync(world, world, waits, 20.0, {1, 2}, 100000);  // 4 chunks, the last one short
+  training::RoundSync sync(world, world, waits, 20.0, {1, 2}, {}, 100000);  // 4 chunks, the last one short
   std::vector<float> w = world.rank() == 0 ? std::vector<float>(n, 0.0f) : learner_weights(world.rank(), n);
   for (int round = 0; round < 3; ++round) {  // repeated: each round's messages match that round
     if (world.rank() != 0) w = learner_weights(world.rank() + round, n);
@@ -59,19 +69,21 @@ TEST(RoundSync, TheTreeSumsEveryLearnersWeightsAndTheDispatcherReceivesOneCopy) 
   const comm::WaitPolicy waits;
   std::vector<int> learners;
   for (int r = 1; r < world.size(); ++r) learners.push_back(r);
-  training::RoundSync sync(world, world, waits, 20.0, learners, 48000);  // 9 chunks, the last one short
-  std::vector<float> w = world.rank() == 0 ? std::vector<float>(n, 0.0f) : learner_weights(world.rank(), n);
-  sync.average_into_root(w, 1.0f);
-  if (world.rank() == 0) {
-    std::vector<double> sum(n, 0.0);
-    for (int l = 1; l < world.size(); ++l) {
-      const auto x = learner_weights(l, n);
-      for (std::size_t i = 0; i < n; ++i) sum[i] += x[i];
+  for (const auto& hosts : layouts(world.size())) {
+    training::RoundSync sync(world, world, waits, 20.0, learners, hosts, 48000);  // 9 chunks, the last one short
+    std::vector<float> w = world.rank() == 0 ? std::vector<float>(n, 0.0f) : learner_weights(world.rank(), n);
+    sync.average_into_root(w, 1.0f);
+    if (world.rank() == 0) {
+      std::vector<double> sum(n, 0.0);
+      for (int l = 1; l < world.size(); ++l) {
+        const auto x = learner_weights(l, n);
+        for (std::size_t i = 0; i < n; ++i) sum[i] += x[i];
+      }
+      for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(w[i], sum[i], 1e-4) << "element " << i;
+      EXPECT_EQ(sync.inbound_bytes(), static_cast<double>(n * sizeof(float)));
     }
-    for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(w[i], sum[i], 1e-4) << "element " << i;
-    EXPECT_EQ(sync.inbound_bytes(), static_cast<double>(n * sizeof(float)));
+    world.ibarrier().wait_until(comm::Deadline::after(20));
   }
-  world.ibarrier().wait_until(comm::Deadline::after(20));
 }
 
 TEST(RoundSync, FromLearnerOneEveryLearnerTakesTheSumTheDispatcherReceived) {
@@ -80,17 +92,20 @@ TEST(RoundSync, FromLearnerOneEveryLearnerTakesTheSumTheDispatcherReceived) {
   const comm::WaitPolicy waits;
   std::vector<int> learners;
   for (int r = 1; r < world.size(); ++r) learners.push_back(r);
-  training::RoundSync sync(world, world, waits, 20.0, learners, 48000);
-  std::vector<float> w = world.rank() == 0 ? std::vector<float>(n, 0.0f) : learner_weights(world.rank(), n);
-  sync.average_into_root(w, 1.0f / static_cast<float>(world.size() - 1));
-  const double before = sync.weight_bytes();
-  sync.weights(w, true);  // learner 1 passes its sum on; the Dispatcher sends nothing
-  // Learner-to-learner copies only: every learner but learner 1 receives one.
-  EXPECT_EQ(sync.weight_bytes() - before, static_cast<double>(world.size() - 2) * n * sizeof(float));
-  std::vector<float> dispatchers = w;
-  world.ibcast(dispatchers.data(), n, 0).wait_until(comm::Deadline::after(20));
-  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(w[i], dispatchers[i]) << "element " << i << " rank " << world.rank();
-  world.ibarrier().wait_until(comm::Deadline::after(20));
+  for (const auto& hosts : layouts(world.size())) {
+    training::RoundSync sync(world, world, waits, 20.0, learners, hosts, 48000);
+    std::vector<float> w = world.rank() == 0 ? std::vector<float>(n, 0.0f) : learner_weights(world.rank(), n);
+    sync.average_into_root(w, 1.0f / static_cast<float>(world.size() - 1));
+    const double before = sync.weight_bytes();
+    sync.weights(w, true);  // learner 1 passes its sum on; the Dispatcher sends nothing
+    // Learner-to-learner copies only: every learner but learner 1 receives one.
+    EXPECT_EQ(sync.weight_bytes() - before, static_cast<double>(world.size() - 2) * n * sizeof(float));
+    std::vector<float> dispatchers = w;
+    world.ibcast(dispatchers.data(), n, 0).wait_until(comm::Deadline::after(20));
+    for (std::size_t i = 0; i < n; ++i)
+      ASSERT_EQ(w[i], dispatchers[i]) << "element " << i << " rank " << world.rank();
+    world.ibarrier().wait_until(comm::Deadline::after(20));
+  }
 }
 
 TEST(RoundSync, DownTheTreeEveryLearnerTakesTheSizeAndBytesTheDispatcherSent) {
@@ -98,7 +113,7 @@ TEST(RoundSync, DownTheTreeEveryLearnerTakesTheSizeAndBytesTheDispatcherSent) {
   const comm::WaitPolicy waits;
   std::vector<int> learners;
   for (int r = 1; r < world.size(); ++r) learners.push_back(r);
-  training::RoundSync sync(world, world, waits, 20.0, learners, 1000);
+  training::RoundSync sync(world, world, waits, 20.0, learners, {}, 1000);
   // Several chunks with a short last one, a whole number of chunks, nothing, and less than a chunk.
   for (const std::size_t n : {4321u, 3000u, 0u, 17u}) {
     std::vector<std::uint8_t> data(world.rank() == 0 ? n : 5, 0);
@@ -118,30 +133,32 @@ TEST(RoundSync, TheRingGivesEveryLearnerAndTheDispatcherTheSameSum) {
   std::vector<int> learners;
   for (int r = 1; r < world.size(); ++r) learners.push_back(r);
   const int l = world.size() - 1;
-  training::RoundSync sync(world, world, waits, 20.0, learners, 4000);  // 1000 floats a chunk
-  // Segments of several chunks with a short last one, of less than a chunk, fewer elements than learners (some
-  // segments empty), and none.
-  for (const std::size_t n : {25013u, 2500u, 3u, 0u}) {
-    const double bytes_before = sync.weight_bytes(), inbound_before = sync.inbound_bytes();
-    std::vector<float> w = world.rank() == 0 ? std::vector<float>(n, -7.0f) : learner_weights(world.rank(), n);
-    sync.allreduce_in_place(w);
-    std::vector<double> sum(n, 0.0);
-    for (int r = 1; r < world.size(); ++r) {
-      const auto x = learner_weights(r, n);
-      for (std::size_t i = 0; i < n; ++i) sum[i] += x[i];
+  for (const auto& hosts : layouts(world.size())) {
+    training::RoundSync sync(world, world, waits, 20.0, learners, hosts, 4000);  // 1000 floats a chunk
+    // Segments of several chunks with a short last one, of less than a chunk, fewer elements than learners
+    // (some segments empty), and none.
+    for (const std::size_t n : {25013u, 2500u, 3u, 0u}) {
+      const double bytes_before = sync.weight_bytes(), inbound_before = sync.inbound_bytes();
+      std::vector<float> w = world.rank() == 0 ? std::vector<float>(n, -7.0f) : learner_weights(world.rank(), n);
+      sync.allreduce_in_place(w);
+      std::vector<double> sum(n, 0.0);
+      for (int r = 1; r < world.size(); ++r) {
+        const auto x = learner_weights(r, n);
+        for (std::size_t i = 0; i < n; ++i) sum[i] += x[i];
+      }
+      for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(w[i], sum[i], 1e-4) << "element " << i << " of " << n;
+      // Bit for bit the same everywhere: rank 0's copy against every other.
+      std::vector<float> dispatchers = w;
+      world.ibcast(dispatchers.data(), n, 0).wait_until(comm::Deadline::after(20));
+      for (std::size_t i = 0; i < n; ++i)
+        ASSERT_EQ(std::memcmp(&w[i], &dispatchers[i], sizeof(float)), 0) << "element " << i << " rank " << world.rank();
+      EXPECT_EQ(sync.weight_bytes() - bytes_before, (2.0 * l - 1) * n * sizeof(float));
+      if (world.rank() == 0) {
+        EXPECT_EQ(sync.inbound_bytes() - inbound_before, static_cast<double>(n * sizeof(float)));
+      }
     }
-    for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(w[i], sum[i], 1e-4) << "element " << i << " of " << n;
-    // Bit for bit the same everywhere: rank 0's copy against every other.
-    std::vector<float> dispatchers = w;
-    world.ibcast(dispatchers.data(), n, 0).wait_until(comm::Deadline::after(20));
-    for (std::size_t i = 0; i < n; ++i)
-      ASSERT_EQ(std::memcmp(&w[i], &dispatchers[i], sizeof(float)), 0) << "element " << i << " rank " << world.rank();
-    EXPECT_EQ(sync.weight_bytes() - bytes_before, (2.0 * l - 1) * n * sizeof(float));
-    if (world.rank() == 0) {
-      EXPECT_EQ(sync.inbound_bytes() - inbound_before, static_cast<double>(n * sizeof(float)));
-    }
+    world.ibarrier().wait_until(comm::Deadline::after(20));
   }
-  world.ibarrier().wait_until(comm::Deadline::after(20));
 }
 
 TEST(RoundSync, SameEverywhereTellsWhetherEveryMemberHoldsTheSameValue) {

@@ -1,8 +1,8 @@
 """fedavg_mpi across emulated hosts (see conftest.py), every job time-limited: the Dispatcher and the pipeline on
 one host, the learners on another, so batches and weights cross the network (checked on the interfaces' byte
-counters); the job trains to its target and exits by itself, with the dense or the sparse exchange, and with
-bsp's ring between learners on two hosts; a learner killed on the remote host costs one round and no human step
-(scripts/supervise.py restarts the job from its checkpoint), even with its host left out."""
+counters); the job trains to its target and exits by itself, with the dense or the sparse exchange; the learner
+tree and bsp's ring cross between hosts once per host; a learner killed on the remote host costs one round and
+no human step (scripts/supervise.py restarts the job from its checkpoint), even with its host left out."""
 
 import csv
 import json
@@ -74,6 +74,24 @@ def test_the_sparse_exchange_crosses_the_network_once_per_round(hosts, toy, tmp_
     assert inbound > 0 and sent >= 0.9 * inbound, (sent, inbound)
     # Summed before it crossed: the Dispatcher received less than the three learners sent.
     assert inbound < float(s["sync_bytes"]) / 2, s
+
+
+def test_the_learner_tree_crosses_between_hosts_once_per_host(hosts, toy, tmp_path):
+    # Two learners on each of two hosts: each host's learners sum on their host first, so the second host sends
+    # one sum a round up the tree and receives one copy of the new weights (by rank alone, learners 3 and 4
+    # would be children of 1 and 2: two copies each way). Wide vectors and no checkpoints until the end (each
+    # sends the learners' states), so the weights are most of what the host sends.
+    h = hosts(3)
+    cfg = config(toy, tmp_path, target=0, max_rounds=8, dim=2048, checkpoint_every=100, exchange="dense")
+    s, before, after = train_across(h, [(0, 4), (1, 2), (2, 2)], cfg, toy, tmp_path / "out")
+    assert s["rounds"] == "8" and s["learners"] == "4"
+    rows = metrics(tmp_path / "out")
+    # fedavg moves 4 P (2 L - 1) bytes a round once started: one copy of the weights is 4 P.
+    weights = (float(rows[2]["sync_bytes"]) - float(rows[1]["sync_bytes"])) / 7
+    rounds = int(s["rounds"])
+    second = h.names[2]
+    sent = after[second][0] - before[second][0]
+    assert 0.9 * rounds * weights <= sent <= 1.5 * rounds * weights, (sent, rounds, weights)
 
 
 def test_bsp_sums_along_a_ring_of_learners_on_different_hosts(hosts, toy, tmp_path):
