@@ -179,34 +179,68 @@ void RoundSync::allreduce_in_place(std::vector<float>& w) {
   const auto from = [&](int rank, comm::Tag tag) {
     return comm_.await_message(rank, tag, until, who(rank), waits_.collective());
   };
-  if (me == 0) {  // each segment's sum, from the learner that completed it
+  if (me == 0) {
+    // Each segment's sum from the learner that completed it, a chunk at a time from whichever has one in: the
+    // learners send them at once, and taking one learner's whole segment before the next would leave the others'
+    // links idle (a message travels only once its receiver takes it).
+    struct Segment {
+      int from;
+      std::size_t at, end, chunks;
+    };
+    std::vector<Segment> missing;
     for (int s = 0; s < learners; ++s) {
-      each_chunk(s, [&](std::size_t at, std::size_t count) {
-        comm_.receive_into(from(ring_.completer(s), comm::Tag::Allgather), w.data() + at, count);
-      });
+      const std::size_t begin = ring_.segment_begin(s, n), end = ring_.segment_begin(s + 1, n);
+      missing.push_back({ring_.completer(s), begin, end, chunks<float>(end - begin)});
+    }
+    comm::IdleWatch watch(liveness_, waits_.collective());
+    while (!missing.empty()) {
+      bool progress = false;
+      for (auto it = missing.begin(); it != missing.end();) {
+        const auto arrival = comm_.probe(it->from, comm::Tag::Allgather);
+        if (!arrival) {
+          ++it;
+          continue;
+        }
+        const std::size_t count = std::min(step, it->end - it->at);
+        comm_.receive_into(*arrival, w.data() + it->at, count);
+        it->at += count;
+        progress = true;
+        it = --it->chunks == 0 ? missing.erase(it) : it + 1;
+      }
+      if (progress) {
+        watch.progress();
+      } else {
+        watch.idle([&] { return who(missing.front().from); }, comm::kDirect);
+      }
     }
   } else if (learners > 0) {
     const int next = ring_.next(me), previous = ring_.previous(me);
     incoming_.resize(std::min(step, n));
     std::vector<comm::Request> scatter, gather;
+    // A chunk of the segment this learner completes goes round the ring and to the Dispatcher.
+    const auto completed = [&](const float* sum, std::size_t count) {
+      if (learners > 1) gather.push_back(comm_.isend(sum, count, next, comm::Tag::Allgather));
+      gather.push_back(comm_.isend(sum, count, 0, comm::Tag::Allgather));
+    };
     // Reduce-scatter: a learner sends its own segment, then for L - 1 steps adds the partial sum of the next
-    // segment that comes in and sends it on; the last one it adds is whole, and goes round the ring instead, and
-    // to the Dispatcher.
+    // segment that comes in and sends each chunk on as soon as it is added; the last segment it adds is whole.
     if (learners > 1)
       each_chunk(ring_.segment(me, -1), [&](std::size_t at, std::size_t count) {
         scatter.push_back(comm_.isend(w.data() + at, count, next, comm::Tag::ReduceScatter));
       });
+    else
+      each_chunk(0, [&](std::size_t at, std::size_t count) { completed(w.data() + at, count); });
     for (int k = 0; k + 1 < learners; ++k)
       each_chunk(ring_.segment(me, k), [&](std::size_t at, std::size_t count) {
         comm_.receive_into(from(previous, comm::Tag::ReduceScatter), incoming_.data(), count);
         float* mine = w.data() + at;
         for (std::size_t i = 0; i < count; ++i) mine[i] += incoming_[i];
-        if (k + 2 < learners) scatter.push_back(comm_.isend(mine, count, next, comm::Tag::ReduceScatter));
+        if (k + 2 < learners) {
+          scatter.push_back(comm_.isend(mine, count, next, comm::Tag::ReduceScatter));
+        } else {
+          completed(mine, count);
+        }
       });
-    each_chunk(ring_.completed(me), [&](std::size_t at, std::size_t count) {
-      if (learners > 1) gather.push_back(comm_.isend(w.data() + at, count, next, comm::Tag::Allgather));
-      gather.push_back(comm_.isend(w.data() + at, count, 0, comm::Tag::Allgather));
-    });
     // The allgather overwrites the segments the reduce-scatter sent from.
     for (auto& r : scatter) r.wait_until(until, waits_.collective());
     for (int k = 0; k + 1 < learners; ++k)

@@ -27,9 +27,9 @@ class RoundSync {
   static constexpr std::size_t kChunkBytes = std::size_t{4} << 20;
 
   // `hosts`: the host of each member, by rank (comm::Communicator::hosts), which the learner tree and ring
-  // follow; empty: one host.
+  // follow; empty: one host. Every member must pass the same.
   RoundSync(const comm::Communicator& comm, const comm::Communicator& world, const comm::WaitPolicy& waits,
-            double liveness_seconds, std::vector<int> learner_ranks, const std::vector<int>& hosts = {},
+            double liveness_seconds, std::vector<int> learner_ranks, const std::vector<int>& hosts,
             std::size_t chunk_bytes = kChunkBytes)
       : comm_(comm),
         world_(world),

@@ -164,7 +164,7 @@ TEST(RoundSync, TheRingGivesEveryLearnerAndTheDispatcherTheSameSum) {
 TEST(RoundSync, SameEverywhereTellsWhetherEveryMemberHoldsTheSameValue) {
   auto world = comm::Communicator::world();
   const comm::WaitPolicy waits;
-  training::RoundSync sync(world, world, waits, 20.0, {1, 2});
+  training::RoundSync sync(world, world, waits, 20.0, {1, 2}, {});
   EXPECT_TRUE(sync.same_everywhere(12345.0));
   EXPECT_FALSE(sync.same_everywhere(world.rank() == 2 ? 1.0 : 2.0));
   EXPECT_FALSE(sync.same_everywhere(static_cast<double>(world.rank())));

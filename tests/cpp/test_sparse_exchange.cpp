@@ -84,7 +84,7 @@ Outcome exchange(const core::Settings& s, Publisher publisher, int rounds, bool 
   const comm::WaitPolicy waits;
   std::vector<int> ranks;
   for (int l = 1; l <= learners(); ++l) ranks.push_back(l);
-  training::RoundSync sync(world, world, waits, 20.0, ranks);
+  training::RoundSync sync(world, world, waits, 20.0, ranks, {});
   training::SparseExchange sparse(sync, kLayout, s, publisher);
   Outcome run;
   run.w = start();
