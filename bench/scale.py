@@ -12,7 +12,8 @@ defaults and the top 20 % for each of fedavg, bsp, bmuf and diloco. Then, with 2
 inbound bytes and exchange time per round: fedavg dense and sparse, and bsp's ring (dense). Then a checkpoint every round, written between
 rounds or in the background (checkpoint_background), with 1 and 2 learners. Last, as root, the same rounds on
 three emulated hosts (network namespaces, TCP between them; the Dispatcher and the pipeline on one, a learner on
-each of the others), on uncapped links and on links capped at --link (default 1 Gbit/s): dense against sparse.
+each of the others), on uncapped links and on links capped at --link (default 1 Gbit/s): dense against sparse, and fedavg's tree
+against bsp's ring.
 Then the same at a larger vocabulary (--larger-words, default 300,000 made-up words of letters with Zipf
 frequencies, 20 M tokens written with bench/scale_data.py's sampler), where a round touches a smaller part of it.
 
@@ -155,17 +156,19 @@ def hosts_table(tmp, cfg_dir, train, words, base, args):
         for link in ("none", args.link):
             subprocess.run(["bash", str(multihost.HOSTS), "limit", link, multihost.PREFIX], check=True,
                            capture_output=True)
-            for name in ("dense", "sparse (defaults: float16, touched)", "sparse, top 20 % float16, touched"):
-                folder = "".join(c if c.isalnum() else "_" for c in name + "_" + link)
-                r, sync, mb, loss = run_hosts(tmp, folder, cfg_dir, train, **base, **SETTINGS[name])
-                rows.append([name, "uncapped" if link == "none" else link.replace("gbit", " Gbit/s"),
+            for strategy, name in (("fedavg", "dense"), ("fedavg", "sparse (defaults: float16, touched)"),
+                                   ("fedavg", "sparse, top 20 % float16, touched"), ("bsp", "dense")):
+                folder = "".join(c if c.isalnum() else "_" for c in strategy + "_" + name + "_" + link)
+                r, sync, mb, loss = run_hosts(tmp, folder, cfg_dir, train, **base, strategy=strategy,
+                                              **SETTINGS[name])
+                rows.append([strategy, name, "uncapped" if link == "none" else link.replace("gbit", " Gbit/s"),
                              f"{r:.2f} s", f"{sync:.2f} s", f"{100 * sync / r:.1f} %", f"{mb:.0f} MB",
                              f"{loss:.4f}"])
     finally:
         subprocess.run(["bash", str(multihost.HOSTS), "down", multihost.PREFIX], capture_output=True)
     print(f"\n### Three hosts over TCP (emulated: scripts/emulate_hosts.sh): the Dispatcher and the pipeline on one, "
           f"a learner on each of the others; {words} words x 300, {args.rounds} rounds\n")
-    print(jobs.table(rows, ["exchange", "each host's link", "round", "exchange", "exchange share",
+    print(jobs.table(rows, ["strategy", "exchange", "each host's link", "round", "exchange", "exchange share",
                             "the hosts receive per round (whole run / rounds)", "test loss"]))
 
 
