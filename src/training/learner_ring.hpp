@@ -17,7 +17,8 @@ class LearnerRing {
   // For a learner communicator of `size` members on `hosts` (learners_by_host).
   LearnerRing(const std::vector<int>& hosts, int size) : position_(static_cast<std::size_t>(size), -1) {
     for (const auto& group : learners_by_host(hosts, size)) order_.insert(order_.end(), group.begin(), group.end());
-    for (std::size_t p = 0; p < order_.size(); ++p) position_[static_cast<std::size_t>(order_[p])] = static_cast<int>(p);
+    for (std::size_t p = 0; p < order_.size(); ++p)
+      position_[static_cast<std::size_t>(order_[p])] = static_cast<int>(p);
   }
 
   int learners() const { return static_cast<int>(order_.size()); }

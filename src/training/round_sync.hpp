@@ -84,8 +84,9 @@ class RoundSync {
   // learner adds the partial sums of one segment after another and passes them on, then an allgather of the
   // whole segments; each learner also sends the Dispatcher the segment it completed. Every learner sends
   // 2 (L - 1) / L copies of the weights round the ring however many there are, the Dispatcher receives one, and
-  // every segment is summed once, in one order, so every member holds the same bits. Not MPI_Iallreduce, which advances only
-  // while its members poll it, stage by stage (docs/performance.md#mpi-the-weight-exchange-between-local-ranks).
+  // every segment is summed once, in one order, so every member holds the same bits. Not MPI_Iallreduce, which
+  // advances only while its members poll it, stage by stage
+  // (docs/performance.md#mpi-the-weight-exchange-between-local-ranks).
   void allreduce_in_place(std::vector<float>& w);
   // Everyone: true if every member passed the same `value`.
   bool same_everywhere(double value);
