@@ -3,19 +3,19 @@
 
 On the text8 prefix with every word of the vocabulary (prepare.py --vocab-size 100000 --min-count 1 --dim 300:
 about 71k words, two 71k x 300 tables), it runs the same rounds (fixed_batch_order: every setting trains on the
-same windows) with the dense exchange, the exact sparse exchange (both weightings), the defaults (every changed
-row in float16) and the top 20 % of the rows in float16 (both weightings), and prints per round: the time, the
-exchange's share of it (sync_seconds; no checkpoints, which would add the same to every round), the bytes
-moved and the Dispatcher's inbound bytes, and the test loss after the same windows. Then dense, the sparse
-defaults and the top 20 % for each of fedavg, bsp, bmuf and diloco. Then, with 2, 4 and 8 learners
-(oversubscribed on a small machine: the exchange time, not the round time, is the figure), the Dispatcher's
-inbound bytes and exchange time per round: fedavg dense and sparse, and bsp's ring (dense). Then a checkpoint every round, written between
-rounds or in the background (checkpoint_background), with 1 and 2 learners. Last, as root, the same rounds on
-three emulated hosts (network namespaces, TCP between them; the Dispatcher and the pipeline on one, a learner on
-each of the others), on uncapped links and on links capped at --link (default 1 Gbit/s): dense against sparse, and fedavg's tree
-against bsp's ring.
-Then the same at a larger vocabulary (--larger-words, default 300,000 made-up words of letters with Zipf
-frequencies, 20 M tokens written with bench/scale_data.py's sampler), where a round touches a smaller part of it.
+same windows) with the dense exchange, the exact sparse exchange (both weightings), the defaults (every changed row
+in float16) and the top 20 % of the rows in float16 (both weightings), and prints per round: the time, the
+exchange's share of it (sync_seconds; no checkpoints, which would add the same to every round), the bytes moved and
+the Dispatcher's inbound bytes, and the test loss after the same windows. Then dense, the sparse defaults and the
+top 20 % for each of fedavg, bsp, bmuf and diloco. Then, with 2, 4 and 8 learners (oversubscribed on a small
+machine: the exchange time, not the round time, is the figure), the Dispatcher's inbound bytes and exchange time
+per round: fedavg dense and sparse, and bsp's ring (dense). Then a checkpoint every round, written between rounds
+or in the background (checkpoint_background), with 1 and 2 learners. Last, as root, the same rounds on three
+emulated hosts (network namespaces, TCP between them; the Dispatcher and the pipeline on one, a learner on each of
+the others), on uncapped links and on links capped at --link (default 1 Gbit/s): dense against sparse, and fedavg's
+tree against bsp's ring. Then the same at a larger vocabulary (--larger-words, default 300,000 made-up words of
+letters with Zipf frequencies, 20 M tokens written with bench/scale_data.py's sampler), where a round touches a
+smaller part of it.
 
     /usr/bin/python3 bench/scale.py [--rounds 12] [--learners 2 4 8] [--only TABLE] [--workdir DIR] [--link 1gbit]
 """
