@@ -122,7 +122,8 @@ void RoundSync::average_into_root(std::vector<float>& w, float share) {
   const int me = comm_.rank();
   const std::vector<int>& children = tree_.children(me);
   const std::size_t step = chunk<float>();
-  incoming_.resize(children.size() * std::min(step, w.size()));
+  // The Dispatcher's child, learner 1, sends straight into its `w`.
+  incoming_.resize(me == 0 ? 0 : children.size() * std::min(step, w.size()));
   std::vector<comm::Request> sends;
   const auto until = deadline();
   for (std::size_t c = 0, count = chunks<float>(w.size()); c < count; ++c) {
@@ -170,11 +171,19 @@ void RoundSync::allreduce_in_place(std::vector<float>& w) {
   const int me = comm_.rank(), learners = ring_.learners();
   const std::size_t n = w.size(), step = chunk<float>();
   const auto until = deadline();
-  // Calls `f(offset, count)` for each chunk of segment `s` (one, empty, for an empty segment).
+  // Segment `s` has chunks_in(s) chunks (one, empty, for an empty segment); chunk `c` starts at offset(s, c)
+  // and holds count(s, c) elements.
+  const auto chunks_in = [&](int s) {
+    return chunks<float>(ring_.segment_begin(s + 1, n) - ring_.segment_begin(s, n));
+  };
+  const auto offset = [&](int s, std::size_t c) { return ring_.segment_begin(s, n) + c * step; };
+  const auto count = [&](int s, std::size_t c) {
+    const std::size_t end = ring_.segment_begin(s + 1, n);
+    return std::min(step, end - std::min(offset(s, c), end));
+  };
+  // Calls `f(offset, count)` for each chunk of segment `s`.
   const auto each_chunk = [&](int s, const auto& f) {
-    const std::size_t begin = ring_.segment_begin(s, n), end = ring_.segment_begin(s + 1, n);
-    for (std::size_t c = 0, count = chunks<float>(end - begin); c < count; ++c)
-      f(begin + c * step, std::min(step, end - std::min(begin + c * step, end)));
+    for (std::size_t c = 0, k = chunks_in(s); c < k; ++c) f(offset(s, c), count(s, c));
   };
   const auto from = [&](int rank, comm::Tag tag) {
     return comm_.await_message(rank, tag, until, who(rank), waits_.collective());
@@ -184,33 +193,28 @@ void RoundSync::allreduce_in_place(std::vector<float>& w) {
     // learners send them at once, and taking one learner's whole segment before the next would leave the others'
     // links idle (a message travels only once its receiver takes it).
     struct Segment {
-      int from;
-      std::size_t at, end, chunks;
+      int s;
+      std::size_t received;  // chunks
     };
     std::vector<Segment> missing;
-    for (int s = 0; s < learners; ++s) {
-      const std::size_t begin = ring_.segment_begin(s, n), end = ring_.segment_begin(s + 1, n);
-      missing.push_back({ring_.completer(s), begin, end, chunks<float>(end - begin)});
-    }
+    for (int s = 0; s < learners; ++s) missing.push_back({s, 0});
     comm::IdleWatch watch(liveness_, waits_.collective());
     while (!missing.empty()) {
       bool progress = false;
       for (auto it = missing.begin(); it != missing.end();) {
-        const auto arrival = comm_.probe(it->from, comm::Tag::Allgather);
+        const auto arrival = comm_.probe(ring_.completer(it->s), comm::Tag::Allgather);
         if (!arrival) {
           ++it;
           continue;
         }
-        const std::size_t count = std::min(step, it->end - it->at);
-        comm_.receive_into(*arrival, w.data() + it->at, count);
-        it->at += count;
+        comm_.receive_into(*arrival, w.data() + offset(it->s, it->received), count(it->s, it->received));
         progress = true;
-        it = --it->chunks == 0 ? missing.erase(it) : it + 1;
+        it = ++it->received == chunks_in(it->s) ? missing.erase(it) : it + 1;
       }
       if (progress) {
         watch.progress();
       } else {
-        watch.idle([&] { return who(missing.front().from); }, comm::kDirect);
+        watch.idle([&] { return who(ring_.completer(missing.front().s)); }, comm::kDirect);
       }
     }
   } else if (learners > 0) {
