@@ -28,6 +28,7 @@ enum class Tag : int {
   Weights = 31,      // Dispatcher -> learner 1 -> its children (learner comm.): float [params], down the tree
   ReduceScatter = 32,  // Learner -> next learner in the ring (bsp; learner comm.): float partial sums of a segment
   Allgather = 33,      // Learner -> next learner in the ring and Dispatcher (bsp; learner comm.): a segment's sum
+  RowRelay = 34,       // Learner -> its host's members (sparse exchange): uint8 another host's RowGlobal, passed on
   Shutdown = 98,  // downstream -> upstream: stop producing (empty)
   ShutdownAck = 99,  // upstream -> downstream: nothing more will follow (empty)
 };

@@ -9,13 +9,13 @@
 
 namespace fedavg::training {
 
-// The learner ranks 1..size-1 of the learner communicator grouped by host (`hosts[r]`: rank r's host, any ids,
-// comm::Communicator::hosts; rank 0, the Dispatcher, is left out), each group ascending, the groups in the order
-// of their lowest rank. An empty `hosts` means one host.
-inline std::vector<std::vector<int>> learners_by_host(const std::vector<int>& hosts, int size) {
+// The ranks first..size-1 of the learner communicator grouped by host (`hosts[r]`: rank r's host, any ids,
+// comm::Communicator::hosts), each group ascending, the groups in the order of their lowest rank. An empty
+// `hosts` means one host.
+inline std::vector<std::vector<int>> ranks_by_host(const std::vector<int>& hosts, int first, int size) {
   std::vector<int> ids;
   std::vector<std::vector<int>> groups;
-  for (int r = 1; r < size; ++r) {
+  for (int r = first; r < size; ++r) {
     const int id = hosts.empty() ? 0 : hosts[static_cast<std::size_t>(r)];
     const auto at = static_cast<std::size_t>(std::distance(ids.begin(), std::find(ids.begin(), ids.end(), id)));
     if (at == ids.size()) {
@@ -25,6 +25,11 @@ inline std::vector<std::vector<int>> learners_by_host(const std::vector<int>& ho
     groups[at].push_back(r);
   }
   return groups;
+}
+
+// The learners (ranks 1..size-1; rank 0, the Dispatcher, is left out) grouped by host, as ranks_by_host.
+inline std::vector<std::vector<int>> learners_by_host(const std::vector<int>& hosts, int size) {
+  return ranks_by_host(hosts, 1, size);
 }
 
 }  // namespace fedavg::training

@@ -37,6 +37,7 @@ class RoundSync {
         liveness_(liveness_seconds),
         learner_ranks_(std::move(learner_ranks)),
         chunk_bytes_(chunk_bytes),
+        hosts_(hosts),
         tree_(hosts, comm.size()),
         ring_(hosts, comm.size()),
         reports_(world) {}
@@ -57,6 +58,8 @@ class RoundSync {
   const comm::WaitPolicy& waits() const { return waits_; }
   double liveness() const { return liveness_; }
   const std::vector<int>& learner_ranks() const { return learner_ranks_; }
+  // The host of each member, as given (empty: one host).
+  const std::vector<int>& hosts() const { return hosts_; }
   // Dispatcher: sends the global weights. Learner: overwrites its weights with them (down_tree, tag Weights).
   // `from_root`: learner 1 holds them already (fedavg: the sum it sent the Dispatcher in the last
   // average_into_root, which the Dispatcher keeps as they are), so the Dispatcher sends nothing and the tree
@@ -114,6 +117,7 @@ class RoundSync {
   double liveness_;
   std::vector<int> learner_ranks_;
   std::size_t chunk_bytes_;
+  std::vector<int> hosts_;
   LearnerTree tree_;
   LearnerRing ring_;
   comm::Outbox reports_;  // Ready/RoundDone in flight

@@ -56,6 +56,7 @@ SparseExchange::SparseExchange(RoundSync& sync, Layout layout, const core::Setti
       block_(publisher == Publisher::Owners && !sync.on_dispatcher()
                  ? RowOwners(layout_, learners(), sync.comm().rank() - 1)
                  : RowOwners(layout_, 1, 0)),
+      relay_(sync.hosts(), sync.comm().size()),
       other_(layout_.size()) {}
 
 void SparseExchange::start_from(const std::vector<float>& w) {
@@ -204,18 +205,44 @@ void SparseExchange::scatter(bool full) {
 void SparseExchange::publish_own(std::vector<float>& w, bool full) {
   const auto& comm = sync_.comm();
   const int me = comm.rank();
-  const auto deadline = comm::Deadline::after(sync_.liveness() * comm::kIndirect);
   SparseDelta& mine = parts_[static_cast<std::size_t>(me - 1)];
   round_with_residual(mine, type(full), full);
   // One message for every other member, sent before this learner adds it itself.
   const auto& out = counted(mine, full, learners());
-  for (int j = 0; j <= learners(); ++j)
-    if (j != me) sends_.push_back(comm.isend(out.data(), out.size(), j, comm::Tag::RowGlobal));
+  for (const int j : relay_.targets(me)) sends_.push_back(comm.isend(out.data(), out.size(), j, comm::Tag::RowGlobal));
   SparseDelta::add_encoded(out, layout_, type(full), kCount, w.data(), start_.data());
-  for (int j = 1; j <= learners(); ++j) {
-    if (j == me) continue;
-    receive(j, comm::Tag::RowGlobal, deadline);
-    SparseDelta::add_encoded(msg_, layout_, type(full), kCount, w.data(), start_.data());
+  take_owners_sums(w.data(), start_.data(), full, false);
+}
+
+void SparseExchange::take_owners_sums(float* w, float* also, bool full, bool counted) {
+  const auto& comm = sync_.comm();
+  const int me = comm.rank();
+  const auto deadline = comm::Deadline::after(sync_.liveness() * (counted ? 1.0 : comm::kIndirect));
+  const auto take = [&](int from, comm::Tag tag) {
+    if (counted) {
+      receive_counted(from, tag, deadline);
+    } else {
+      receive(from, tag, deadline);
+    }
+  };
+  const std::vector<int> pass = relay_.passes_to(me);
+  std::size_t passing = 0;
+  for (const int j : relay_.direct_from(me)) {
+    take(j, comm::Tag::RowGlobal);
+    if (pass.empty() || relay_.same_host(j, me)) {
+      SparseDelta::add_encoded(msg_, layout_, type(full), kCount, w, also);
+      continue;
+    }
+    // Another host's sum: kept until its sends to this host's members are done.
+    if (passed_.size() <= passing) passed_.resize(passing + 1);
+    std::vector<std::uint8_t>& keep = passed_[passing++];
+    keep.swap(msg_);
+    for (const int k : pass) sends_.push_back(comm.isend(keep.data(), keep.size(), k, comm::Tag::RowRelay));
+    SparseDelta::add_encoded(keep, layout_, type(full), kCount, w, also);
+  }
+  for (int k = 0; k < relay_.relayed_to(me); ++k) {
+    take(relay_.relay(me), comm::Tag::RowRelay);
+    SparseDelta::add_encoded(msg_, layout_, type(full), kCount, w, also);
   }
 }
 
@@ -259,11 +286,7 @@ void SparseExchange::learner_round(std::vector<float>& w, double share, bool ful
 }
 
 void SparseExchange::receive_global(std::vector<float>& w, bool full) {
-  const auto deadline = comm::Deadline::after(sync_.liveness());
-  for (int j = 1; j <= learners(); ++j) {
-    receive_counted(j, comm::Tag::RowGlobal, deadline);
-    SparseDelta::add_encoded(msg_, layout_, type(full), kCount, w.data());
-  }
+  take_owners_sums(w.data(), nullptr, full, true);
 }
 
 SparseDelta& SparseExchange::collect(bool full) {

@@ -3,7 +3,8 @@
 // windows (for the "touched" weighting also each row's weight), each row to the learner that owns it
 // (row_owners.hpp), so the summing is spread over the learners and nothing funnels through one rank. Without an
 // outer step every owner turns the sum of its rows into their global change and sends it to every other member,
-// the Dispatcher included; with one (bmuf, diloco) the owners send their sums to the Dispatcher, which steps and
+// the Dispatcher included, straight to the members of its host and through one relay on each other host
+// (host_relay.hpp); with one (bmuf, diloco) the owners send their sums to the Dispatcher, which steps and
 // sends the global change down the learner tree. Every member adds the same global change to the same global
 // weights, so all hold the same bits. Lossy settings (a fraction of the rows, 16-bit values) leave what a learner
 // did not send in its own weights, on top of the global ones, where it keeps training and joins a later delta
@@ -17,6 +18,7 @@
 
 #include "bridge/written_rows.hpp"
 #include "core/settings.hpp"
+#include "training/host_relay.hpp"
 #include "training/round_sync.hpp"
 #include "training/row_owners.hpp"
 #include "training/sparse_delta.hpp"
@@ -80,8 +82,12 @@ class SparseExchange {
   // Learner: sends the other owners their parts, and sums theirs of its own rows into its part.
   void scatter(bool full);
   // Learner, Publisher::Owners: rounds the sum of its rows, adds it to `w` and the start, and sends it to every
-  // other member; then adds the other owners' sums.
+  // other member (relay_); then adds the other owners' sums.
   void publish_own(std::vector<float>& w, bool full);
+  // Publisher::Owners: every other owner's sum, straight from it or through this host's relay, added to `w` (and
+  // to `also` unless null); a relay passes on to its host what came from the other hosts. `counted`: the
+  // Dispatcher's, whose messages start with a byte count.
+  void take_owners_sums(float* w, float* also, bool full, bool counted);
   // Learner: `sum` (the sum of its rows) encoded for `copies` receivers, after the byte count of everything this
   // learner sent in the round (for the Dispatcher, which adds up the counts). Valid until the round's sends end.
   const std::vector<std::uint8_t>& counted(const SparseDelta& sum, bool full, int copies);
@@ -100,11 +106,13 @@ class SparseExchange {
   bool touched_;      // weight each row by the windows of the learners that sent it
   Publisher publisher_;
   RowOwners block_;   // the rows this member publishes: a learner its own (Owners), the Dispatcher every row
+  HostRelay relay_;   // how the owners' sums reach every member (Publisher::Owners)
   std::vector<float> start_;     // learner: the global weights
   std::vector<float> residual_;  // a publisher's rounding, by block_ (16-bit values)
   // Kept from round to round for their capacity: a round allocates nothing once it has seen its largest.
   std::vector<SparseDelta> parts_;  // learner: its delta by owner; its own part becomes the sum of its rows
   std::vector<std::vector<std::uint8_t>> out_;  // learner: the messages in flight, by learner rank - 1
+  std::vector<std::vector<std::uint8_t>> passed_;  // a relay: the other hosts' sums it is passing on
   SparseDelta other_;  // a delta as received
   std::vector<std::uint8_t> msg_;
   std::vector<std::pair<float, std::uint32_t>> candidates_;  // learner: rows with a change, and its size

@@ -1,11 +1,13 @@
-// The learner tree and ring follow hosts: on one host they are the plain binary tree by rank and the ring by
-// rank; across hosts each host but the root's has one edge up the tree, and the ring crosses between hosts once
-// per host each way, whatever order MPI gave the ranks in.
+// The learner tree, the ring and the sparse exchange's relays follow hosts: on one host they are the plain
+// binary tree by rank, the ring by rank and every owner sending to every member; across hosts each host but the
+// root's has one edge up the tree, the ring crosses between hosts once per host each way, and an owner's
+// message crosses into each other host once, whatever order MPI gave the ranks in.
 #include <gtest/gtest.h>
 
 #include <set>
 #include <vector>
 
+#include "training/host_relay.hpp"
 #include "training/learner_ring.hpp"
 #include "training/learner_tree.hpp"
 
@@ -115,4 +117,72 @@ TEST(LearnerRing, EverySegmentIsCompletedByOneLearnerWhoseSuccessorsReceiveIt) {
     EXPECT_EQ(ring.segment_begin(0, 17), 0u);
     EXPECT_EQ(ring.segment_begin(l, 17), 17u);
   }
+}
+
+namespace {
+
+// Delivers every owner's message as `relay` routes it: each member but the owner must receive it once, straight
+// or through its host's relay, as direct_from and relayed_to say; returns the hops that cross between hosts.
+int deliver(const HostRelay& relay, const std::vector<int>& hosts) {
+  const int size = static_cast<int>(hosts.size());
+  std::vector<int> direct(static_cast<std::size_t>(size)), relayed(static_cast<std::size_t>(size));
+  int crossings = 0;
+  for (int owner = 1; owner < size; ++owner) {
+    std::vector<int> got(static_cast<std::size_t>(size));
+    for (const int t : relay.targets(owner)) {
+      ++got[static_cast<std::size_t>(t)];
+      ++direct[static_cast<std::size_t>(t)];
+      crossings += hosts[t] != hosts[owner];
+      if (hosts[t] == hosts[owner]) continue;
+      for (const int p : relay.passes_to(t)) {
+        ++got[static_cast<std::size_t>(p)];
+        ++relayed[static_cast<std::size_t>(p)];
+        EXPECT_EQ(hosts[p], hosts[t]) << "relay " << t << " passes to " << p << " on another host";
+      }
+    }
+    for (int r = 0; r < size; ++r) EXPECT_EQ(got[r], r == owner ? 0 : 1) << "owner " << owner << ", rank " << r;
+  }
+  for (int r = 0; r < size; ++r) {
+    EXPECT_EQ(direct[r], static_cast<int>(relay.direct_from(r).size())) << "rank " << r;
+    EXPECT_EQ(relayed[r], relay.relayed_to(r)) << "rank " << r;
+  }
+  return crossings;
+}
+
+}  // namespace
+
+TEST(HostRelay, OnOneHostEveryOwnerSendsToEveryMember) {
+  const HostRelay relay({}, 5);
+  EXPECT_EQ(relay.targets(2), (std::vector<int>{0, 1, 3, 4}));
+  EXPECT_EQ(relay.direct_from(0), (std::vector<int>{1, 2, 3, 4}));
+  for (int r = 0; r < 5; ++r) {
+    EXPECT_EQ(relay.relayed_to(r), 0);
+    EXPECT_TRUE(relay.passes_to(r).empty() || r == 1);
+  }
+  EXPECT_EQ(deliver(relay, std::vector<int>(5, 0)), 0);
+}
+
+TEST(HostRelay, AnOwnersMessageCrossesIntoEachOtherHostOnce) {
+  // The Dispatcher alone on a host (9); learners 1 3 5 7 on host 1, 2 4 6 8 on host 0: 8 owners, 2 other hosts
+  // each. Sent to every member, each message would cross 6 times.
+  const std::vector<int> apart{9, 1, 0, 1, 0, 1, 0, 1, 0};
+  const HostRelay a(apart, 9);
+  EXPECT_EQ(a.relay(0), 0);
+  EXPECT_EQ(a.relay(5), 1);
+  EXPECT_EQ(a.relay(6), 2);
+  EXPECT_EQ(a.targets(3), (std::vector<int>{1, 5, 7, 0, 2}));
+  EXPECT_EQ(a.passes_to(2), (std::vector<int>{4, 6, 8}));
+  EXPECT_EQ(a.relayed_to(4), 4);
+  EXPECT_EQ(deliver(a, apart), 8 * 2);
+  // The Dispatcher on host 0 with learners 2 and 4, whose relay, learner 2, passes the others on to it too.
+  const std::vector<int> shared{0, 1, 0, 1, 0, 1};
+  const HostRelay b(shared, 6);
+  EXPECT_EQ(b.relay(0), 2);
+  EXPECT_EQ(b.passes_to(2), (std::vector<int>{0, 4}));
+  EXPECT_EQ(b.direct_from(0), (std::vector<int>{2, 4}));
+  EXPECT_EQ(b.relayed_to(0), 3);
+  EXPECT_EQ(deliver(b, shared), 5);
+  // Every learner on a host of its own.
+  const std::vector<int> each{5, 4, 3, 2, 1};
+  EXPECT_EQ(deliver(HostRelay(each, 5), each), 4 * 4);
 }

@@ -77,14 +77,14 @@ bridge::WrittenRows wrote(int l, int) {
 using Train = std::function<std::vector<float>(int l, const std::vector<float>& w, int round)>;
 
 // `rounds` rounds with every learner's share 1/L; `full_last`: the last round is a full one. The Dispatcher adds
-// no outer step of its own when it publishes.
+// no outer step of its own when it publishes. `hosts`: each rank's host, as RoundSync takes it (empty: one).
 Outcome exchange(const core::Settings& s, Publisher publisher, int rounds, bool full_last, const Written& written = {},
-                 const Train& train = trained) {
+                 const Train& train = trained, const std::vector<int>& hosts = {}) {
   auto world = comm::Communicator::world();
   const comm::WaitPolicy waits;
   std::vector<int> ranks;
   for (int l = 1; l <= learners(); ++l) ranks.push_back(l);
-  training::RoundSync sync(world, world, waits, 20.0, ranks, {});
+  training::RoundSync sync(world, world, waits, 20.0, ranks, hosts);
   training::SparseExchange sparse(sync, kLayout, s, publisher);
   Outcome run;
   run.w = start();
@@ -280,6 +280,32 @@ TEST_P(SparseExchange, ARowTheModelDoesNotNameWaitsForAFullRound) {
   expect_same_everywhere(caught_up.w);
   const auto expected = dense_average(dense_average(start(), 0), 1);
   for (std::size_t i = 0; i < kSize; ++i) EXPECT_NEAR(caught_up.w[i], expected[i], 1e-5) << "element " << i;
+}
+
+TEST_P(SparseExchange, OnSeveralHostsEveryMemberTakesTheSameBitsAsOnOne) {
+  // These ranks share one host; RoundSync follows the made-up hosts it is given: the Dispatcher alone and the
+  // learners on two hosts, whose relays pass the other host's sums on; the Dispatcher with learners 2, 4, whose
+  // relay passes it the others'; every member on a host of its own.
+  const int size = learners() + 1;
+  std::vector<std::vector<int>> layouts{{9}, {}, {}};
+  for (int r = 1; r < size; ++r) layouts[0].push_back(r % 2);
+  for (int r = 0; r < size; ++r) layouts[1].push_back(r % 2);
+  for (int r = 0; r < size; ++r) layouts[2].push_back(r);
+  core::Settings lossy = exact();
+  lossy.sparse_rows = 0.1;
+  lossy.sparse_values = core::ExchangeType::Float16;
+  for (const core::Settings& s : {exact(), lossy}) {
+    const Outcome one = exchange(s, GetParam(), 3, false, wrote);
+    for (const auto& hosts : layouts) {
+      const Outcome several = exchange(s, GetParam(), 3, false, wrote, trained, hosts);
+      expect_same_everywhere(several.global);
+      for (std::size_t i = 0; i < kSize; ++i) {
+        ASSERT_EQ(several.w[i], one.w[i]) << "element " << i << ", hosts of rank 1: " << hosts[1];
+        ASSERT_EQ(several.global[i], one.global[i]) << "element " << i;
+      }
+      EXPECT_EQ(several.inbound, one.inbound);
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Publishers, SparseExchange, ::testing::Values(Publisher::Owners, Publisher::Dispatcher),

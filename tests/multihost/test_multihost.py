@@ -1,8 +1,9 @@
 """fedavg_mpi across emulated hosts (see conftest.py), every job time-limited: the Dispatcher and the pipeline on
 one host, the learners on another, so batches and weights cross the network (checked on the interfaces' byte
 counters); the job trains to its target and exits by itself, with the dense or the sparse exchange; the learner
-tree and bsp's ring cross between hosts once per host; a learner killed on the remote host costs one round and
-no human step (scripts/supervise.py restarts the job from its checkpoint), even with its host left out."""
+tree and bsp's ring cross between hosts once per host, and so does each owner's message in the sparse exchange;
+a learner killed on the remote host costs one round and no human step (scripts/supervise.py restarts the job
+from its checkpoint), even with its host left out."""
 
 import csv
 import json
@@ -112,6 +113,28 @@ def test_bsp_sums_along_a_ring_of_learners_on_different_hosts(hosts, toy, tmp_pa
         sent = (after[host][0] - before[host][0]) / (rounds * copy)
         received = (after[host][1] - before[host][1]) / (rounds * copy)
         assert 1.4 <= sent <= 2.0 and 0.9 <= received <= 1.4, (host, sent, received)
+
+
+def test_the_sparse_exchange_passes_another_hosts_rows_on_within_a_host(hosts, toy, tmp_path):
+    # Two learners on each of two hosts, the Dispatcher on a third. The toy model changes every row each round,
+    # so a learner's rows (float16) are as many bytes as the Dispatcher receives a round (D, each row once).
+    # The second learner host receives a round: the first host's learners' rows that its two owners sum (D), and
+    # the first host's owners' sums (D / 2) once, through its relay, which passes them on (sent to every
+    # learner: D). Two runs of 4 and 12 rounds: their difference is 8 rounds, without the first round's weights,
+    # the final flush and the learners' states.
+    h = hosts(3)
+    runs = []
+    for rounds in (4, 12):
+        cfg = config(toy, tmp_path / str(rounds), target=0, max_rounds=rounds, dim=1024, checkpoint_every=100,
+                     exchange="sparse", sparse_values="float16", sparse_rows=1)
+        out = tmp_path / str(rounds) / "out"
+        s, before, after = train_across(h, [(0, 4), (1, 2), (2, 2)], cfg, toy, out)
+        assert s["rounds"] == str(rounds) and s["learners"] == "4"
+        batches = float(s["windows_per_learner"]) * 2 * 5 * 4  # int32, 5 per window, 2 learners there
+        runs.append((float(s["inbound_bytes"]), after[h.names[2]][1] - before[h.names[2]][1] - batches))
+    d = runs[1][0] - runs[0][0]
+    received = (runs[1][1] - runs[0][1]) / d
+    assert 1.4 <= received <= 1.75, received
 
 
 def test_a_killed_remote_learner_costs_one_round_and_no_human_step(hosts, toy, tmp_path):
