@@ -13,9 +13,9 @@ per round: fedavg dense and sparse, and bsp's ring (dense). Then a checkpoint ev
 or in the background (checkpoint_background), with 1 and 2 learners. Last, as root, the same rounds on three
 emulated hosts (network namespaces, TCP between them; the Dispatcher and the pipeline on one, a learner on each of
 the others), on uncapped links and on links capped at --link (default 1 Gbit/s): dense against sparse, and fedavg's
-tree against bsp's ring. Then the same at a larger vocabulary (--larger-words, default 300,000 made-up words of
-letters with Zipf frequencies, 20 M tokens written with bench/scale_data.py's sampler), where a round touches a
-smaller part of it.
+tree against bsp's ring; and two learners on each learner host, on capped links. Then the same at a larger
+vocabulary (--larger-words, default 300,000 made-up words of letters with Zipf frequencies, 20 M tokens written
+with bench/scale_data.py's sampler), where a round touches a smaller part of it.
 
     /usr/bin/python3 bench/scale.py [--rounds 12] [--learners 2 4 8] [--only TABLE] [--workdir DIR] [--link 1gbit]
 """
@@ -115,9 +115,9 @@ def run(tmp, name, cfg_dir, train, learners, **settings):
             "loss": float(rows[-1]["test_loss"]), "windows": float(rows[-1]["windows_per_learner"])}
 
 
-def run_hosts(tmp, name, cfg_dir, train, **settings):
-    """Round and exchange (median, rounds 2 on), and MB the hosts received per round, with the Dispatcher and
-    the pipeline on one emulated host and each of the 2 learners on its own."""
+def run_hosts(tmp, name, cfg_dir, train, learners=(1, 1), **settings):
+    """Round and exchange (median, rounds 2 on), and MB each host received per round, with the Dispatcher and the
+    pipeline on one emulated host and `learners[i]` learners on host i + 1."""
     d = tmp / ("hosts_" + name)
     shutil.rmtree(d, ignore_errors=True)
     d.mkdir()
@@ -127,32 +127,35 @@ def run_hosts(tmp, name, cfg_dir, train, **settings):
     run_cfg = d / "config"
     shutil.copytree(cfg_dir, run_cfg)
     (run_cfg / "cfg.json").write_text(json.dumps(cfg, indent=2))
-    before = sum(multihost.bytes_received(h) for h in range(3))
+    hosts = range(len(learners) + 1)
+    before = [multihost.bytes_received(h) for h in hosts]
+    layout = ",".join(f"{multihost.PREFIX}-h{h}:{n}" for h, n in enumerate((4, *learners)))
     cmd = ["bash", str(multihost.HOSTS), "ctl", multihost.PREFIX, "mpiexec", "-launcher", "ssh",
-           "-launcher-exec", str(multihost.HOSTS), "-localhost", "10.77.0.1",
-           "-hosts", f"{multihost.PREFIX}-h0:4,{multihost.PREFIX}-h1:1,{multihost.PREFIX}-h2:1", "-n", "6",
-           str(jobs.APP), "--config", str(run_cfg), "--out", str(d / "out"), str(train)]
+           "-launcher-exec", str(multihost.HOSTS), "-localhost", "10.77.0.1", "-hosts", layout,
+           "-n", str(4 + sum(learners)), str(jobs.APP), "--config", str(run_cfg), "--out", str(d / "out"), str(train)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=1200,
                           env={**os.environ, "MPIEXEC_TIMEOUT": "1190"})
     if done.returncode != 0:
         raise RuntimeError(f"{name} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    received = sum(multihost.bytes_received(h) for h in range(3)) - before
     with open(d / "out" / "text8_metrics.csv") as f:
         rows = list(csv.DictReader(f))
+    received = [(multihost.bytes_received(h) - b) / (len(rows) - 1) / 1e6 for h, b in zip(hosts, before)]
     rounds = [float(b["seconds"]) - float(a["seconds"]) for a, b in zip(rows[1:], rows[2:])]
-    return (statistics.median(rounds), statistics.median(float(r["sync_seconds"]) for r in rows[2:]),
-            received / (len(rows) - 1) / 1e6, float(rows[-1]["test_loss"]))
+    shutil.rmtree(d / "out", ignore_errors=True)  # the runs' outputs are hundreds of MB each
+    return (statistics.median(rounds), statistics.median(float(r["sync_seconds"]) for r in rows[2:]), received,
+            float(rows[-1]["test_loss"]))
 
 
 def hosts_table(tmp, cfg_dir, train, words, base, args):
     """Three emulated hosts (the Dispatcher and the pipeline; a learner; a learner), on links as fast as this
-    machine copies and on links capped at --link."""
+    machine copies and on links capped at --link; then two learners on each learner host, on capped links."""
     if os.geteuid() != 0:
         print("\nhosts: not measured: emulating hosts needs root")
         return
     subprocess.run(["bash", str(multihost.HOSTS), "up", "3", multihost.PREFIX], check=True, capture_output=True)
+    link_name = args.link.replace("gbit", " Gbit/s")
     try:
-        rows = []
+        rows, pairs = [], []
         for link in ("none", args.link):
             subprocess.run(["bash", str(multihost.HOSTS), "limit", link, multihost.PREFIX], check=True,
                            capture_output=True)
@@ -161,15 +164,26 @@ def hosts_table(tmp, cfg_dir, train, words, base, args):
                 folder = "".join(c if c.isalnum() else "_" for c in strategy + "_" + name + "_" + link)
                 r, sync, mb, loss = run_hosts(tmp, folder, cfg_dir, train, **base, strategy=strategy,
                                               **SETTINGS[name])
-                rows.append([strategy, name, "uncapped" if link == "none" else link.replace("gbit", " Gbit/s"),
-                             f"{r:.2f} s", f"{sync:.2f} s", f"{100 * sync / r:.1f} %", f"{mb:.0f} MB",
-                             f"{loss:.4f}"])
+                rows.append([strategy, name, "uncapped" if link == "none" else link_name, f"{r:.2f} s",
+                             f"{sync:.2f} s", f"{100 * sync / r:.1f} %", f"{sum(mb):.0f} MB", f"{loss:.4f}"])
+        for strategy, name in (("fedavg", "dense"), ("fedavg", "sparse, top 20 % float16, touched"),
+                               ("bsp", "dense")):
+            folder = "".join(c if c.isalnum() else "_" for c in "pairs_" + strategy + "_" + name)
+            r, sync, mb, loss = run_hosts(tmp, folder, cfg_dir, train, learners=(2, 2), **base, strategy=strategy,
+                                          **SETTINGS[name])
+            pairs.append([strategy, name, f"{r:.2f} s", f"{sync:.2f} s", f"{100 * sync / r:.1f} %",
+                          f"{mb[1]:.0f} MB", f"{mb[2]:.0f} MB", f"{loss:.4f}"])
     finally:
         subprocess.run(["bash", str(multihost.HOSTS), "down", multihost.PREFIX], capture_output=True)
     print(f"\n### Three hosts over TCP (emulated: scripts/emulate_hosts.sh): the Dispatcher and the pipeline on one, "
           f"a learner on each of the others; {words} words x 300, {args.rounds} rounds\n")
     print(jobs.table(rows, ["strategy", "exchange", "each host's link", "round", "exchange", "exchange share",
                             "the hosts receive per round (whole run / rounds)", "test loss"]))
+    print(f"\n### Two learners on each of two hosts, {link_name} links: the Dispatcher and the pipeline on a third; "
+          f"{words} words x 300, {args.rounds} rounds\n")
+    print(jobs.table(pairs, ["strategy", "exchange", "round", "exchange", "exchange share",
+                             "first learner host receives per round (whole run / rounds)", "second learner host",
+                             "test loss"]))
 
 
 def main():
