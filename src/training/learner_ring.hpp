@@ -1,7 +1,9 @@
-// The ring along which bsp's learners sum their weights with no root (RoundSync::allreduce_in_place): the
-// weights are cut into one segment per learner, each segment's sum gathers along the ring and is then passed
-// round it. Ranks are the learner communicator's: the ring holds learners 1..L host by host (learners_by_host),
-// ascending within a host, so it crosses between hosts once per host each way; the Dispatcher (0) is not in it.
+// The ring along which bsp's hosts sum their weights with no root (RoundSync::allreduce_in_place): each host's
+// learners first sum on their host, to its lowest learner; the weights are cut into one segment per host, each
+// segment's sum gathers along the ring of those lowest learners and is then passed round it. Ranks are the
+// learner communicator's: the ring holds the lowest learner of each host (learners_by_host), in the order of the
+// hosts, so it crosses between hosts once per host each way; the other learners and the Dispatcher (0) are not in
+// it. On one host it is learner 1 alone.
 #pragma once
 
 #include <algorithm>
@@ -16,12 +18,14 @@ class LearnerRing {
  public:
   // For a learner communicator of `size` members on `hosts` (learners_by_host).
   LearnerRing(const std::vector<int>& hosts, int size) : position_(static_cast<std::size_t>(size), -1) {
-    for (const auto& group : learners_by_host(hosts, size)) order_.insert(order_.end(), group.begin(), group.end());
+    for (const auto& group : learners_by_host(hosts, size)) order_.push_back(group.front());
     for (std::size_t p = 0; p < order_.size(); ++p)
       position_[static_cast<std::size_t>(order_[p])] = static_cast<int>(p);
   }
 
+  // The members of the ring (one per host).
   int learners() const { return static_cast<int>(order_.size()); }
+  bool holds(int rank) const { return position(rank) >= 0; }
   // The learner after (and before) learner `rank`.
   int next(int rank) const { return at(position(rank) + 1); }
   int previous(int rank) const { return at(position(rank) - 1); }
@@ -43,8 +47,8 @@ class LearnerRing {
   int position(int rank) const { return position_[static_cast<std::size_t>(rank)]; }
   int wrap(int p) const { return (p % learners() + learners()) % learners(); }
   int at(int p) const { return order_[static_cast<std::size_t>(wrap(p))]; }
-  std::vector<int> order_;     // the learners' ranks in ring order
-  std::vector<int> position_;  // by rank: its place in order_ (-1: the Dispatcher)
+  std::vector<int> order_;     // the members' ranks in ring order
+  std::vector<int> position_;  // by rank: its place in order_ (-1: not in the ring)
 };
 
 }  // namespace fedavg::training

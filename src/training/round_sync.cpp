@@ -78,12 +78,15 @@ template <typename T> void RoundSync::down_tree(std::vector<T>& data, comm::Tag 
   const int me = comm_.rank();
   if (from_root && me == 0) return;
   const bool receives = me != 0 && !(from_root && me == 1);
+  pass_down(data, tag, resize, receives ? tree_.parent(me) : -1, tree_.children(me));
+}
+
+template <typename T>
+void RoundSync::pass_down(std::vector<T>& data, comm::Tag tag, bool resize, int parent,
+                          const std::vector<int>& children) {
   const auto until = deadline();
-  const std::vector<int>& children = tree_.children(me);
   std::vector<comm::Request> sends;
-  const auto from_parent = [&] {
-    return comm_.await_message(tree_.parent(me), tag, until, who(tree_.parent(me)), waits_.collective());
-  };
+  const auto from_parent = [&] { return comm_.await_message(parent, tag, until, who(parent), waits_.collective()); };
   const auto pass_on = [&](const auto* chunk, std::size_t n) {
     for (const int child : children)
       if (child < comm_.size()) sends.push_back(comm_.isend(chunk, n, child, tag));
@@ -91,7 +94,7 @@ template <typename T> void RoundSync::down_tree(std::vector<T>& data, comm::Tag 
   // Messages of one pair and tag arrive in the order they were sent: with `resize`, the size comes first.
   std::int64_t size = static_cast<std::int64_t>(data.size());
   if (resize) {
-    if (receives) {
+    if (parent >= 0) {
       comm_.receive_into(from_parent(), &size, 1);
       data.resize(static_cast<std::size_t>(size));
     }
@@ -100,7 +103,7 @@ template <typename T> void RoundSync::down_tree(std::vector<T>& data, comm::Tag 
   const std::size_t step = chunk<T>();
   for (std::size_t c = 0, count = chunks<T>(data.size()); c < count; ++c) {
     const std::size_t offset = c * step, n = std::min(step, data.size() - std::min(offset, data.size()));
-    if (receives) comm_.receive_into(from_parent(), data.data() + offset, n);
+    if (parent >= 0) comm_.receive_into(from_parent(), data.data() + offset, n);
     pass_on(data.data() + offset, n);
   }
   for (auto& r : sends) r.wait_until(until, waits_.collective());
@@ -117,30 +120,41 @@ comm::WindowTotals RoundSync::totals(const comm::WindowTotals& mine) {
 }
 
 void RoundSync::average_into_root(std::vector<float>& w, float share) {
-  // Chunk by chunk, each learner scales its own weights, adds its children's sums and sends the total to its
-  // parent; the Dispatcher receives the root's, which overwrites its own.
   const int me = comm_.rank();
-  const std::vector<int>& children = tree_.children(me);
+  if (me != 0) {
+    sum_up(w, share, tree_.children(me), tree_.parent(me));
+  } else if (comm_.size() > 1) {
+    // Learner 1's sums go straight into the Dispatcher's `w`.
+    const auto until = deadline();
+    const std::size_t step = chunk<float>();
+    for (std::size_t c = 0, count = chunks<float>(w.size()); c < count; ++c) {
+      const std::size_t offset = c * step, n = std::min(step, w.size() - std::min(offset, w.size()));
+      comm_.receive_into(comm_.await_message(1, comm::Tag::Average, until, who(1), waits_.collective()),
+                         w.data() + offset, n);
+    }
+    inbound_bytes_ += static_cast<double>(w.size() * sizeof(float));
+  }
+  weight_bytes_ += static_cast<double>(comm_.size() - 1) * static_cast<double>(w.size() * sizeof(float));
+  complete_reports();
+}
+
+void RoundSync::sum_up(std::vector<float>& w, float share, const std::vector<int>& children, int parent) {
+  // Chunk by chunk: scale its own weights, add the children's sums and send the total to the parent.
   const std::size_t step = chunk<float>();
-  // The Dispatcher's child, learner 1, sends straight into its `w`.
-  incoming_.resize(me == 0 ? 0 : children.size() * std::min(step, w.size()));
+  incoming_.resize(children.size() * std::min(step, w.size()));
   std::vector<comm::Request> sends;
   const auto until = deadline();
   for (std::size_t c = 0, count = chunks<float>(w.size()); c < count; ++c) {
     const std::size_t offset = c * step, n = std::min(step, w.size() - std::min(offset, w.size()));
     float* mine = w.data() + offset;
-    if (me == 0) {
-      if (comm_.size() > 1)
-        comm_.receive_into(comm_.await_message(1, comm::Tag::Average, until, who(1), waits_.collective()), mine, n);
-      continue;
-    }
     for (std::size_t k = 0; k < children.size(); ++k)
       comm_.receive_into(comm_.await_message(children[k], comm::Tag::Average, until, who(children[k]),
                                              waits_.collective()),
                          incoming_.data() + k * n, n);
     const float* a = incoming_.data();
     if (children.empty()) {
-      for (std::size_t i = 0; i < n; ++i) mine[i] *= share;
+      if (share != 1.0f)
+        for (std::size_t i = 0; i < n; ++i) mine[i] *= share;
     } else if (children.size() == 1) {
       for (std::size_t i = 0; i < n; ++i) mine[i] = mine[i] * share + a[i];
     } else {
@@ -151,12 +165,9 @@ void RoundSync::average_into_root(std::vector<float>& w, float share) {
         for (std::size_t i = 0; i < n; ++i) mine[i] += x[i];
       }
     }
-    sends.push_back(comm_.isend(mine, n, tree_.parent(me), comm::Tag::Average));
+    if (parent >= 0) sends.push_back(comm_.isend(mine, n, parent, comm::Tag::Average));
   }
   for (auto& r : sends) r.wait_until(until, waits_.collective());
-  if (me == 0 && comm_.size() > 1) inbound_bytes_ += static_cast<double>(w.size() * sizeof(float));
-  weight_bytes_ += static_cast<double>(comm_.size() - 1) * static_cast<double>(w.size() * sizeof(float));
-  complete_reports();
 }
 
 std::string RoundSync::who(int rank) const {
@@ -168,6 +179,20 @@ std::string RoundSync::who(int rank) const {
 }
 
 void RoundSync::allreduce_in_place(std::vector<float>& w) {
+  const int me = comm_.rank();
+  // Each host's learners sum on their host first, to its lowest learner, which is in the ring.
+  if (me != 0) sum_up(w, 1.0f, tree_.local_children(me), ring_.holds(me) ? -1 : tree_.parent(me));
+  if (me == 0 || ring_.holds(me)) ring_allreduce(w);
+  // The lowest learner passes the sum on down its host's part of the tree.
+  if (me != 0)
+    pass_down(w, comm::Tag::Weights, false, ring_.holds(me) ? -1 : tree_.parent(me), tree_.local_children(me));
+  const auto n = static_cast<double>(w.size() * sizeof(float));
+  if (me == 0 && comm_.size() > 1) inbound_bytes_ += n;
+  weight_bytes_ += std::max(2.0 * (comm_.size() - 1) - 1.0, 0.0) * n;
+  complete_reports();
+}
+
+void RoundSync::ring_allreduce(std::vector<float>& w) {
   const int me = comm_.rank(), learners = ring_.learners();
   const std::size_t n = w.size(), step = chunk<float>();
   const auto until = deadline();
@@ -254,9 +279,6 @@ void RoundSync::allreduce_in_place(std::vector<float>& w) {
       });
     for (auto& r : gather) r.wait_until(until, waits_.collective());
   }
-  if (me == 0 && learners > 0) inbound_bytes_ += static_cast<double>(n * sizeof(float));
-  weight_bytes_ += static_cast<double>(std::max(2 * learners - 1, 0)) * static_cast<double>(n * sizeof(float));
-  complete_reports();
 }
 
 bool RoundSync::same_everywhere(double value) {

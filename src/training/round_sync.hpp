@@ -83,18 +83,19 @@ class RoundSync {
   // (docs/performance.md#mpi-the-weight-exchange-between-local-ranks).
   void average_into_root(std::vector<float>& w, float share);
   // Everyone: sums the learners' pre-scaled `w` in place; the Dispatcher's `w` is overwritten with the sum (bsp).
-  // A ring among the learners (learner_ring.hpp), point to point in chunks: a reduce-scatter, in which each
-  // learner adds the partial sums of one segment after another and passes them on, then an allgather of the
-  // whole segments; each learner also sends the Dispatcher the segment it completed. Every learner sends
-  // 2 (L - 1) / L copies of the weights round the ring however many there are, the Dispatcher receives one, and
-  // every segment is summed once, in one order, so every member holds the same bits. Not MPI_Iallreduce, which
-  // advances only while its members poll it, stage by stage
-  // (docs/performance.md#mpi-the-weight-exchange-between-local-ranks).
+  // Point to point in chunks, in three stages: each host's learners sum along their host's part of the learner
+  // tree to its lowest learner (Average); those lowest learners, one per host, sum in a ring (learner_ring.hpp):
+  // a reduce-scatter, in which each adds the partial sums of one segment after another and passes them on, then
+  // an allgather of the whole segments, each also sending the Dispatcher the segment it completed; each passes
+  // the sum down its host's part of the tree (Weights). Each host sends 2 (H - 1) / H copies of the weights round
+  // the ring for H hosts, however many learners it holds; the Dispatcher receives one; every element is summed
+  // once, in one order, so every member holds the same bits. Not MPI_Iallreduce, which advances only while its
+  // members poll it, stage by stage (docs/performance.md#mpi-the-weight-exchange-between-local-ranks).
   void allreduce_in_place(std::vector<float>& w);
   // Everyone: true if every member passed the same `value`.
   bool same_everywhere(double value);
   // Bytes of weights this object's calls moved between the members so far, counted as the algorithm's payload
-  // (a broadcast sends one copy per learner, a reduce receives one per learner, the ring allreduce sends
+  // (a broadcast sends one copy per learner, a reduce receives one per learner, the allreduce sends
   // 2 (L - 1) copies between the learners and one to the Dispatcher). Control values are not counted.
   double weight_bytes() const { return weight_bytes_; }
   // Bytes of weights the Dispatcher received through average_into_root and allreduce_in_place.
@@ -106,6 +107,14 @@ class RoundSync {
 
  private:
   comm::Deadline deadline() const;
+  // Learner: chunk by chunk, scales its `w` by `share`, adds the sums `children` send (Average) and sends the
+  // total to `parent` (none if negative).
+  void sum_up(std::vector<float>& w, float share, const std::vector<int>& children, int parent);
+  // `data` from `parent` (none if negative: this member has it) on to `children`, chunk by chunk, as down_tree.
+  template <typename T>
+  void pass_down(std::vector<T>& data, comm::Tag tag, bool resize, int parent, const std::vector<int>& children);
+  // The ring stage of allreduce_in_place: its members and the Dispatcher.
+  void ring_allreduce(std::vector<float>& w);
   // Elements of T per chunk, and how many chunks `n` elements make (at least one: an empty vector still sends).
   template <typename T> std::size_t chunk() const { return std::max<std::size_t>(1, chunk_bytes_ / sizeof(T)); }
   template <typename T> std::size_t chunks(std::size_t n) const {

@@ -1,7 +1,7 @@
-// The learner tree, the ring and the sparse exchange's relays follow hosts: on one host they are the plain
-// binary tree by rank, the ring by rank and every owner sending to every member; across hosts each host but the
-// root's has one edge up the tree, the ring crosses between hosts once per host each way, and an owner's
-// message crosses into each other host once, whatever order MPI gave the ranks in.
+// The learner tree, bsp's ring and the sparse exchange's relays follow hosts: on one host they are the plain
+// binary tree by rank, a ring of learner 1 alone and every owner sending to every member; across hosts each host
+// but the root's has one edge up the tree, the ring holds one learner per host and crosses between hosts once per
+// host each way, and an owner's message crosses into each other host once, whatever order MPI gave the ranks in.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -79,32 +79,45 @@ TEST(LearnerTree, EachHostButTheRootsSendsOneCopyUp) {
   EXPECT_EQ(tree.parent(13), 5);
 }
 
-TEST(LearnerRing, CrossesBetweenHostsOncePerHost) {
-  const std::vector<int> hosts{0, 1, 2, 1, 2, 1, 2};  // learners alternate between two hosts
-  const LearnerRing ring(hosts, 7);
-  EXPECT_EQ(ring.learners(), 6);
-  int crossings = 0, r = 1;
-  std::set<int> visited;
-  for (int k = 0; k < 6; ++k) {
-    visited.insert(r);
-    EXPECT_EQ(ring.previous(ring.next(r)), r);
-    crossings += hosts[r] != hosts[ring.next(r)];
-    r = ring.next(r);
+TEST(LearnerRing, HoldsEachHostsLowestLearnerInTheOrderOfTheHosts) {
+  // Learners 1..9 on three hosts, whose lowest learners are 1, 2 and 4: the ring crosses once per host, and each
+  // host's other learners sum to its lowest along the tree's edges on that host.
+  const std::vector<int> hosts{0, 7, 8, 7, 9, 8, 9, 7, 8, 9};
+  const LearnerRing ring(hosts, 10);
+  EXPECT_EQ(ring.learners(), 3);
+  EXPECT_EQ(ring.next(1), 2);
+  EXPECT_EQ(ring.next(2), 4);
+  EXPECT_EQ(ring.next(4), 1);
+  EXPECT_EQ(ring.previous(1), 4);
+  for (int r = 0; r < 10; ++r) EXPECT_EQ(ring.holds(r), r == 1 || r == 2 || r == 4) << "rank " << r;
+  const LearnerTree tree(hosts, 10);
+  for (int r = 1; r < 10; ++r) {
+    for (const int c : tree.local_children(r)) {
+      EXPECT_EQ(hosts[c], hosts[r]) << r << " -> " << c;
+      EXPECT_EQ(tree.parent(c), r);
+    }
+    // Up the local edges every learner reaches the ring.
+    int up = r;
+    while (!ring.holds(up)) up = tree.parent(up);
+    EXPECT_EQ(hosts[up], hosts[r]) << "rank " << r;
   }
-  EXPECT_EQ(r, 1);
-  EXPECT_EQ(visited.size(), 6u);
-  EXPECT_EQ(crossings, 2);
-  EXPECT_EQ(ring.next(1), 3);
-  EXPECT_EQ(ring.next(5), 2);
-  EXPECT_EQ(ring.next(6), 1);
+  EXPECT_EQ(tree.local_children(1), (std::vector<int>{3, 7}));
+  EXPECT_EQ(tree.children(1), (std::vector<int>{3, 7, 2, 4}));
+  // On one host the ring is learner 1 alone, which sums every other learner along the tree.
+  const LearnerRing alone({}, 6);
+  EXPECT_EQ(alone.learners(), 1);
+  EXPECT_EQ(alone.next(1), 1);
+  EXPECT_EQ(LearnerTree({}, 6).local_children(1), (std::vector<int>{2, 3}));
 }
 
-TEST(LearnerRing, EverySegmentIsCompletedByOneLearnerWhoseSuccessorsReceiveIt) {
-  for (const auto& hosts : {std::vector<int>{}, std::vector<int>{0, 1, 2, 1, 2, 1}}) {
+TEST(LearnerRing, EverySegmentIsCompletedByOneMemberWhoseSuccessorsReceiveIt) {
+  for (const auto& hosts :
+       {std::vector<int>{}, std::vector<int>{0, 1, 2, 1, 2, 1}, std::vector<int>{0, 5, 4, 3, 2, 1}}) {
     const LearnerRing ring(hosts, 6);
     const int l = ring.learners();
     std::set<int> completed;
-    for (int r = 1; r <= l; ++r) {
+    for (int r = 1; r <= 5; ++r) {
+      if (!ring.holds(r)) continue;
       const int s = ring.completed(r);
       EXPECT_EQ(ring.completer(s), r);
       completed.insert(s);

@@ -95,19 +95,22 @@ def test_the_learner_tree_crosses_between_hosts_once_per_host(hosts, toy, tmp_pa
     assert 0.9 * rounds * weights <= sent <= 1.5 * rounds * weights, (sent, rounds, weights)
 
 
-def test_bsp_sums_along_a_ring_of_learners_on_different_hosts(hosts, toy, tmp_path):
-    # A learner on each of two hosts: each sends the other one segment of its partial sums and one of the
-    # summed weights, and the Dispatcher the segment it completed: 1.5 copies of the weights a round out of each
-    # learner's host, and one copy in (plus, once, the first round's weights). Wide vectors and no checkpoints
-    # until the end, so the weights are most of what crosses; the replicas are checked bit-identical every round.
+@pytest.mark.parametrize("per_host", [1, 2])
+def test_bsp_sums_along_a_ring_of_one_learner_per_host(hosts, toy, tmp_path, per_host):
+    # One or two learners on each of two hosts, which sum on their host first: each host's lowest learner sends
+    # the other one segment of its host's partial sums and one of the summed weights, and the Dispatcher the
+    # segment it completed: 1.5 copies of the weights a round out of each learner host, and one copy in (plus,
+    # once, the first round's weights), however many learners it holds (a ring of all four learners would take
+    # 1.5 copies into each host). Wide vectors and no checkpoints until the end, so the weights are most of what
+    # crosses; the replicas are checked bit-identical every round.
     h = hosts(3)
     cfg = config(toy, tmp_path, target=0, max_rounds=8, dim=2048, checkpoint_every=100, strategy="bsp",
                  exchange="dense")
-    s, before, after = train_across(h, [(0, 4), (1, 1), (2, 1)], cfg, toy, tmp_path / "out")
-    assert s["rounds"] == "8" and s["learners"] == "2" and s["strategy"] == "bsp"
+    s, before, after = train_across(h, [(0, 4), (1, per_host), (2, per_host)], cfg, toy, tmp_path / "out")
+    assert s["rounds"] == "8" and s["learners"] == str(2 * per_host) and s["strategy"] == "bsp"
     rows = metrics(tmp_path / "out")
     # bsp moves 4 P (2 L - 1) bytes a round once started: one copy of the weights is 4 P.
-    copy = (float(rows[2]["sync_bytes"]) - float(rows[1]["sync_bytes"])) / 3
+    copy = (float(rows[2]["sync_bytes"]) - float(rows[1]["sync_bytes"])) / (4 * per_host - 1)
     rounds = int(s["rounds"])
     for host in h.names[1:]:
         sent = (after[host][0] - before[host][0]) / (rounds * copy)
