@@ -138,7 +138,8 @@ void RoundSync::average_into_root(std::vector<float>& w, float share) {
   complete_reports();
 }
 
-void RoundSync::sum_up(std::vector<float>& w, float share, const std::vector<int>& children, int parent) {
+void RoundSync::sum_up(std::vector<float>& w, float share, const std::vector<int>& children, int parent,
+                       comm::Tag up) {
   // Chunk by chunk: scale its own weights, add the children's sums and send the total to the parent.
   const std::size_t step = chunk<float>();
   incoming_.resize(children.size() * std::min(step, w.size()));
@@ -165,7 +166,7 @@ void RoundSync::sum_up(std::vector<float>& w, float share, const std::vector<int
         for (std::size_t i = 0; i < n; ++i) mine[i] += x[i];
       }
     }
-    if (parent >= 0) sends.push_back(comm_.isend(mine, n, parent, comm::Tag::Average));
+    if (parent >= 0) sends.push_back(comm_.isend(mine, n, parent, up));
   }
   for (auto& r : sends) r.wait_until(until, waits_.collective());
 }
@@ -180,19 +181,30 @@ std::string RoundSync::who(int rank) const {
 
 void RoundSync::allreduce_in_place(std::vector<float>& w) {
   const int me = comm_.rank();
-  // Each host's learners sum on their host first, to its lowest learner, which is in the ring.
-  if (me != 0) sum_up(w, 1.0f, tree_.local_children(me), ring_.holds(me) ? -1 : tree_.parent(me));
-  if (me == 0 || ring_.holds(me)) ring_allreduce(w);
-  // The lowest learner passes the sum on down its host's part of the tree.
-  if (me != 0)
-    pass_down(w, comm::Tag::Weights, false, ring_.holds(me) ? -1 : tree_.parent(me), tree_.local_children(me));
+  std::vector<comm::Request> gather;
+  if (me == 0) {
+    ring_allreduce(w, gather);
+  } else {
+    const bool in_ring = ring_.holds(me), alone = ring_.learners() == 1;
+    // Each host's learners sum on their host first, to its lowest learner, which is in the ring. On one host
+    // that is learner 1 alone, which sends the Dispatcher each chunk of the sum as soon as it has it.
+    if (in_ring) {
+      sum_up(w, 1.0f, tree_.local_children(me), alone ? 0 : -1, comm::Tag::Allgather);
+      if (!alone) ring_allreduce(w, gather);
+    } else {
+      sum_up(w, 1.0f, tree_.local_children(me), tree_.parent(me));
+    }
+    // Each lowest learner passes the sum on down its host's part of the tree, while the ring's last sends leave.
+    pass_down(w, comm::Tag::Weights, false, in_ring ? -1 : tree_.parent(me), tree_.local_children(me));
+    for (auto& r : gather) r.wait_until(deadline(), waits_.collective());
+  }
   const auto n = static_cast<double>(w.size() * sizeof(float));
   if (me == 0 && comm_.size() > 1) inbound_bytes_ += n;
   weight_bytes_ += std::max(2.0 * (comm_.size() - 1) - 1.0, 0.0) * n;
   complete_reports();
 }
 
-void RoundSync::ring_allreduce(std::vector<float>& w) {
+void RoundSync::ring_allreduce(std::vector<float>& w, std::vector<comm::Request>& gather) {
   const int me = comm_.rank(), learners = ring_.learners();
   const std::size_t n = w.size(), step = chunk<float>();
   const auto until = deadline();
@@ -242,23 +254,20 @@ void RoundSync::ring_allreduce(std::vector<float>& w) {
         watch.idle([&] { return who(ring_.completer(missing.front().s)); }, comm::kDirect);
       }
     }
-  } else if (learners > 0) {
+  } else if (learners > 1) {  // one member (one host) sends the Dispatcher its sum as it adds it (sum_up)
     const int next = ring_.next(me), previous = ring_.previous(me);
     incoming_.resize(std::min(step, n));
-    std::vector<comm::Request> scatter, gather;
-    // A chunk of the segment this learner completes goes round the ring and to the Dispatcher.
+    std::vector<comm::Request> scatter;
+    // A chunk of the segment this member completes goes round the ring and to the Dispatcher.
     const auto completed = [&](const float* sum, std::size_t count) {
-      if (learners > 1) gather.push_back(comm_.isend(sum, count, next, comm::Tag::Allgather));
+      gather.push_back(comm_.isend(sum, count, next, comm::Tag::Allgather));
       gather.push_back(comm_.isend(sum, count, 0, comm::Tag::Allgather));
     };
-    // Reduce-scatter: a learner sends its own segment, then for L - 1 steps adds the partial sum of the next
+    // Reduce-scatter: a member sends its own segment, then for H - 1 steps adds the partial sum of the next
     // segment that comes in and sends each chunk on as soon as it is added; the last segment it adds is whole.
-    if (learners > 1)
-      each_chunk(ring_.segment(me, -1), [&](std::size_t at, std::size_t count) {
-        scatter.push_back(comm_.isend(w.data() + at, count, next, comm::Tag::ReduceScatter));
-      });
-    else
-      each_chunk(0, [&](std::size_t at, std::size_t count) { completed(w.data() + at, count); });
+    each_chunk(ring_.segment(me, -1), [&](std::size_t at, std::size_t count) {
+      scatter.push_back(comm_.isend(w.data() + at, count, next, comm::Tag::ReduceScatter));
+    });
     for (int k = 0; k + 1 < learners; ++k)
       each_chunk(ring_.segment(me, k), [&](std::size_t at, std::size_t count) {
         comm_.receive_into(from(previous, comm::Tag::ReduceScatter), incoming_.data(), count);
@@ -277,7 +286,6 @@ void RoundSync::ring_allreduce(std::vector<float>& w) {
         comm_.receive_into(from(previous, comm::Tag::Allgather), w.data() + at, count);
         if (k + 2 < learners) gather.push_back(comm_.isend(w.data() + at, count, next, comm::Tag::Allgather));
       });
-    for (auto& r : gather) r.wait_until(until, waits_.collective());
   }
 }
 

@@ -108,13 +108,15 @@ class RoundSync {
  private:
   comm::Deadline deadline() const;
   // Learner: chunk by chunk, scales its `w` by `share`, adds the sums `children` send (Average) and sends the
-  // total to `parent` (none if negative).
-  void sum_up(std::vector<float>& w, float share, const std::vector<int>& children, int parent);
+  // total to `parent` (none if negative) with tag `up`.
+  void sum_up(std::vector<float>& w, float share, const std::vector<int>& children, int parent,
+              comm::Tag up = comm::Tag::Average);
   // `data` from `parent` (none if negative: this member has it) on to `children`, chunk by chunk, as down_tree.
   template <typename T>
   void pass_down(std::vector<T>& data, comm::Tag tag, bool resize, int parent, const std::vector<int>& children);
-  // The ring stage of allreduce_in_place: its members and the Dispatcher.
-  void ring_allreduce(std::vector<float>& w);
+  // The ring stage of allreduce_in_place, for its members and the Dispatcher; a member leaves in `gather` its
+  // last sends, from `w`, which it does not change again.
+  void ring_allreduce(std::vector<float>& w, std::vector<comm::Request>& gather);
   // Elements of T per chunk, and how many chunks `n` elements make (at least one: an empty vector still sends).
   template <typename T> std::size_t chunk() const { return std::max<std::size_t>(1, chunk_bytes_ / sizeof(T)); }
   template <typename T> std::size_t chunks(std::size_t n) const {
