@@ -1,6 +1,6 @@
 // bsp, bulk-synchronous averaging with no central copy: learners keep their replicas and average them with an
-// allreduce among themselves each round (each host's sum, then a ring of one learner per host:
-// RoundSync::allreduce_in_place); the Dispatcher only receives the average. The replicas must stay
+// allreduce among themselves each round (a ring; across hosts, each host's sum, then a ring of one learner per
+// host: RoundSync::allreduce_in_place); the Dispatcher only receives the average. The replicas must stay
 // bit-identical, and every round checks it (docs/strategies.md#bsp).
 #pragma once
 

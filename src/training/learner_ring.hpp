@@ -1,9 +1,9 @@
-// The ring along which bsp's hosts sum their weights with no root (RoundSync::allreduce_in_place): each host's
-// learners first sum on their host, to its lowest learner; the weights are cut into one segment per host, each
-// segment's sum gathers along the ring of those lowest learners and is then passed round it. Ranks are the
-// learner communicator's: the ring holds the lowest learner of each host (learners_by_host), in the order of the
-// hosts, so it crosses between hosts once per host each way; the other learners and the Dispatcher (0) are not in
-// it. On one host it is learner 1 alone.
+// The ring along which bsp's learners sum their weights with no root (RoundSync::allreduce_in_place): the
+// weights are cut into one segment per member, each segment's sum gathers along the ring and is then passed round
+// it. Ranks are the learner communicator's. On one host the ring holds every learner, 1..L, so each sends the
+// same share. Across hosts each host's learners first sum on their host, to its lowest learner, and the ring
+// holds those lowest learners (learners_by_host), in the order of the hosts, so it crosses between hosts once per
+// host each way and carries as much however many learners a host holds. The Dispatcher (0) is not in it.
 #pragma once
 
 #include <algorithm>
@@ -18,12 +18,17 @@ class LearnerRing {
  public:
   // For a learner communicator of `size` members on `hosts` (learners_by_host).
   LearnerRing(const std::vector<int>& hosts, int size) : position_(static_cast<std::size_t>(size), -1) {
-    for (const auto& group : learners_by_host(hosts, size)) order_.push_back(group.front());
+    const auto groups = learners_by_host(hosts, size);
+    if (groups.size() == 1) {
+      order_ = groups.front();
+    } else {
+      for (const auto& group : groups) order_.push_back(group.front());
+    }
     for (std::size_t p = 0; p < order_.size(); ++p)
       position_[static_cast<std::size_t>(order_[p])] = static_cast<int>(p);
   }
 
-  // The members of the ring (one per host).
+  // The members of the ring (every learner on one host, else one per host).
   int learners() const { return static_cast<int>(order_.size()); }
   bool holds(int rank) const { return position(rank) >= 0; }
   // The learner after (and before) learner `rank`.

@@ -185,17 +185,20 @@ void RoundSync::allreduce_in_place(std::vector<float>& w) {
   if (me == 0) {
     ring_allreduce(w, gather);
   } else {
-    const bool in_ring = ring_.holds(me), alone = ring_.learners() == 1;
-    // Each host's learners sum on their host first, to its lowest learner, which is in the ring. On one host
-    // that is learner 1 alone, which sends the Dispatcher each chunk of the sum as soon as it has it.
+    // Across hosts, each host's learners sum on their host first, to its lowest learner, which is in the ring;
+    // on one host every learner is in it.
+    const bool in_ring = ring_.holds(me), every = ring_.learners() == comm_.size() - 1;
+    static const std::vector<int> none;
+    const std::vector<int>& local = every ? none : tree_.local_children(me);
     if (in_ring) {
-      sum_up(w, 1.0f, tree_.local_children(me), alone ? 0 : -1, comm::Tag::Allgather);
-      if (!alone) ring_allreduce(w, gather);
+      // A ring of one learner sends the Dispatcher each chunk of the sum as soon as it has it.
+      sum_up(w, 1.0f, local, ring_.learners() == 1 ? 0 : -1, comm::Tag::Allgather);
+      if (ring_.learners() > 1) ring_allreduce(w, gather);
     } else {
-      sum_up(w, 1.0f, tree_.local_children(me), tree_.parent(me));
+      sum_up(w, 1.0f, local, tree_.parent(me));
     }
     // Each lowest learner passes the sum on down its host's part of the tree, while the ring's last sends leave.
-    pass_down(w, comm::Tag::Weights, false, in_ring ? -1 : tree_.parent(me), tree_.local_children(me));
+    pass_down(w, comm::Tag::Weights, false, in_ring ? -1 : tree_.parent(me), local);
     for (auto& r : gather) r.wait_until(deadline(), waits_.collective());
   }
   const auto n = static_cast<double>(w.size() * sizeof(float));
@@ -254,7 +257,7 @@ void RoundSync::ring_allreduce(std::vector<float>& w, std::vector<comm::Request>
         watch.idle([&] { return who(ring_.completer(missing.front().s)); }, comm::kDirect);
       }
     }
-  } else if (learners > 1) {  // one member (one host) sends the Dispatcher its sum as it adds it (sum_up)
+  } else if (learners > 1) {  // a ring of one sends the Dispatcher its sum as it adds it (sum_up)
     const int next = ring_.next(me), previous = ring_.previous(me);
     incoming_.resize(std::min(step, n));
     std::vector<comm::Request> scatter;

@@ -83,14 +83,15 @@ class RoundSync {
   // (docs/performance.md#mpi-the-weight-exchange-between-local-ranks).
   void average_into_root(std::vector<float>& w, float share);
   // Everyone: sums the learners' pre-scaled `w` in place; the Dispatcher's `w` is overwritten with the sum (bsp).
-  // Point to point in chunks, in three stages: each host's learners sum along their host's part of the learner
-  // tree to its lowest learner (Average); those lowest learners, one per host, sum in a ring (learner_ring.hpp):
-  // a reduce-scatter, in which each adds the partial sums of one segment after another and passes them on, then
-  // an allgather of the whole segments, each also sending the Dispatcher the segment it completed; each passes
-  // the sum down its host's part of the tree (Weights). Each host sends 2 (H - 1) / H copies of the weights round
-  // the ring for H hosts, however many learners it holds; the Dispatcher receives one; every element is summed
-  // once, in one order, so every member holds the same bits. Not MPI_Iallreduce, which advances only while its
-  // members poll it, stage by stage (docs/performance.md#mpi-the-weight-exchange-between-local-ranks).
+  // Point to point in chunks. A ring (learner_ring.hpp): a reduce-scatter, in which each member adds the partial
+  // sums of one segment after another and passes them on, then an allgather of the whole segments, each member
+  // also sending the Dispatcher the segment it completed. On one host the ring holds every learner, each sending
+  // 2 (L - 1) / L copies of the weights. Across hosts each host's learners first sum along their host's part of
+  // the learner tree to its lowest learner (Average), the ring holds those, one per host, each sending
+  // 2 (H - 1) / H copies for H hosts however many learners its host holds, and each passes the sum back down its
+  // host's part of the tree (Weights). The Dispatcher receives one copy; every element is summed once, in one
+  // order, so every member holds the same bits. Not MPI_Iallreduce, which advances only while its members poll
+  // it, stage by stage (docs/performance.md#mpi-the-weight-exchange-between-local-ranks).
   void allreduce_in_place(std::vector<float>& w);
   // Everyone: true if every member passed the same `value`.
   bool same_everywhere(double value);

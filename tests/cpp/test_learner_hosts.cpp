@@ -1,7 +1,8 @@
 // The learner tree, bsp's ring and the sparse exchange's relays follow hosts: on one host they are the plain
-// binary tree by rank, a ring of learner 1 alone and every owner sending to every member; across hosts each host
-// but the root's has one edge up the tree, the ring holds one learner per host and crosses between hosts once per
-// host each way, and an owner's message crosses into each other host once, whatever order MPI gave the ranks in.
+// binary tree by rank, a ring of every learner by rank and every owner sending to every member; across hosts each
+// host but the root's has one edge up the tree, the ring holds one learner per host and crosses between hosts
+// once per host each way, and an owner's message crosses into each other host once, whatever order MPI gave the
+// ranks in.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -103,10 +104,11 @@ TEST(LearnerRing, HoldsEachHostsLowestLearnerInTheOrderOfTheHosts) {
   }
   EXPECT_EQ(tree.local_children(1), (std::vector<int>{3, 7}));
   EXPECT_EQ(tree.children(1), (std::vector<int>{3, 7, 2, 4}));
-  // On one host the ring is learner 1 alone, which sums every other learner along the tree.
-  const LearnerRing alone({}, 6);
-  EXPECT_EQ(alone.learners(), 1);
-  EXPECT_EQ(alone.next(1), 1);
+  // On one host the ring holds every learner, by rank.
+  const LearnerRing one({}, 6);
+  EXPECT_EQ(one.learners(), 5);
+  EXPECT_EQ(one.next(1), 2);
+  EXPECT_EQ(one.next(5), 1);
   EXPECT_EQ(LearnerTree({}, 6).local_children(1), (std::vector<int>{2, 3}));
 }
 
