@@ -240,7 +240,7 @@ void SparseExchange::take_owners_sums(float* w, float* also, bool full, bool cou
     for (const int k : pass) sends_.push_back(comm.isend(keep.data(), keep.size(), k, comm::Tag::RowRelay));
     SparseDelta::add_encoded(keep, layout_, type(full), kCount, w, also);
   }
-  for (int k = 0; k < relay_.relayed_to(me); ++k) {
+  for (int k = 0, relayed = relay_.relayed_to(me); k < relayed; ++k) {
     take(relay_.relay(me), comm::Tag::RowRelay);
     SparseDelta::add_encoded(msg_, layout_, type(full), kCount, w, also);
   }
