@@ -17,21 +17,35 @@ Importing this module does no work.
     set_state(model, state: bytes)
     current_lr(model) -> float                  rate of the next step
     written_rows(model) -> [rows or None, ...]  rows steps wrote, per param
+    load_weights(model)                         the model takes the buffer
+    store_weights(model)                        the model writes the buffer
+    device(model) -> str                        where it trains: "cpu", ...
+
+On a CPU the model's parameters are views of the buffer and load_weights
+and store_weights do nothing.  On a GPU (cfg "device") the model trains a copy on the device:
+C++ calls load_weights after it changed the buffer and before the model
+uses it, and store_weights before it reads the buffer.
 """
 
 import math
 import numbers
 import pickle
+import re
 import warnings
 
 import numpy as np
 import torch
 
 import library
+from placement import Placement
 from trainer import Trainer, declarations
 
 _DEFAULTS = {"dim": 32, "window": 2, "seed": 1, "model": "neg",
-             "torch_threads": 1, "bs": 1024}
+             "torch_threads": 1, "bs": 1024, "device": "auto"}
+
+# The weights copy even on a CPU (tests of the GPU path on machines
+# without one set this).
+_COPY_ON_CPU = False
 
 
 def param_shapes(cfg: dict) -> list:
@@ -49,16 +63,21 @@ def create(cfg: dict, weights: np.ndarray, init: bool) -> object:
 
     ``weights`` must be float32, 1-D, C-contiguous, writable and hold exactly
     the elements of param_shapes(cfg).  It must outlive the returned object.
-    If ``init``, fill it in place from cfg["seed"] (same seed, same bits).
+    If ``init``, fill it in place from cfg["seed"] (same seed, same bits, on
+    any device: the weights are drawn on the CPU).
     """
     opts = _options(cfg)
     cls = _model_class(opts)
     torch.set_num_threads(opts["torch_threads"])
+    device = _device(opts)
     if _is_autograd(cls):
         model = _instance(cls, opts)
         decl = declarations(model, opts["vocab_size"])
         _check_weights(weights, sum(d.size for d in decl.values()))
-        return Trainer(model, decl, opts, weights, init)
+        placement = Placement(weights, device, _COPY_ON_CPU)
+        trainer = Trainer(model, decl, opts, placement, init)
+        trainer.placement = placement
+        return trainer
 
     shapes = cls.param_shapes(opts)
     _check_weights(weights, sum(math.prod(s) for _, s in shapes))
@@ -69,9 +88,12 @@ def create(cfg: dict, weights: np.ndarray, init: bool) -> object:
         offset += size
     if init:
         cls.init_(opts, arrays, np.random.default_rng(opts["seed"]))
-    params = {name: torch.nn.Parameter(torch.from_numpy(a))
-              for name, a in arrays.items()}
-    return cls(opts, params)
+    placement = Placement(weights, device, _COPY_ON_CPU)
+    params = {name: torch.nn.Parameter(t)
+              for name, t in placement.views(shapes).items()}
+    model = cls(opts, params)
+    model.placement = placement
+    return model
 
 
 def train_step(model, windows: np.ndarray) -> float:
@@ -96,7 +118,8 @@ def get_state(model) -> bytes:
     every checkpoint round, and pickle is far cheaper."""
     if not hasattr(model, "state"):
         return b""
-    return pickle.dumps(model.state(), protocol=pickle.HIGHEST_PROTOCOL)
+    return pickle.dumps(_on_cpu(model.state()),
+                        protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def set_state(model, state: bytes) -> None:
@@ -128,9 +151,31 @@ def written_rows(model) -> list:
     if not hasattr(model, "written_rows"):
         return None
     return [None if rows is None
-            else np.ascontiguousarray(torch.as_tensor(rows).numpy(),
+            else np.ascontiguousarray(torch.as_tensor(rows).cpu().numpy(),
                                       dtype=np.int32)
             for rows in model.written_rows()]
+
+
+def load_weights(model) -> None:
+    """The model takes the weights in the buffer (C++ changed them).  A
+    copy to the device; nothing on a CPU."""
+    placement = getattr(model, "placement", None)
+    if placement is not None:
+        placement.load()
+
+
+def store_weights(model) -> None:
+    """The model writes its weights into the buffer (C++ reads them next).
+    A copy from the device; nothing on a CPU."""
+    placement = getattr(model, "placement", None)
+    if placement is not None:
+        placement.store()
+
+
+def device(model) -> str:
+    """Where the model trains, as torch names it: "cpu", "cuda:0", ..."""
+    placement = getattr(model, "placement", None)
+    return "cpu" if placement is None else str(placement.flat.device)
 
 
 def embeddings(model) -> np.ndarray:
@@ -143,6 +188,43 @@ def embeddings(model) -> np.ndarray:
 # --------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------
+
+def _on_cpu(value):
+    """``value`` with every tensor in it moved to the CPU (dicts, lists and
+    tuples walked), so that a state saved on a GPU loads anywhere."""
+    if torch.is_tensor(value):
+        return value.cpu()
+    if isinstance(value, dict):
+        return {k: _on_cpu(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_on_cpu(v) for v in value)
+    return value
+
+
+def _device(opts):
+    """The torch device cfg["device"] names: "cpu", "cuda", "cuda:N", or
+    "auto" (the default): a GPU where torch sees one, the rank's
+    cfg["local_rank"] picking among several, else the CPU.  ValueError for
+    a name that is not one of these or a GPU that torch does not see."""
+    name = opts["device"]
+    if not isinstance(name, str) or \
+            not re.fullmatch(r"auto|cpu|cuda(:[0-9]+)?", name):
+        raise ValueError(f"cfg: device must be 'auto', 'cpu', 'cuda' or "
+                         f"'cuda:N', got {name!r}")
+    if name == "cpu" or (name == "auto" and not torch.cuda.is_available()):
+        return torch.device("cpu")
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if name == "auto":
+        return torch.device("cuda", int(opts.get("local_rank", 0)) % count)
+    device = torch.device(name)
+    if count == 0:
+        raise ValueError(f"cfg: device {name!r}: torch sees no GPU "
+                         f"(torch.cuda.is_available() is False); use "
+                         f"'auto' or 'cpu'")
+    if device.index is not None and device.index >= count:
+        raise ValueError(f"cfg: device {name!r}: torch sees {count} GPU(s)")
+    return device
+
 
 def _is_autograd(cls):
     """A model written with autograd (params/loss/optimizer), as opposed to
@@ -170,6 +252,7 @@ def _options(cfg):
             or not lr > 0:
         raise ValueError(f"cfg: lr must be a number > 0, got {lr!r}")
     opts["lr"] = float(lr)
+    _device(opts)
     if not isinstance(opts.get("model_args", {}), dict):
         raise ValueError(f"cfg: model_args must be a dict (JSON object), "
                          f"got {opts['model_args']!r}")

@@ -7,6 +7,7 @@ init_, train_step, test_loss, embeddings, state, load_state).  Importing
 this module does no work.
 """
 
+import functools
 import math
 import numbers
 
@@ -65,10 +66,9 @@ class HandwrittenNegCBOW:
     (docs/python_interface.md).
     Recommended: lr 0.1, bs 1024.  model_args keys: see _ARGS and docs/python_interface.md.
 
-    GPU: not used even if torch.cuda.is_available().  The step is plain
-    tensor ops, so a GPU learner would keep ``stacked`` and the workspace
-    on the device and copy the weights to and from the C++ buffer once per
-    round (untested here: no GPU).
+    Device: it runs where engine.py placed the weights (the C++ buffer on
+    a CPU, a copy of it on a GPU).  On a GPU the two small batched products
+    run as torch.bmm, on a CPU as NumPy's einsum/matmul, faster there.
     """
 
     _ARGS = {"negatives": 5, "noise_power": 0.75, "lr_schedule": "constant",
@@ -125,21 +125,25 @@ class HandwrittenNegCBOW:
         self.vocab_size = v = opts["vocab_size"]
         self.dim = opts["dim"]
         self.negatives = args["negatives"]
-        # Plain tensors sharing the Parameters' storage (= the C++ buffer):
-        # the updates are hand-written, so autograd stays out of the way.
+        # Plain tensors sharing the Parameters' storage (the C++ buffer, or
+        # its copy on the device): the updates are hand-written, so
+        # autograd stays out of the way.
         self.embedding = params["embedding"].detach()
         self.out_vectors = params["out_vectors"].detach()
-        # E and U lie back to back in the flat buffer (param_shapes order):
+        self.device = dev = self.embedding.device
+        self._numpy = dev.type == "cpu"
+        # E and U lie back to back in the flat weights (param_shapes order):
         # one [2V, D] view of both lets a step gather and scatter all its
         # rows in one call each (U's row i is stacked row V + i).
-        emb = self.embedding.numpy()
+        emb = self.embedding
         if self.out_vectors.data_ptr() != \
-                self.embedding.data_ptr() + emb.nbytes:
+                emb.data_ptr() + emb.numel() * emb.element_size() \
+                or not emb.is_contiguous():
             raise ValueError("neg: embedding and out_vectors must be "
                              "adjacent in the weight buffer")
-        self.stacked = torch.from_numpy(np.lib.stride_tricks.as_strided(
-            emb, shape=(2 * v, self.dim), strides=emb.strides))
-        self.ctx_cols = torch.tensor([j for j in range(2 * w + 1) if j != w])
+        self.stacked = emb.as_strided((2 * v, self.dim), emb.stride())
+        self.ctx_cols = torch.tensor([j for j in range(2 * w + 1) if j != w],
+                                     device=dev)
         self.sampler = NoiseSampler(opts.get("counts"), v,
                                     args["noise_power"], opts["seed"],
                                     int_arg("rank", opts.get("rank", 0), 0))
@@ -161,13 +165,13 @@ class HandwrittenNegCBOW:
                 self.decay_steps = bpe * int_arg("max_rounds",
                                                   opts["max_rounds"], 1)
         self.step = 0  # this learner's steps so far (restored by load_state)
-        self._sign = torch.full((self.negatives + 1,), -1.0)
+        self._sign = torch.full((self.negatives + 1,), -1.0, device=dev)
         self._sign[0] = 1.0
         self.duplicates = args["duplicates"]
         self._workspaces = {}
-        self._row_counts = torch.zeros(2 * v)
-        self._one = torch.ones(())
-        self._written = WrittenMarks(2 * v)  # stacked rows steps wrote
+        self._row_counts = torch.zeros(2 * v, device=dev)
+        self._one = torch.ones((), device=dev)
+        self._written = WrittenMarks(2 * v, dev)  # stacked rows steps wrote
 
     def current_lr(self):
         if self.decay_steps is None:
@@ -190,32 +194,35 @@ class HandwrittenNegCBOW:
         if ws is None:
             w2, k1, d = 2 * self.window, self.negatives + 1, self.dim
             ws = _Workspace()
-            ws.ids = torch.empty((n, w2 + 1), dtype=torch.int64)
+            empty = functools.partial(torch.empty, device=self.device)
+            ws.ids = empty((n, w2 + 1), dtype=torch.int64)
             # Rows of the stacked [E; U] matrix this batch touches: the
             # context words, then target and noise words (offset by V).
-            ws.rows = torch.empty(n * (w2 + k1), dtype=torch.int64)
+            ws.rows = empty(n * (w2 + k1), dtype=torch.int64)
             ws.ctx = ws.rows[:n * w2].view(n, w2)
             ws.out = ws.rows[n * w2:].view(n, k1)
-            ws.gathered = torch.empty((n * (w2 + k1), d))
+            ws.gathered = empty((n * (w2 + k1), d))
             ws.ctx_rows = ws.gathered[:n * w2].view(n, w2, d)
             ws.u_rows = ws.gathered[n * w2:].view(n, k1, d)
-            ws.steps = torch.empty((n * (w2 + k1), d))
+            ws.steps = empty((n * (w2 + k1), d))
             ws.e_step = ws.steps[:n * w2].view(n, w2, d)
             ws.u_step = ws.steps[n * w2:].view(n, k1, d)
-            ws.scale = torch.empty(n * (w2 + k1))
+            ws.scale = empty(n * (w2 + k1))
             ws.e_scale = ws.scale[:n * w2].view(n, w2, 1)
             ws.u_scale = ws.scale[n * w2:].view(n, k1)
-            ws.h = torch.empty((n, d))
-            ws.grad_h = torch.empty((n, d))
-            ws.z = torch.empty((n, k1))
-            ws.g = torch.empty((n, k1))
-            ws.keep = torch.empty((n, k1))
-            ws.neq = torch.empty((n, k1), dtype=torch.bool)
-            # NumPy views of the same memory: np.einsum/np.matmul do the two
-            # small batched products faster than torch's mul+sum/bmm.
-            ws.u_rows_np, ws.h_np = ws.u_rows.numpy(), ws.h.numpy()
-            ws.z_np, ws.g_np = ws.z.numpy(), ws.g.numpy()
-            ws.grad_h_np = ws.grad_h.numpy()
+            ws.h = empty((n, d))
+            ws.grad_h = empty((n, d))
+            ws.z = empty((n, k1))
+            ws.g = empty((n, k1))
+            ws.keep = empty((n, k1))
+            ws.neq = empty((n, k1), dtype=torch.bool)
+            if self._numpy:
+                # NumPy views of the same memory: on a CPU np.einsum and
+                # np.matmul do the two small batched products faster than
+                # torch's mul+sum/bmm.
+                ws.u_rows_np, ws.h_np = ws.u_rows.numpy(), ws.h.numpy()
+                ws.z_np, ws.g_np = ws.z.numpy(), ws.g.numpy()
+                ws.grad_h_np = ws.grad_h.numpy()
         self._workspaces[n] = ws               # most recent last
         while len(self._workspaces) > 3:
             self._workspaces.pop(next(iter(self._workspaces)))
@@ -233,7 +240,7 @@ class HandwrittenNegCBOW:
         ws.ids.copy_(ids)
         torch.index_select(ws.ids, 1, self.ctx_cols, out=ws.ctx)
         ws.out[:, 0] = ws.ids[:, self.window]
-        ws.out[:, 1:] = torch.from_numpy(noise.reshape(n, k))
+        ws.out[:, 1:].copy_(torch.from_numpy(noise.reshape(n, k)))
         ws.out.add_(self.vocab_size)
         torch.index_select(self.stacked, 0, ws.rows, out=ws.gathered)
         # h = mean of the context rows (adds: faster than sum over dim 1).
@@ -241,7 +248,10 @@ class HandwrittenNegCBOW:
         for j in range(2, 2 * self.window):
             ws.h.add_(ws.ctx_rows[:, j])
         ws.h.mul_(1.0 / (2 * self.window))
-        np.einsum("nkd,nd->nk", ws.u_rows_np, ws.h_np, out=ws.z_np)
+        if self._numpy:
+            np.einsum("nkd,nd->nk", ws.u_rows_np, ws.h_np, out=ws.z_np)
+        else:
+            torch.bmm(ws.u_rows, ws.h.unsqueeze(2), out=ws.z.unsqueeze(2))
         ws.z[:, 0].neg_()
         torch.ne(ws.out, ws.out[:, :1], out=ws.neq)           # noise != t
         ws.keep.copy_(ws.neq)
@@ -262,8 +272,11 @@ class HandwrittenNegCBOW:
         # g = lr * (label - sigmoid(score)), 0 for skipped noise words.
         g = torch.sigmoid(ws.z, out=ws.g)
         g.mul_(ws.keep.mul_(self._sign)).mul_(lr)
-        np.matmul(ws.g_np[:, None, :], ws.u_rows_np,
-                  out=ws.grad_h_np[:, None, :])
+        if self._numpy:
+            np.matmul(ws.g_np[:, None, :], ws.u_rows_np,
+                      out=ws.grad_h_np[:, None, :])
+        else:
+            torch.bmm(g.unsqueeze(1), ws.u_rows, out=ws.grad_h.unsqueeze(1))
         grad_h = ws.grad_h                                     # [n, D]
         if self.duplicates == "sum":
             ws.e_step.copy_(grad_h.unsqueeze(1).expand_as(ws.e_step))
@@ -310,7 +323,7 @@ class HandwrittenNegCBOW:
         self.sampler.load_state(state)
 
     def embeddings(self):
-        return self.embedding.numpy().copy()
+        return self.embedding.cpu().numpy().copy()
 
     def written_rows(self):
         """The rows of embedding and of out_vectors that steps wrote since

@@ -28,11 +28,13 @@ class TableRows:
 
     def __init__(self, tensor, decl):
         self.tensor = tensor
+        self.device = dev = tensor.device
         self.rows, self.cols = decl.shape
         self.duplicates = decl.duplicates
         # The optimizer's parameter: between steps an empty [0, cols]
         # tensor, during a step the unique rows the batch touched.
-        self.param = torch.nn.Parameter(torch.empty(0, self.cols))
+        self.param = torch.nn.Parameter(torch.empty(0, self.cols,
+                                                     device=dev))
         self.calls = []           # (row ids, leaf) per indexing in the loss
         self.row_state = {}       # optimizer state key -> [rows, ...] tensor
         self.scalar_state = {}    # optimizer state that is not per row
@@ -41,11 +43,11 @@ class TableRows:
         self._uniq = None
         # Scratch for unique rows and row counts, reset after use: O(batch)
         # per step instead of a sort or an O(rows) pass.
-        self._mark = torch.zeros(self.rows, dtype=torch.bool)
-        self._slot = torch.zeros(self.rows, dtype=torch.int64)
-        self._count = torch.zeros(self.rows)
-        self._one = torch.ones(())
-        self.written = WrittenMarks(self.rows)  # for engine.written_rows
+        self._mark = torch.zeros(self.rows, dtype=torch.bool, device=dev)
+        self._slot = torch.zeros(self.rows, dtype=torch.int64, device=dev)
+        self._count = torch.zeros(self.rows, device=dev)
+        self._one = torch.ones((), device=dev)
+        self.written = WrittenMarks(self.rows, dev)  # for engine.written_rows
 
     def gather(self, ids):
         """The rows of ``ids`` (any shape) as [*ids.shape, cols], with
@@ -72,7 +74,7 @@ class TableRows:
         self._mark[flat] = True
         uniq = self._mark.nonzero().view(-1)
         self._mark[uniq] = False
-        self._slot[uniq] = torch.arange(uniq.shape[0])
+        self._slot[uniq] = torch.arange(uniq.shape[0], device=self.device)
         return uniq, self._slot[ids]
 
     def _factor(self, counts):
@@ -98,12 +100,14 @@ class TableRows:
             rows, grad = leaf.detach(), leaf.grad
         else:   # the table was indexed more than once: merge the rows
             uniq, inverse = self._unique(torch.cat([c[0] for c in calls]))
-            grad = torch.zeros(uniq.shape[0], self.cols)
+            grad = torch.zeros(uniq.shape[0], self.cols,
+                               device=self.device)
             grad.index_put_((inverse,), torch.cat([c[1].grad for c in calls]),
                             accumulate=True)
             counts = None
             if self.duplicates != "sum":
-                counts = torch.zeros(uniq.shape[0], dtype=torch.int64)
+                counts = torch.zeros(uniq.shape[0], dtype=torch.int64,
+                                     device=self.device)
                 counts.index_put_((inverse,),
                                   torch.cat([c[2] for c in calls]),
                                   accumulate=True)
@@ -157,11 +161,12 @@ class TableRows:
                 full = self.row_state.get(key)
                 if full is None:
                     full = self.row_state[key] = torch.zeros(
-                        self.rows, self.cols, dtype=value.dtype)
+                        self.rows, self.cols, dtype=value.dtype,
+                        device=self.device)
                 full.index_copy_(0, uniq, value)
             else:
                 self.scalar_state[key] = value
-        self.param.data = torch.empty(0, self.cols)
+        self.param.data = torch.empty(0, self.cols, device=self.device)
         self.param.grad = None
         self._uniq = None
 
@@ -169,5 +174,6 @@ class TableRows:
         return {"rows": self.row_state, "scalars": self.scalar_state}
 
     def load_state(self, state):
-        self.row_state = dict(state["rows"])
+        self.row_state = {key: full.to(self.device)
+                          for key, full in state["rows"].items()}
         self.scalar_state = dict(state["scalars"])

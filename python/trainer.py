@@ -58,24 +58,29 @@ def declarations(model, vocab_size):
 
 
 class Trainer:
-    """A model of library.py made trainable over ``weights`` (float32 1-D,
-    laid out as ``decl``, owned by C++).  Same methods as a hand-written
-    model (handwritten_neg.py): train_step, test_loss, embeddings, state,
+    """A model of library.py made trainable over the weights of
+    ``placement`` (placement.py: the C++ buffer, laid out as ``decl``, or
+    its copy on a GPU).  Same methods as a hand-written model
+    (handwritten_neg.py): train_step, test_loss, embeddings, state,
     load_state."""
 
-    def __init__(self, model, decl, opts, weights, init):
+    def __init__(self, model, decl, opts, placement, init):
         self.model = model
         self.name = type(model).__name__
         self.window = opts["window"]
         self.vocab_size = opts["vocab_size"]
         self.step = 0
-        self.tensors, offset = {}, 0
-        for name, d in decl.items():
-            view = weights[offset:offset + d.size].reshape(d.shape)
-            self.tensors[name] = torch.from_numpy(view)
-            offset += d.size
+        self.device = placement.device
+        layout = [(name, d.shape) for name, d in decl.items()]
+        # Drawn into the buffer before it is placed: the same bits anywhere.
         if init:
-            self._init(decl, opts["seed"])
+            host, offset = {}, 0
+            for name, d in decl.items():
+                host[name] = placement.host[offset:offset + d.size] \
+                    .view(d.shape)
+                offset += d.size
+            self._init(decl, host, opts["seed"])
+        self.tensors = placement.views(layout)
         # Randomness inside the loss (dropout) differs between learners.
         torch.manual_seed(int(np.random.SeedSequence(
             [opts["seed"], opts.get("rank", 0), 3]).generate_state(1)[0]))
@@ -104,15 +109,16 @@ class Trainer:
                                       float(model.noise_power), opts["seed"],
                                       opts.get("rank", 0))
         w = self.window
-        self._ctx_cols = torch.tensor([j for j in range(2 * w + 1) if j != w])
+        self._ctx_cols = torch.tensor(
+            [j for j in range(2 * w + 1) if j != w], device=self.device)
 
-    def _init(self, decl, seed):
+    def _init(self, decl, tensors, seed):
         # Seeded apart from torch's global generator: every rank gets the
         # same bits, and the caller's random state is left alone.
         with torch.random.fork_rng(devices=[]), torch.no_grad():
             torch.manual_seed(seed)
             for name, d in decl.items():
-                t = self.tensors[name]
+                t = tensors[name]
                 where = f"{self.name}.params: init of {name!r}"
                 out = _call(where, d.init, t)
                 if torch.is_tensor(out) and out.data_ptr() != t.data_ptr():
@@ -151,17 +157,17 @@ class Trainer:
     # ---------------------------------------------------------------- steps
 
     def _split(self, ids):
-        ids = ids.long()
+        ids = ids.to(self.device).long()
         return (ids.index_select(1, self._ctx_cols),
                 ids[:, self.window].contiguous())
 
     def _noise_words(self, n, rng=None):
         if not self.negatives:
-            return torch.empty((n, 0), dtype=torch.int64)
+            return torch.empty((n, 0), dtype=torch.int64, device=self.device)
         k = self.negatives
         words = self.noise.next(n * k) if rng is None \
             else self.noise.draw(rng, n * k)
-        return torch.from_numpy(words).view(n, k)
+        return torch.from_numpy(words).view(n, k).to(self.device)
 
     def _loss(self, p, context, target, noise):
         loss = _call(f"{self.name}.loss", self.model.loss, p, context,
@@ -216,7 +222,7 @@ class Trainer:
         return total / ids.shape[0]
 
     def embeddings(self):
-        return self.tensors["embedding"].numpy().copy()
+        return self.tensors["embedding"].detach().cpu().numpy().copy()
 
     def written_rows(self):
         """Per parameter: the rows steps wrote since the last call (a

@@ -5,12 +5,14 @@ import torch
 
 
 class WrittenMarks:
-    """Marks the rows steps write into a table of ``rows`` rows.  Nothing
+    """Marks the rows steps write into a table of ``rows`` rows (marks on
+    ``device``, the table's).  Nothing
     is marked until the first take(), so a run that never asks (the dense
     exchange) pays nothing."""
 
-    def __init__(self, rows):
+    def __init__(self, rows, device="cpu"):
         self.rows = rows
+        self.device = device
         self._written = None
 
     def mark(self, ids):
@@ -22,7 +24,8 @@ class WrittenMarks:
         """The rows written since the last call, ascending (int64), and
         forgets them; None on the first call, which starts the count."""
         if self._written is None:
-            self._written = torch.zeros(self.rows, dtype=torch.bool)
+            self._written = torch.zeros(self.rows, dtype=torch.bool,
+                                        device=self.device)
             return None
         rows = self._written.nonzero().view(-1)
         self._written[rows] = False

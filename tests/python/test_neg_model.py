@@ -14,6 +14,7 @@ CFG = {"vocab_size": V, "dim": D, "window": W, "lr": 0.05, "seed": 3,
 
 
 def make(cfg=CFG, init=True):
+    cfg = {"device": "cpu", **cfg}  # the buffer is the model's own weights
     size = sum(math.prod(s) for _, s in engine.param_shapes(cfg))
     weights = np.zeros(size, dtype=np.float32)
     return engine.create(cfg, weights, init), weights

@@ -46,7 +46,7 @@ def test_the_edited_model_trains(recipe, tmp_path, monkeypatch):
     monkeypatch.setattr(engine, "library", patched_library(tmp_path, recipe))
     train, test = toy_corpus.windows(3000, 0), toy_corpus.windows(200, 1)
     cfg = {"vocab_size": len(toy_corpus.WORDS), "dim": 32, "window": 2, "seed": 1, "model": "neg_autograd",
-           "bs": 64, "counts": toy_corpus.counts(train)}
+           "bs": 64, "counts": toy_corpus.counts(train), "device": "cpu"}
     shapes = engine.param_shapes(cfg)
     if recipe == "hidden_layer":
         assert ("hidden", (32, 32)) in shapes

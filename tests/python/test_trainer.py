@@ -25,7 +25,8 @@ def windows(n, offset=0, vocab=V):
 
 def make(monkeypatch, cls, init_=True, **cfg):
     monkeypatch.setitem(library.MODELS, "test", cls)
-    cfg = {"vocab_size": V, "dim": D, "window": 2, "seed": 1, "model": "test", "bs": 16, **cfg}
+    cfg = {"vocab_size": V, "dim": D, "window": 2, "seed": 1, "model": "test", "bs": 16, "device": "cpu",
+           **cfg}
     size = sum(math.prod(s) for _, s in engine.param_shapes(cfg))
     weights = np.zeros(size, np.float32)
     return engine.create(cfg, weights, init_), weights

@@ -1,0 +1,69 @@
+"""Where a model's weights live while it trains: views of the flat float32
+buffer that C++ owns (on a CPU), or one copy of the whole buffer on a GPU,
+which load() and store() move between the two.  Importing this module does
+no work.
+"""
+
+import math
+
+import torch
+
+
+class Placement:
+    """The flat weights as the model uses them (``flat``, a 1-D tensor on
+    ``device``) and as C++ owns them (``host``, a view of its buffer).  On
+    a CPU they are one tensor, unless ``copy_on_cpu`` (for tests of the GPU
+    path on a machine without one)."""
+
+    def __init__(self, weights, device, copy_on_cpu=False):
+        self.device = torch.device(device)
+        self.host = torch.from_numpy(weights)
+        self.copies = self.device.type != "cpu" or copy_on_cpu
+        self._pinned = None     # (cudart, address) once page-locked
+        # Filled from the buffer once the caller has initialised it (place).
+        self.flat = None
+
+    def place(self):
+        """The buffer as it is now becomes the model's weights: a copy on
+        the device, or the buffer itself.  Returns ``flat``."""
+        if self.flat is None:
+            if self.device.type == "cuda":
+                self._pin()
+            self.flat = self.host.to(self.device, copy=True) \
+                if self.copies else self.host
+        return self.flat
+
+    def _pin(self):
+        """Page-locks the buffer (cudaHostRegister), so that the copies
+        run at the bus's speed rather than through a staging buffer; left
+        as it is where CUDA refuses."""
+        cudart = torch.cuda.cudart()
+        nbytes = self.host.numel() * self.host.element_size()
+        if int(cudart.cudaHostRegister(self.host.data_ptr(), nbytes, 0)) == 0:
+            self._pinned = (cudart, self.host.data_ptr())
+
+    def __del__(self):
+        pinned = getattr(self, "_pinned", None)   # None if __init__ failed
+        if pinned is not None:
+            pinned[0].cudaHostUnregister(pinned[1])
+
+    def views(self, shapes):
+        """{name: tensor}: consecutive views of ``flat`` (placed now if it
+        is not yet) with the given [(name, shape)] layout."""
+        flat = self.place()
+        out, offset = {}, 0
+        for name, shape in shapes:
+            size = math.prod(shape)
+            out[name] = flat[offset:offset + size].view(shape)
+            offset += size
+        return out
+
+    def load(self):
+        """The buffer's weights replace the model's (C++ changed them)."""
+        if self.copies and self.flat is not None:
+            self.flat.copy_(self.host)
+
+    def store(self):
+        """The model's weights replace the buffer's (C++ reads them next)."""
+        if self.copies and self.flat is not None:
+            self.host.copy_(self.flat)
