@@ -146,6 +146,25 @@ WrittenRows Library::written_rows() {
   });
 }
 
+void Library::load_weights() {
+  detail::guarded("engine.load_weights", [&] {
+    if (py::hasattr(impl_->mod, "load_weights")) impl_->mod.attr("load_weights")(impl_->model);
+  });
+}
+
+void Library::store_weights() {
+  detail::guarded("engine.store_weights", [&] {
+    if (py::hasattr(impl_->mod, "store_weights")) impl_->mod.attr("store_weights")(impl_->model);
+  });
+}
+
+std::string Library::device() {
+  return detail::guarded("engine.device", [&] {
+    if (!py::hasattr(impl_->mod, "device")) return std::string("cpu");
+    return impl_->mod.attr("device")(impl_->model).cast<std::string>();
+  });
+}
+
 core::Matrix Library::embeddings() {
   return detail::guarded("engine.embeddings", [&] {
     py::array_t<float, py::array::c_style | py::array::forcecast> a = impl_->mod.attr("embeddings")(impl_->model);

@@ -1,6 +1,7 @@
 // Typed calls into python/engine.py, the contract with the models users edit in python/library.py. The model's
-// parameters are views of a flat float32 buffer owned by the caller, which must outlive this object. Arrays passed
-// in are views valid for the call only.
+// parameters live in a flat float32 buffer owned by the caller, which must outlive this object: as views of it on a
+// CPU, as a copy on a GPU that load_weights and store_weights move. Arrays passed in are views valid for the call
+// only.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +48,13 @@ class Library {
   double current_lr();
   // The rows the steps wrote since the last call (engine.written_rows; empty when engine.py has none).
   WrittenRows written_rows();
+  // The weights buffer changed (a merge, a broadcast, a resume): the model takes it. Nothing to do unless the
+  // model trains a copy of its own (on a GPU); a no-op when engine.py defines no load_weights.
+  void load_weights();
+  // The model writes its weights into the buffer, before the caller reads it; likewise a no-op on a CPU.
+  void store_weights();
+  // Where the model trains, as torch names it ("cpu", "cuda:0"); "cpu" when engine.py defines no device.
+  std::string device();
   // The embedding matrix [vocab, dim].
   core::Matrix embeddings();
 

@@ -243,6 +243,21 @@ const std::vector<Key>& keys() {
     k.push_back(choice("wait_profile", &Settings::wait_profile, kWaitProfiles,
                        "how waiting ranks sleep (auto: oversubscribed when a node has more ranks than cores)"));
     k.push_back(integer("torch_threads", &Settings::torch_threads, 1, 1024, "torch and BLAS threads per learner"));
+    Key device{"device", "auto, cpu, cuda or cuda:N",
+               "where the learners and the Dispatcher run the model (auto: a GPU where torch sees one; hogwild: "
+               "always the CPU)",
+               [](const Value& x, Settings& s) {
+                 if (!x.v.is_string()) x.must_be("\"auto\", \"cpu\", \"cuda\" or \"cuda:N\"");
+                 const std::string d = x.v.get<std::string>();
+                 const auto digit = [](unsigned char c) { return std::isdigit(c) != 0; };
+                 const bool gpu_index =
+                     d.size() > 5 && d.compare(0, 5, "cuda:") == 0 && std::all_of(d.begin() + 5, d.end(), digit);
+                 if (d != "auto" && d != "cpu" && d != "cuda" && !gpu_index)
+                   x.must_be("\"auto\", \"cpu\", \"cuda\" or \"cuda:N\"");
+                 s.device = d;
+               },
+               [](const Settings& s) { return s.device; }};
+    k.push_back(device);
     k.push_back(integer("slow_learners", &Settings::slow_learners, 0, 1'000'000,
                         "for studies: this many learners run slow_factor times slower"));
     k.push_back(number("slow_factor", &Settings::slow_factor, 1.0, 1000.0, "for studies: see slow_learners"));
@@ -323,7 +338,8 @@ json Settings::to_json() const {
   json j{{"data_name", data_name}, {"bpe", bpe},       {"bs", bs},
          {"target", target},       {"window", window}, {"dim", dim},
          {"seed", seed},           {"model", model},   {"max_rounds", max_rounds},
-         {"torch_threads", torch_threads},             {"model_args", model_args}};
+         {"torch_threads", torch_threads},             {"model_args", model_args},
+         {"device", strategy == StrategyKind::Hogwild ? std::string("cpu") : device}};
   if (lr > 0) j["lr"] = lr;
   return j;
 }

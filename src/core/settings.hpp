@@ -70,6 +70,7 @@ struct Settings {
   WaitProfile wait_profile = WaitProfile::Auto;
   double progress_seconds = 1.0;
   int torch_threads = 1;
+  std::string device = "auto";  // auto, cpu, cuda, cuda:N (python/engine.py resolves it)
   int text_block_bytes = 1 << 18;
   int window_block = 4096;
   int credits = 4;
@@ -88,7 +89,8 @@ struct Settings {
 
   int window_width() const { return 2 * window + 1; }
   std::int64_t windows_per_round() const { return static_cast<std::int64_t>(bpe) * bs; }
-  // The dict handed to python/engine.py (plus vocab_size, added by the bridge).
+  // The dict handed to python/engine.py (plus vocab_size, added by the bridge). Hogwild's learners share one
+  // buffer that every step writes, so its device is always the CPU.
   nlohmann::json to_json() const;
 };
 

@@ -75,10 +75,9 @@ DispatcherRun::DispatcherRun(const Context& ctx, Strategy& strategy)
                           weights_.size() >= kBackgroundCheckpointFrom)) {
   for (int l = 0; l < learners_; ++l) learner_ranks_.push_back(ctx.map.learner_rank(l));
   std::printf("fedavg_mpi: %s: %d pipeline(s), %d learner(s), strategy %s, vocabulary %d, %zu test windows, "
-              "%zu parameters\n",
+              "%zu parameters, model on %s\n",
               s_.data_name.c_str(), ctx.map.pipelines(), learners_, core::strategy_name(s_.strategy), vocab_.size(),
-              test_windows_,
-              weights_.size());
+              test_windows_, weights_.size(), lib_.device().c_str());
   std::fflush(stdout);
 }
 
@@ -87,7 +86,7 @@ void DispatcherRun::start() {
   t0_ = Clock::now();
   if (!cfg_.resume) {
     pipelines_.start();
-    first_loss_ = loss_ = lib_.test_loss(test_.data(), test_windows_, width_);
+    first_loss_ = loss_ = test_loss();
     metrics_ = std::make_unique<core::MetricsLog>(metrics_path);
     const auto sc = scores();
     evaluated_at_ = elapsed();
@@ -189,7 +188,7 @@ void DispatcherRun::end_round(const comm::WindowTotals& trained, double sync_sec
   windows_per_learner_ += trained.windows / learners_;
   train_loss_ = trained.mean_loss();
   pipelines_.add_trained(trained.pipeline_windows);
-  loss_ = lib_.test_loss(test_.data(), test_windows_, width_);
+  loss_ = test_loss();
   check_divergence(sync_seconds);
   if (checkpoint_due()) checkpoint();
   const auto sc = scores();
@@ -226,9 +225,19 @@ void DispatcherRun::check_divergence(double sync_seconds) {
                                            : std::string("no checkpoint was written")));
 }
 
+double DispatcherRun::test_loss() {
+  lib_.load_weights();
+  return lib_.test_loss(test_.data(), test_windows_, width_);
+}
+
+core::Matrix DispatcherRun::embeddings() {
+  lib_.load_weights();
+  return lib_.embeddings();
+}
+
 bridge::Scores::Result DispatcherRun::scores() {
   if (!scores_ || round_ % s_.eval_every != 0) return {};
-  return scores_->score(lib_.embeddings());
+  return scores_->score(embeddings());
 }
 
 void DispatcherRun::collect_states() {
@@ -265,7 +274,7 @@ void DispatcherRun::flushed(double bytes, double inbound) {
   sync_bytes_ += bytes;
   inbound_bytes_ += inbound;
   flush_inbound_bytes_ = inbound;
-  loss_ = lib_.test_loss(test_.data(), test_windows_, width_);
+  loss_ = test_loss();
   last_checkpoint_ = -1;
 }
 
@@ -273,7 +282,7 @@ void DispatcherRun::finish() {
   progress_.flush();
   if (last_checkpoint_ != round_) checkpoint();
   checkpoint_writer_.wait();
-  const core::Matrix emb = lib_.embeddings();
+  const core::Matrix emb = embeddings();
   core::write_embeddings_text(cfg_.out_dir / (s_.data_name + "_embeddings.txt"), emb);
   core::write_word2vec(cfg_.out_dir / (s_.data_name + ".w2v.txt"), vocab_.words, emb);
   core::write_word2vec_binary(cfg_.out_dir / (s_.data_name + ".w2v.bin"), vocab_.words, emb);

@@ -90,6 +90,9 @@ class DispatcherRun {
   void check_divergence(double sync_seconds);
   // The embeddings' word-similarity and analogy scores if this round is scored (eval_every), else NaN.
   bridge::Scores::Result scores();
+  // The model's mean loss on the test windows, and its embedding matrix, over the weights as they are now.
+  double test_loss();
+  core::Matrix embeddings();
   // The current round's metrics row.
   core::MetricsRow metrics_row(double sync_seconds, const bridge::Scores::Result& sc) const;
   // This run was started again after a failure (--restarted): the reason joins the run's restarts.

@@ -84,6 +84,8 @@ comm::WindowTotals LearnerRun::train(long round, const std::function<void(std::i
   const auto batch_ints = static_cast<std::size_t>(s_.bs * s_.window_width());
   double loss_sum = 0.0;
   int b = 0;
+  // Between periods the buffer holds the weights, for the strategy's exchange; a model on a GPU trains its copy.
+  lib_.load_weights();
   for (; b < s_.bpe; ++b) {
     if (round > 0 && b > 0 && cut(round)) break;
     const auto start = std::chrono::steady_clock::now();
@@ -94,6 +96,7 @@ comm::WindowTotals LearnerRun::train(long round, const std::function<void(std::i
     }
     ctx_.hooks.step_took(std::chrono::steady_clock::now() - start);
   }
+  lib_.store_weights();
   // What a cut left stays for the next period, first in line (nothing moves when the period was whole).
   std::copy(batch_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(b) * batch_ints),
             batch_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(ready_) * batch_ints),

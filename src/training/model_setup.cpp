@@ -1,8 +1,23 @@
 #include "training/model_setup.hpp"
 
+#include <algorithm>
+
+#include "comm/communicator.hpp"
 #include "core/error.hpp"
 
 namespace fedavg::training {
+
+namespace {
+
+// This rank's place among the Dispatcher and learners on its host (device "auto" spreads them over its GPUs).
+int local_rank(const Context& ctx) {
+  if (!ctx.learners.valid() || ctx.learner_hosts.empty()) return 0;
+  const int me = ctx.learners.rank();
+  const auto host = ctx.learner_hosts[static_cast<std::size_t>(me)];
+  return static_cast<int>(std::count(ctx.learner_hosts.begin(), ctx.learner_hosts.begin() + me, host));
+}
+
+}  // namespace
 
 std::size_t ModelSetup::size() const {
   std::size_t total = 0;
@@ -16,6 +31,7 @@ ModelSetup describe_model(const Context& ctx, const core::Vocabulary& vocab, bri
   m.cfg["vocab_size"] = vocab.size();
   m.cfg["counts"] = vocab.counts.empty() ? nlohmann::json(nullptr) : nlohmann::json(vocab.counts);
   m.cfg["rank"] = ctx.me.role == core::Role::Learner ? ctx.map.learner_index(ctx.me.rank) : ctx.map.learners();
+  m.cfg["local_rank"] = local_rank(ctx);
   m.shapes = lib.param_shapes(m.cfg);
   if (m.size() == 0) throw core::Error("engine.param_shapes describes a model with no parameters");
   return m;

@@ -124,6 +124,23 @@ TEST(Config, MaxLossRatio) {
   EXPECT_NE(error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "max_loss_ratio": -1})"), "");
 }
 
+TEST(Config, Device) {
+  const std::string base = R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1)";
+  EXPECT_EQ(parse_settings(base + "}", "cfg.json").device, "auto");
+  for (const std::string d : {"auto", "cpu", "cuda", "cuda:1"})
+    EXPECT_EQ(parse_settings(base + R"(, "device": ")" + d + "\"}", "cfg.json").device, d);
+  for (const std::string bad : {R"("gpu")", R"("cuda:")", R"("cuda:x")", R"("CPU")", "0"}) {
+    const auto e = error_of(base + ",\n\"device\": " + bad + "}");
+    EXPECT_NE(e.find("cfg.json:2: \"device\" must be \"auto\", \"cpu\", \"cuda\" or \"cuda:N\", got " + bad),
+              std::string::npos)
+        << e;
+  }
+  // The dict handed to the model: hogwild's learners share one buffer, on the CPU.
+  EXPECT_EQ(parse_settings(base + R"(, "device": "cuda"})", "cfg.json").to_json()["device"], "cuda");
+  EXPECT_EQ(parse_settings(base + R"(, "device": "cuda", "strategy": "hogwild"})", "cfg.json").to_json()["device"],
+            "cpu");
+}
+
 TEST(Config, MissingKeyIsNamed) {
   const auto e = error_of(R"({"data_name": "x", "bpe": 1, "target": 1})");
   EXPECT_NE(e.find("cfg.json:1: missing required key \"bs\""), std::string::npos) << e;
