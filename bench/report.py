@@ -40,6 +40,12 @@ NOTES = {
         "the later passes. The Tokenizer's memory does not follow the corpus (the replayed pages are given back); a "
         "later run never imports `textpipe` in its Tokenizer. The Batcher's memory follows the round size "
         "(`bpe * bs`, `prefetch_rounds`) and `shuffle_windows`, not the corpus.",
+    "The learner step on a GPU":
+        "Measured where torch sees a GPU, which is not the machine of the other sections (the line above the table "
+        "names it); bench/report.py keeps this section as it is elsewhere. One learner's model step alone, through "
+        "engine.py, with its copies of the weights: a round adds the exchange, on the CPU. The same windows give "
+        "the same test loss on both devices; a larger batch takes fewer, larger steps, and learns less from the "
+        "same windows.",
     "Learner throughput per core, against gensim":
         "`neg` is the hand-written model (the default); `neg_autograd` is library.py's `NegCBOW`, the same loss "
         "written with autograd and stepped by trainer.py on the rows a batch touches, the model the recipes of "
@@ -59,6 +65,10 @@ NOTES = {
         "zero over the run, as gensim does per window. Compare the analogy column as well as rho: the two need "
         "not move together.",
 }
+
+
+# Sections measured only where torch sees a GPU; elsewhere they are kept as they are.
+GPU_ONLY = {"device_step.py"}
 
 
 def section_body(command, out):
@@ -106,11 +116,14 @@ def main():
         ("Many hosts", "multihost.py", ["--pairs", "3" if quick else "5"]),
         ("The weight exchange at a large vocabulary", "scale.py",
          ["--rounds", "8", "--learners", "2", "4"] if quick else []),
+        ("The learner step on a GPU", "device_step.py", []),
     ]
+    gpu = subprocess.run([PYTHON, "-c", "import sys, torch; sys.exit(not torch.cuda.is_available())"],
+                         capture_output=True).returncode == 0
     kept = existing_sections()
     sections = []
     for title, script, script_args in plan:
-        if args.only and script not in args.only:
+        if (args.only and script not in args.only) or (script in GPU_ONLY and not gpu):
             body = kept.get(title)
             if body is None:
                 continue
