@@ -74,10 +74,8 @@ def create(cfg: dict, weights: np.ndarray, init: bool) -> object:
         model = _instance(cls, opts)
         decl = declarations(model, opts["vocab_size"])
         _check_weights(weights, sum(d.size for d in decl.values()))
-        placement = Placement(weights, device, _COPY_ON_CPU)
-        trainer = Trainer(model, decl, opts, placement, init)
-        trainer.placement = placement
-        return trainer
+        return Trainer(model, decl, opts,
+                       Placement(weights, device, _COPY_ON_CPU), init)
 
     shapes = cls.param_shapes(opts)
     _check_weights(weights, sum(math.prod(s) for _, s in shapes))
@@ -92,7 +90,7 @@ def create(cfg: dict, weights: np.ndarray, init: bool) -> object:
     params = {name: torch.nn.Parameter(t)
               for name, t in placement.views(shapes).items()}
     model = cls(opts, params)
-    model.placement = placement
+    model.placement = placement     # what load_weights and store_weights move
     return model
 
 

@@ -50,13 +50,11 @@ class Placement:
     def views(self, shapes):
         """{name: tensor}: consecutive views of ``flat`` (placed now if it
         is not yet) with the given [(name, shape)] layout."""
-        flat = self.place()
-        out, offset = {}, 0
-        for name, shape in shapes:
-            size = math.prod(shape)
-            out[name] = flat[offset:offset + size].view(shape)
-            offset += size
-        return out
+        return _split(self.place(), shapes)
+
+    def host_views(self, shapes):
+        """The same views of the buffer, for filling it before place()."""
+        return _split(self.host, shapes)
 
     def load(self):
         """The buffer's weights replace the model's (C++ changed them)."""
@@ -67,3 +65,12 @@ class Placement:
         """The model's weights replace the buffer's (C++ reads them next)."""
         if self.copies and self.flat is not None:
             self.host.copy_(self.flat)
+
+
+def _split(flat, shapes):
+    out, offset = {}, 0
+    for name, shape in shapes:
+        size = math.prod(shape)
+        out[name] = flat[offset:offset + size].view(shape)
+        offset += size
+    return out

@@ -70,16 +70,12 @@ class Trainer:
         self.window = opts["window"]
         self.vocab_size = opts["vocab_size"]
         self.step = 0
+        self.placement = placement      # engine.load_weights, store_weights
         self.device = placement.device
         layout = [(name, d.shape) for name, d in decl.items()]
         # Drawn into the buffer before it is placed: the same bits anywhere.
         if init:
-            host, offset = {}, 0
-            for name, d in decl.items():
-                host[name] = placement.host[offset:offset + d.size] \
-                    .view(d.shape)
-                offset += d.size
-            self._init(decl, host, opts["seed"])
+            self._init(decl, placement.host_views(layout), opts["seed"])
         self.tensors = placement.views(layout)
         # Randomness inside the loss (dropout) differs between learners.
         torch.manual_seed(int(np.random.SeedSequence(
