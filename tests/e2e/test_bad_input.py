@@ -36,6 +36,8 @@ CONFIG_CASES = {
                        ["cfg.json:4:", '"bs" must be an integer']),
     "cfg out of range": (dict(cfg_text=GOOD_CFG.replace('"bpe": 2', '"bpe": -3')),
                          ["cfg.json:3:", '"bpe" must be between']),
+    "cfg bad device": (dict(cfg_text=GOOD_CFG.replace('"target": 1.0', '"target": 1.0,\n  "device": "gpu"')),
+                       ["cfg.json:6:", '"device" must be "auto", "cpu", "cuda" or "cuda:N", got "gpu"']),
     "vocab duplicate": (dict(vocab="the 10\ndog 5\ncat 4\ndog 3\n"), ["vocab.txt:4:", "dog"]),
     "vocab bad word": (dict(vocab="the\ndog\nCat\n"), ["vocab.txt:3:", "Cat"]),
     "vocab empty": (dict(vocab="\n\n"), ["vocab.txt", "empty"]),
