@@ -124,6 +124,8 @@ def main():
     sections = []
     for title, script, script_args in plan:
         if (args.only and script not in args.only) or (script in GPU_ONLY and not gpu):
+            if script in GPU_ONLY and not gpu and (not args.only or script in args.only):
+                print(f"not running {script}: torch sees no GPU here; its section stays as it is", flush=True)
             body = kept.get(title)
             if body is None:
                 continue
