@@ -79,14 +79,11 @@ def create(cfg: dict, weights: np.ndarray, init: bool) -> object:
 
     shapes = cls.param_shapes(opts)
     _check_weights(weights, sum(math.prod(s) for _, s in shapes))
-    arrays, offset = {}, 0
-    for name, shape in shapes:
-        size = math.prod(shape)
-        arrays[name] = weights[offset:offset + size].reshape(shape)  # views
-        offset += size
-    if init:
-        cls.init_(opts, arrays, np.random.default_rng(opts["seed"]))
     placement = Placement(weights, device, _COPY_ON_CPU)
+    if init:    # NumPy views of the buffer, before it is placed
+        arrays = {name: t.numpy()
+                  for name, t in placement.host_views(shapes).items()}
+        cls.init_(opts, arrays, np.random.default_rng(opts["seed"]))
     params = {name: torch.nn.Parameter(t)
               for name, t in placement.views(shapes).items()}
     model = cls(opts, params)

@@ -4,8 +4,9 @@ so every lock-step strategy, easgd, the sparse exchange and a resume end with th
 trains the buffer itself. On a machine without a GPU the copy is made on the CPU (engine._COPY_ON_CPU)."""
 
 import h5py
-import numpy as np
 import pytest
+
+from conftest import JOB_TIMEOUT
 
 # (ranks, cfg). easgd with one learner: with several, the Dispatcher takes their pushes in the order they come.
 RUNS = {
@@ -43,15 +44,17 @@ def copying_python(broken_python):
 def test_a_model_on_a_copy_ends_with_the_same_weights(name, run_job, copying_python):
     ranks, settings = RUNS[name]
     cfg = {"max_rounds": 4, "fixed_batch_order": True, **settings}
-    assert_same_run(run_job(ranks, cfg=cfg, python_dir=copying_python), run_job(ranks, cfg=cfg))
+    assert_same_run(run_job(ranks, cfg=cfg, python_dir=copying_python, timeout=JOB_TIMEOUT),
+                    run_job(ranks, cfg=cfg, timeout=JOB_TIMEOUT))
 
 
 def test_a_model_on_a_copy_resumes_with_the_same_weights(run_job, copying_python):
     cfg = {"max_rounds": 5, "fixed_batch_order": True, "strategy": "fedavg"}
     runs = []
     for python_dir in (copying_python, None):
-        failed = run_job(6, cfg=cfg, python_dir=python_dir, extra=["--inject-fault", "4:3:exception"])
+        failed = run_job(6, cfg=cfg, python_dir=python_dir, extra=["--inject-fault", "4:3:exception"],
+                         timeout=JOB_TIMEOUT)
         assert failed.rc != 0 and "rank 4 (Learner): injected fault" in failed.stderr
-        runs.append(run_job(6, cfg=cfg, python_dir=python_dir, extra=["--resume"]))
+        runs.append(run_job(6, cfg=cfg, python_dir=python_dir, extra=["--resume"], timeout=JOB_TIMEOUT))
     assert_same_run(*runs)
     assert [int(r["round"]) for r in runs[0].metrics()] == list(range(6))
