@@ -13,11 +13,23 @@ int to_int_count(std::size_t n, const std::string& what) {
   return static_cast<int>(n);
 }
 
+#if MPI_VERSION >= 4
+// MPI 4 counts messages in MPI_Count: a point-to-point message may hold 2^31 elements or more (a 10^6-word model's
+// weights in float32 are 2.4 GB).
+MPI_Count to_count(std::size_t n, const std::string&) { return static_cast<MPI_Count>(n); }
+#else
+int to_count(std::size_t n, const std::string& what) { return to_int_count(n, what); }
+#endif
+
 std::string peer(const char* op, Tag tag, int rank) {
   return std::string(op) + " tag " + std::to_string(tag_value(tag)) + " rank " + std::to_string(rank);
 }
 
 }  // namespace
+
+void throw_bad_count(long long n) {
+  throw Error("a received message's size is not a whole number of elements (MPI count " + std::to_string(n) + ")");
+}
 
 Communicator::Communicator(MPI_Comm c) : comm_(c) {
   if (comm_ == MPI_COMM_NULL) return;
@@ -87,7 +99,11 @@ Communicator::~Communicator() {
 Request Communicator::isend_raw(const void* data, std::size_t n, MPI_Datatype type, int dest, Tag tag) const {
   const std::string what = peer("send", tag, dest);
   MPI_Request r = MPI_REQUEST_NULL;
-  check_mpi(MPI_Isend(data, to_int_count(n, what), type, dest, tag_value(tag), comm_, &r), what);
+#if MPI_VERSION >= 4
+  check_mpi(MPI_Isend_c(data, to_count(n, what), type, dest, tag_value(tag), comm_, &r), what);
+#else
+  check_mpi(MPI_Isend(data, to_count(n, what), type, dest, tag_value(tag), comm_, &r), what);
+#endif
   return Request(r, what);
 }
 
@@ -117,13 +133,15 @@ Arrival Communicator::await_message(int source, Tag tag, const Deadline& deadlin
 
 void Communicator::recv_raw(void* data, std::size_t n, MPI_Datatype type, const Arrival& a) const {
   const std::string what = peer("recv", a.tag, a.source);
-  check_mpi(MPI_Recv(data, to_int_count(n, what), type, a.source, tag_value(a.tag), comm_, MPI_STATUS_IGNORE), what);
+#if MPI_VERSION >= 4
+  check_mpi(MPI_Recv_c(data, to_count(n, what), type, a.source, tag_value(a.tag), comm_, MPI_STATUS_IGNORE), what);
+#else
+  check_mpi(MPI_Recv(data, to_count(n, what), type, a.source, tag_value(a.tag), comm_, MPI_STATUS_IGNORE), what);
+#endif
 }
 
 void Communicator::discard(const Arrival& a) const {
-  int bytes = 0;
-  MPI_Get_count(&a.status, MPI_BYTE, &bytes);
-  std::vector<char> sink(static_cast<std::size_t>(bytes));
+  std::vector<std::uint8_t> sink(a.count<std::uint8_t>());
   recv_raw(sink.data(), sink.size(), MPI_BYTE, a);
 }
 

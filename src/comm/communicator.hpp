@@ -23,14 +23,24 @@ template <> inline MPI_Datatype datatype<float>() { return MPI_FLOAT; }
 template <> inline MPI_Datatype datatype<double>() { return MPI_DOUBLE; }
 template <> inline MPI_Datatype datatype<std::uint8_t>() { return MPI_UINT8_T; }
 
+// A received message whose size MPI cannot give in elements of the type asked (MPI_UNDEFINED).
+[[noreturn]] void throw_bad_count(long long n);
+
 // A message that has arrived and can be received at once.
 struct Arrival {
   int source;
   Tag tag;
   MPI_Status status;
+  // Its size in elements of T (MPI 4: past 2^31 too).
   template <typename T> std::size_t count() const {
+#if MPI_VERSION >= 4
+    MPI_Count n = 0;
+    MPI_Get_count_c(&status, datatype<T>(), &n);
+#else
     int n = 0;
     MPI_Get_count(&status, datatype<T>(), &n);
+#endif
+    if (n < 0) throw_bad_count(n);
     return static_cast<std::size_t>(n);
   }
 };
