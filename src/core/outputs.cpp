@@ -1,39 +1,69 @@
 #include "core/outputs.hpp"
 
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 
 namespace fedavg::core {
 namespace {
 
+// Rows are formatted into a buffer of about this many bytes, then written.
+constexpr std::size_t kChunk = std::size_t{8} << 20;
+
+// Each value in the shortest form that reads back as the same float.
 void append_row(std::string& s, const float* row, std::size_t cols) {
   char buf[32];
   for (std::size_t j = 0; j < cols; ++j) {
-    const int n = std::snprintf(buf, sizeof buf, j == 0 ? "%.7g" : " %.7g", static_cast<double>(row[j]));
-    s.append(buf, static_cast<std::size_t>(n));
+    char* p = buf;
+    if (j > 0) *p++ = ' ';
+    p = std::to_chars(p, buf + sizeof buf, row[j]).ptr;
+    s.append(buf, static_cast<std::size_t>(p - buf));
   }
   s.push_back('\n');
 }
 
+void check_words(const std::vector<std::string>& words, const Matrix& m) {
+  if (words.size() != m.rows)
+    throw Error("embeddings have " + std::to_string(m.rows) + " rows for " + std::to_string(words.size()) + " words");
+}
+
+// A file written in chunks of about kChunk bytes: append to text(), then done().
+class ChunkedFile {
+ public:
+  ChunkedFile(const std::filesystem::path& path, const std::string& header) : file_(path), text_(header) {
+    text_.reserve(kChunk + (std::size_t{1} << 16));
+  }
+  std::string& text() { return text_; }
+  // After each row: writes the chunk once it is full.
+  void row_done() {
+    if (text_.size() < kChunk) return;
+    file_.write(text_);
+    text_.clear();
+  }
+  void done() {
+    file_.write(text_);
+    file_.commit();
+  }
+
+ private:
+  AtomicFile file_;
+  std::string text_;
+};
+
+std::string word2vec_header(const Matrix& m) { return std::to_string(m.rows) + " " + std::to_string(m.cols) + "\n"; }
+
 }  // namespace
 
 void write_file_atomic(const std::filesystem::path& path, const std::string& content) {
-  const auto tmp = std::filesystem::path(path.string() + ".tmp");
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(tmp.string() + ": cannot write: " + std::strerror(errno));
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.flush();
-    if (!out) throw Error(tmp.string() + ": write failed: " + std::strerror(errno));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw Error(path.string() + ": cannot replace: " + ec.message());
+  AtomicFile file(path);
+  file.write(content);
+  file.commit();
 }
 
 void ensure_writable_dir(const std::filesystem::path& dir) {
@@ -48,41 +78,39 @@ void ensure_writable_dir(const std::filesystem::path& dir) {
   std::filesystem::remove(probe, ec);
 }
 
-void write_embeddings_text(const std::filesystem::path& path, const Matrix& m) {
-  std::string s;
-  s.reserve(m.rows * m.cols * 12);
-  for (std::size_t i = 0; i < m.rows; ++i) append_row(s, m.data.data() + i * m.cols, m.cols);
-  write_file_atomic(path, s);
-}
-
-void write_word2vec(const std::filesystem::path& path, const std::vector<std::string>& words, const Matrix& m) {
-  if (words.size() != m.rows)
-    throw Error("embeddings have " + std::to_string(m.rows) + " rows for " + std::to_string(words.size()) + " words");
-  std::string s = std::to_string(m.rows) + " " + std::to_string(m.cols) + "\n";
-  s.reserve(m.rows * (m.cols * 12 + 12));
+void write_text_embeddings(const std::filesystem::path& report, const std::filesystem::path& word2vec,
+                           const std::vector<std::string>& words, const Matrix& m) {
+  check_words(words, m);
+  ChunkedFile bare(report, ""), named(word2vec, word2vec_header(m));
+  std::string row;
   for (std::size_t i = 0; i < m.rows; ++i) {
-    s += words[i];
-    s.push_back(' ');
-    append_row(s, m.data.data() + i * m.cols, m.cols);
+    row.clear();
+    append_row(row, m.data.data() + i * m.cols, m.cols);
+    bare.text() += row;
+    named.text() += words[i];
+    named.text().push_back(' ');
+    named.text() += row;
+    bare.row_done();
+    named.row_done();
   }
-  write_file_atomic(path, s);
+  bare.done();
+  named.done();
 }
 
 void write_word2vec_binary(const std::filesystem::path& path, const std::vector<std::string>& words,
                            const Matrix& m) {
   static_assert(sizeof(float) == 4, "float32 rows");
   static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the format's floats are little-endian, as this host's");
-  if (words.size() != m.rows)
-    throw Error("embeddings have " + std::to_string(m.rows) + " rows for " + std::to_string(words.size()) + " words");
-  std::string s = std::to_string(m.rows) + " " + std::to_string(m.cols) + "\n";
-  s.reserve(s.size() + m.rows * (m.cols * sizeof(float) + 16));
+  check_words(words, m);
+  ChunkedFile out(path, word2vec_header(m));
   for (std::size_t i = 0; i < m.rows; ++i) {
-    s += words[i];
-    s.push_back(' ');
-    s.append(reinterpret_cast<const char*>(m.data.data() + i * m.cols), m.cols * sizeof(float));
-    s.push_back('\n');
+    out.text() += words[i];
+    out.text().push_back(' ');
+    out.text().append(reinterpret_cast<const char*>(m.data.data() + i * m.cols), m.cols * sizeof(float));
+    out.text().push_back('\n');
+    out.row_done();
   }
-  write_file_atomic(path, s);
+  out.done();
 }
 
 MetricsLog::MetricsLog(const std::filesystem::path& path, long keep_through) : path_(path) {

@@ -19,10 +19,11 @@ void write_file_atomic(const std::filesystem::path& path, const std::string& con
 // Creates the folder and proves it writable; throws core::Error("output folder X: ...") if not.
 void ensure_writable_dir(const std::filesystem::path& dir);
 
-// One row per vocabulary word, values separated by spaces (the report's format).
-void write_embeddings_text(const std::filesystem::path& path, const Matrix& m);
-// word2vec text format: "V dim" header, then "word v1 ... vdim" per row.
-void write_word2vec(const std::filesystem::path& path, const std::vector<std::string>& words, const Matrix& m);
+// The report's text format (one row per vocabulary word, values separated by spaces) at `report`, and word2vec's
+// ("V dim" header, then "word v1 ... vdim" per row) at `word2vec`, in one pass: each value is formatted once, in
+// the shortest form that reads back as the same float.
+void write_text_embeddings(const std::filesystem::path& report, const std::filesystem::path& word2vec,
+                           const std::vector<std::string>& words, const Matrix& m);
 // word2vec binary format (gensim's binary=True): "V dim" header, then per row the word, a space, dim
 // little-endian float32 values and a newline.
 void write_word2vec_binary(const std::filesystem::path& path, const std::vector<std::string>& words,

@@ -283,8 +283,8 @@ void DispatcherRun::finish() {
   if (last_checkpoint_ != round_) checkpoint();
   checkpoint_writer_.wait();
   const core::Matrix emb = embeddings();
-  core::write_embeddings_text(cfg_.out_dir / (s_.data_name + "_embeddings.txt"), emb);
-  core::write_word2vec(cfg_.out_dir / (s_.data_name + ".w2v.txt"), vocab_.words, emb);
+  core::write_text_embeddings(cfg_.out_dir / (s_.data_name + "_embeddings.txt"),
+                              cfg_.out_dir / (s_.data_name + ".w2v.txt"), vocab_.words, emb);
   core::write_word2vec_binary(cfg_.out_dir / (s_.data_name + ".w2v.bin"), vocab_.words, emb);
 
   // seconds: training time when the final weights were evaluated (easgd then still waits for each learner's
