@@ -15,9 +15,12 @@ emulated hosts (network namespaces, TCP between them; the Dispatcher and the pip
 the others), on uncapped links and on links capped at --link (default 1 Gbit/s): dense against sparse, and fedavg's
 tree against bsp's ring; and two learners on each learner host, on capped links. Then the same at a larger
 vocabulary (--larger-words, default 300,000 made-up words of letters with Zipf frequencies, 20 M tokens written
-with bench/scale_data.py's sampler), where a round touches a smaller part of it.
+with bench/scale_data.py's sampler), where a round touches a smaller part of it. Last, one learner at about a
+million words (--million-words made-up words sampled into 20 M tokens; those that occur are the vocabulary):
+the final flush's one message, the time to write the outputs and each rank's peak memory.
 
     /usr/bin/python3 bench/scale.py [--rounds 12] [--learners 2 4 8] [--only TABLE] [--workdir DIR] [--link 1gbit]
+                                    [--larger-words 300000] [--million-words 1000000]
 """
 
 import argparse
@@ -192,10 +195,13 @@ def main():
     ap.add_argument("--learners", type=int, nargs="+", default=[2, 4, 8])
     ap.add_argument("--scaling-bpe", type=int, default=20, help="batches per learner per round when scaling")
     ap.add_argument("--workdir", help="keep the prepared corpus and the runs here (default: a temporary folder)")
-    ap.add_argument("--only", choices=["vocabulary", "strategies", "learners", "checkpoints", "hosts", "larger"],
+    ap.add_argument("--only", choices=["vocabulary", "strategies", "learners", "checkpoints", "hosts", "larger",
+                                       "million"],
                     help="run one of the tables")
     ap.add_argument("--link", default="1gbit", help="the capped link of the hosts table, in tc's units")
-    ap.add_argument("--larger-words", type=int, default=300_000, help="the made-up vocabulary of the last table")
+    ap.add_argument("--larger-words", type=int, default=300_000, help="the made-up vocabulary of the larger table")
+    ap.add_argument("--million-words", type=int, default=1_000_000,
+                    help="the made-up vocabulary sampled for the last table (the words that occur are kept)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(args.workdir or tmp)
@@ -215,6 +221,8 @@ def main():
             hosts_table(tmp, cfg_dir, train, words, base, args)
         if args.only in (None, "larger"):
             larger_table(tmp, args)
+        if args.only in (None, "million"):
+            million_table(tmp, args)
         print("\nRegenerate: `/usr/bin/python3 bench/scale.py`")
 
 
@@ -261,6 +269,38 @@ def larger_table(tmp, args):
              f"{100 * (r['loss'] / dense['loss'] - 1):+.2f} %"] for name, r in results.items()]
     print(jobs.table(rows, ["exchange", "round", "exchange", "exchange share", "bytes per round", "fewer than dense",
                             "test loss", "loss against dense"]))
+
+
+def million_table(tmp, args):
+    """One learner at about a million words: the final flush sends every weight in one message, and the Dispatcher
+    writes the outputs (text, word2vec text and binary) of the whole vocabulary."""
+    cfg_dir, train = prepare_large(tmp, args.million_words, 20_000_000)
+    words = sum(1 for _ in open(cfg_dir / "vocab.txt"))
+    d = tmp / "million"
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir()
+    cfg = json.loads((cfg_dir / "cfg.json").read_text())
+    cfg.update({"target": 0.0, "fixed_batch_order": True, "progress_seconds": 0, "liveness_seconds": 300,
+                "checkpoint_every": 1000, "max_rounds": 3, **SETTINGS["sparse, top 20 % float16, touched"]})
+    run_cfg = d / "config"
+    shutil.copytree(cfg_dir, run_cfg)
+    (run_cfg / "cfg.json").write_text(json.dumps(cfg, indent=2))
+    out = d / "out"
+    rows, samples, _ = jobs.run(5, [train], run_cfg, out, timeout=1200)
+    stats = (out / "large_stats.txt").read_text().split()
+    flush = float(next(s for s in stats if s.startswith("flush_inbound_bytes=")).split("=")[1])
+    # The outputs: from the final checkpoint, written first, to the last embedding file.
+    outputs = (out / "large.w2v.bin").stat().st_mtime - (out / "large.h5").stat().st_mtime
+    text = sum((out / f).stat().st_size for f in ("large_embeddings.txt", "large.w2v.txt"))
+    peak = {rank: max(s[3] for s in series) for rank, series in samples.items()}
+    shutil.rmtree(out, ignore_errors=True)  # gigabytes
+    params = 2 * words * cfg["dim"]
+    print(f"\n### {words} words x {cfg['dim']} ({params / 1e6:.0f} M parameters, {4 * params / 1e9:.2f} GB in "
+          f"float32), 1 learner, sparse top 20 % float16, 3 rounds\n")
+    print(jobs.table([[f"{rows[-1]['seconds']:.1f} s", f"{flush / 1e9:.2f} GB", f"{outputs:.0f} s",
+                       f"{text / 1e9:.1f} GB", f"{peak.get(0, 0) / 1024:.1f} GiB", f"{peak.get(4, 0) / 1024:.1f} GiB"]],
+                     ["training", "the final flush's message", "outputs written", "text outputs",
+                      "Dispatcher peak RSS", "learner peak RSS"]))
 
 
 def learners_table(tmp, cfg_dir, train, words, base, args):
