@@ -283,10 +283,21 @@ void SparseExchange::learner_round(std::vector<float>& w, double share, bool ful
   sends_.clear();
   sent_ = 0.0;
   sync_.complete_reports();
+  if (full) release_buffers();
 }
 
 void SparseExchange::receive_global(std::vector<float>& w, bool full) {
   take_owners_sums(w.data(), nullptr, full, true);
+  if (full) release_buffers();
+}
+
+void SparseExchange::release_buffers() {
+  std::vector<SparseDelta>().swap(parts_);
+  std::vector<std::vector<std::uint8_t>>().swap(out_);
+  std::vector<std::vector<std::uint8_t>>().swap(passed_);
+  other_ = SparseDelta(layout_.size());
+  std::vector<std::uint8_t>().swap(msg_);
+  std::vector<std::pair<float, std::uint32_t>>().swap(candidates_);
 }
 
 SparseDelta& SparseExchange::collect(bool full) {
@@ -310,6 +321,7 @@ void SparseExchange::publish(SparseDelta& delta, std::vector<float>& w, bool ful
   delta.encode(msg_, layout_, t);
   sync_.down_tree(msg_, comm::Tag::RowGlobal, true);
   bytes_ += static_cast<double>(msg_.size()) * learners();
+  if (full) release_buffers();  // `delta` (parts_[0]) with them
 }
 
 void SparseExchange::round_with_residual(SparseDelta& delta, ValueType t, bool full) {

@@ -54,7 +54,7 @@ class SparseExchange {
   // Dispatcher, Publisher::Dispatcher: adds `delta` to `w` and sends it down the learner tree in the learners'
   // value type (`full`: float32), rounded before it adds it, so every replica adds exactly the same; the
   // rounding waits in the Dispatcher's residual for the row's next change (or the next full round). Leaves in
-  // `delta` what it sent.
+  // `delta` what it sent, but for a full round, after which `delta` is gone (release_buffers).
   void publish(SparseDelta& delta, std::vector<float>& w, bool full);
 
   const Layout& layout() const { return layout_; }
@@ -95,6 +95,9 @@ class SparseExchange {
   void receive(int from, comm::Tag tag, const comm::Deadline& deadline);
   // Dispatcher: the same for a message that starts with a learner's byte count, which it adds up.
   void receive_counted(int from, comm::Tag tag, const comm::Deadline& deadline);
+  // After a full round, which moves every changed row: gives back the memory of its buffers, which would
+  // otherwise hold up to two copies of the weights for the rest of the run.
+  void release_buffers();
   // A publisher: rounds `delta` to `t` after adding the residual's rows (`full`: every row the residual holds),
   // keeping the rounding in the residual.
   void round_with_residual(SparseDelta& delta, ValueType t, bool full);
@@ -109,7 +112,8 @@ class SparseExchange {
   HostRelay relay_;   // how the owners' sums reach every member (Publisher::Owners)
   std::vector<float> start_;     // learner: the global weights
   std::vector<float> residual_;  // a publisher's rounding, by block_ (16-bit values)
-  // Kept from round to round for their capacity: a round allocates nothing once it has seen its largest.
+  // Kept from round to round for their capacity: a round allocates nothing once it has seen its largest (but for
+  // a full round's, given back after it).
   std::vector<SparseDelta> parts_;  // learner: its delta by owner; its own part becomes the sum of its rows
   std::vector<std::vector<std::uint8_t>> out_;  // learner: the messages in flight, by learner rank - 1
   std::vector<std::vector<std::uint8_t>> passed_;  // a relay: the other hosts' sums it is passing on

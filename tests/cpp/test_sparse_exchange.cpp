@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <functional>
+#include <set>
 
 #include "mpi_main.hpp"
 #include "training/sparse_exchange.hpp"
@@ -76,9 +77,11 @@ bridge::WrittenRows wrote(int l, int) {
 // Learner l's weights after training round `round` from `w`.
 using Train = std::function<std::vector<float>(int l, const std::vector<float>& w, int round)>;
 
-// `rounds` rounds with every learner's share 1/L; `full_last`: the last round is a full one. The Dispatcher adds
-// no outer step of its own when it publishes. `hosts`: each rank's host, as RoundSync takes it (empty: one).
-Outcome exchange(const core::Settings& s, Publisher publisher, int rounds, bool full_last, const Written& written = {},
+// `rounds` rounds with every learner's share 1/L; the rounds in `full` (counted from 0) are full ones. The
+// Dispatcher adds no outer step of its own when it publishes. `hosts`: each rank's host, as RoundSync takes it
+// (empty: one).
+Outcome exchange(const core::Settings& s, Publisher publisher, int rounds, const std::set<int>& full,
+                 const Written& written = {},
                  const Train& train = trained, const std::vector<int>& hosts = {}) {
   auto world = comm::Communicator::world();
   const comm::WaitPolicy waits;
@@ -90,15 +93,16 @@ Outcome exchange(const core::Settings& s, Publisher publisher, int rounds, bool 
   run.w = start();
   if (world.rank() != 0) sparse.start_from(run.w);
   for (int r = 0; r < rounds; ++r) {
-    const bool full = full_last && r == rounds - 1;
+    const bool is_full = full.count(r) > 0;
     if (world.rank() == 0 && publisher == Publisher::Owners) {
-      sparse.receive_global(run.w, full);
+      sparse.receive_global(run.w, is_full);
     } else if (world.rank() == 0) {
-      training::SparseDelta& d = sparse.collect(full);
-      sparse.publish(d, run.w, full);
+      training::SparseDelta& d = sparse.collect(is_full);
+      sparse.publish(d, run.w, is_full);
     } else {
       run.w = train(world.rank(), run.w, r);
-      sparse.learner_round(run.w, 1.0 / learners(), full, written ? written(world.rank(), r) : bridge::WrittenRows{});
+      sparse.learner_round(run.w, 1.0 / learners(), is_full,
+                           written ? written(world.rank(), r) : bridge::WrittenRows{});
     }
   }
   run.global = world.rank() == 0 ? run.w : sparse.global();
@@ -136,7 +140,7 @@ class SparseExchange : public ::testing::TestWithParam<Publisher> {};
 
 TEST_P(SparseExchange, ExactSettingsGiveTheDenseAverageAndLeaveUntouchedRowsAlone) {
   ASSERT_LE(learners(), 5);
-  const Outcome run = exchange(exact(), GetParam(), 2, false);
+  const Outcome run = exchange(exact(), GetParam(), 2, {});
   expect_same_everywhere(run.w);
   const auto expected = dense_average(dense_average(start(), 0), 1);
   for (std::size_t i = 0; i < kSize; ++i) EXPECT_NEAR(run.w[i], expected[i], 1e-5) << "element " << i;
@@ -154,7 +158,7 @@ TEST_P(SparseExchange, ExactSettingsGiveTheDenseAverageAndLeaveUntouchedRowsAlon
 TEST_P(SparseExchange, TouchedWeightingAveragesARowOverTheLearnersThatChangedIt) {
   core::Settings s = exact();
   s.sparse_weighting = core::SparseWeighting::Touched;
-  const Outcome run = exchange(s, GetParam(), 1, false);
+  const Outcome run = exchange(s, GetParam(), 1, {});
   expect_same_everywhere(run.w);
   const auto s0 = start();
   const auto one = trained(1, s0, 0), two = trained(2, s0, 0);
@@ -168,7 +172,7 @@ TEST_P(SparseExchange, TouchedWeightingAveragesARowOverTheLearnersThatChangedIt)
 TEST_P(SparseExchange, ALearnerKeepsWhatItDidNotSendAndNothingIsLost) {
   core::Settings s = exact();
   s.sparse_rows = 0.1;  // one row of each table per learner: each changed two of table 0
-  const Outcome run = exchange(s, GetParam(), 1, false);
+  const Outcome run = exchange(s, GetParam(), 1, {});
   expect_same_everywhere(run.global);
   // What the global weights took plus what each learner kept back, at its share, is the dense average.
   std::vector<float> kept(kSize, 0.0f);
@@ -193,10 +197,10 @@ TEST_P(SparseExchange, LossyRoundsKeepWhatTheyDidNotSendAndAFullRoundCatchesUp) 
   s.sparse_values = core::ExchangeType::Float16;
   // Every learner adds fixed amounts each round, so after a full round the sum of what was applied equals the
   // dense exchange's, whatever was held back on the way.
-  const Outcome lossy = exchange(s, GetParam(), 3, true);
+  const Outcome lossy = exchange(s, GetParam(), 3, {2});
   s.sparse_rows = 1.0;
   s.sparse_values = core::ExchangeType::Float32;
-  const Outcome exact = exchange(s, GetParam(), 3, false);
+  const Outcome exact = exchange(s, GetParam(), 3, {});
   expect_same_everywhere(lossy.w);
   for (std::size_t i = 0; i < kSize; ++i) EXPECT_NEAR(lossy.w[i], exact.w[i], 2e-3) << "element " << i;
   if (comm::Communicator::world().rank() == 0) {
@@ -204,13 +208,28 @@ TEST_P(SparseExchange, LossyRoundsKeepWhatTheyDidNotSendAndAFullRoundCatchesUp) 
   }
 }
 
+// A full round gives back its buffers: the rounds after it start from empty ones and exchange as before.
+TEST_P(SparseExchange, RoundsAfterAFullRoundExchangeAsBefore) {
+  core::Settings s = exact();
+  s.sparse_rows = 0.1;
+  s.sparse_values = core::ExchangeType::Float16;
+  const Outcome with = exchange(s, GetParam(), 5, {1, 4});
+  s.sparse_rows = 1.0;
+  s.sparse_values = core::ExchangeType::Float32;
+  const Outcome exact = exchange(s, GetParam(), 5, {});
+  expect_same_everywhere(with.w);
+  for (std::size_t i = 0; i < kSize; ++i) EXPECT_NEAR(with.w[i], exact.w[i], 2e-3) << "element " << i;
+  const Outcome twice = exchange(s, GetParam(), 5, {0, 2});  // exact settings: a full round changes nothing
+  for (std::size_t i = 0; i < kSize; ++i) EXPECT_EQ(twice.w[i], exact.w[i]) << "element " << i;
+}
+
 TEST_P(SparseExchange, TheRowsTheModelSaysItWroteGiveTheSameExchange) {
   // Every changed row named: the same bits as reading every row, exact or lossy (waiting rows are read too).
   for (const double rows : {1.0, 0.1}) {
     core::Settings s = exact();
     s.sparse_rows = rows;
-    const Outcome all = exchange(s, GetParam(), 3, false);
-    const Outcome named = exchange(s, GetParam(), 3, false, wrote);
+    const Outcome all = exchange(s, GetParam(), 3, {});
+    const Outcome named = exchange(s, GetParam(), 3, {}, wrote);
     for (std::size_t i = 0; i < kSize; ++i) {
       EXPECT_EQ(named.w[i], all.w[i]) << "rows " << rows << ", element " << i;
       EXPECT_EQ(named.global[i], all.global[i]) << "rows " << rows << ", element " << i;
@@ -228,7 +247,7 @@ TEST_P(SparseExchange, ARowThatWaitedIsSentThoughTheModelWritesItNoMore) {
   const auto train_round_0 = [](int l, const std::vector<float>& w, int round) {
     return round == 0 ? trained(l, w, round) : w;
   };
-  const Outcome run = exchange(s, GetParam(), 2, false, nothing_after_round_0, train_round_0);
+  const Outcome run = exchange(s, GetParam(), 2, {}, nothing_after_round_0, train_round_0);
   expect_same_everywhere(run.global);
   const auto expected = dense_average(start(), 0);
   for (std::size_t i = 0; i < kSize; ++i) {
@@ -253,7 +272,7 @@ TEST_P(SparseExchange, RowsThatWaitGoLargestFirstThoughNothingWritesThemAgain) {
                                std::vector<std::uint32_t>{}};
   };
   // Round 0 sends row 0; round 1 the larger of the rows that waited, row 2, though nothing wrote it again.
-  const Outcome run = exchange(s, GetParam(), 2, false, written, train);
+  const Outcome run = exchange(s, GetParam(), 2, {}, written, train);
   expect_same_everywhere(run.global);
   const auto s0 = start();
   for (std::size_t c = 0; c < 4; ++c) {
@@ -268,7 +287,7 @@ TEST_P(SparseExchange, ARowTheModelDoesNotNameWaitsForAFullRound) {
   const auto half = [](int l, int) {
     return bridge::WrittenRows{std::vector<std::uint32_t>{std::uint32_t(l)}, std::vector<std::uint32_t>{0}};
   };
-  const Outcome partial = exchange(exact(), GetParam(), 1, false, half);
+  const Outcome partial = exchange(exact(), GetParam(), 1, {}, half);
   // Row 0 of table 0, which only learner 1 changed and did not name, is not in the global weights yet.
   const auto s0 = start();
   for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(partial.global[i], s0[i]) << "element " << i;
@@ -276,7 +295,7 @@ TEST_P(SparseExchange, ARowTheModelDoesNotNameWaitsForAFullRound) {
     for (std::size_t i = 0; i < 4; ++i) EXPECT_NE(partial.w[i], partial.global[i]) << "element " << i;
   }
   // A full round reads every row: the two rounds together are the dense exchange's.
-  const Outcome caught_up = exchange(exact(), GetParam(), 2, true, half);
+  const Outcome caught_up = exchange(exact(), GetParam(), 2, {1}, half);
   expect_same_everywhere(caught_up.w);
   const auto expected = dense_average(dense_average(start(), 0), 1);
   for (std::size_t i = 0; i < kSize; ++i) EXPECT_NEAR(caught_up.w[i], expected[i], 1e-5) << "element " << i;
@@ -295,9 +314,9 @@ TEST_P(SparseExchange, OnSeveralHostsEveryMemberTakesTheSameBitsAsOnOne) {
   lossy.sparse_rows = 0.1;
   lossy.sparse_values = core::ExchangeType::Float16;
   for (const core::Settings& s : {exact(), lossy}) {
-    const Outcome one = exchange(s, GetParam(), 3, false, wrote);
+    const Outcome one = exchange(s, GetParam(), 3, {}, wrote);
     for (const auto& hosts : layouts) {
-      const Outcome several = exchange(s, GetParam(), 3, false, wrote, trained, hosts);
+      const Outcome several = exchange(s, GetParam(), 3, {}, wrote, trained, hosts);
       expect_same_everywhere(several.global);
       for (std::size_t i = 0; i < kSize; ++i) {
         ASSERT_EQ(several.w[i], one.w[i]) << "element " << i << ", hosts of rank 1: " << hosts[1];
