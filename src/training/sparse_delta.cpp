@@ -47,9 +47,15 @@ void add_part(SparseDelta::Part& a, const SparseDelta::Part& b, std::size_t cols
       ++j;
     }
   }
+  // Exactly what the sum holds (growing by resize alone may reserve up to twice that).
+  a.rows.reserve(n);
+  a.values.reserve(n * cols);
   a.rows.resize(n);
   a.values.resize(n * cols);
-  if (weighted) a.weights.resize(n);
+  if (weighted) {
+    a.weights.reserve(n);
+    a.weights.resize(n);
+  }
   // k >= i throughout (b's rows not placed yet are still to come): a row of a moves only to the right.
   std::size_t i = na, j = nb, k = n;
   while (j > 0) {

@@ -147,18 +147,47 @@ void SparseExchange::own_delta(std::vector<float>& w, double share, bool full, c
       for (std::size_t c = 0; c < cols; ++c) a[c] = s[c] + ((a[c] - s[c]) - v[c] / scale);
     }
   };
+  // Room in each owner's part of table t for exactly the rows it will take (the parts are empty), so that a
+  // large round holds what it sends, not up to twice as much.
+  std::vector<std::size_t> count(owners);
+  const auto reserve = [&](std::size_t t, const auto& for_each_row) {
+    std::fill(count.begin(), count.end(), 0);
+    for_each_row([&](std::uint32_t r) { ++count[r % owners]; });
+    for (std::uint32_t j = 0; j < owners; ++j) {
+      SparseDelta::Part& part = parts_[j].parts[t];
+      part.rows.reserve(count[j]);
+      part.values.reserve(count[j] * layout_[t].cols);
+      if (touched_) part.weights.reserve(count[j]);
+    }
+  };
   const bool choose = !full && fraction_ < 1.0;
   for (std::size_t t = 0; t < layout_.size(); ++t) {
     const Table& tab = layout_[t];
     const std::vector<std::uint32_t>* rows = written_in(t, written, full);
-    if (!choose) {  // every changed row, in one pass (nothing waits)
+    if (!choose) {  // every changed row (nothing waits)
       waiting_[t].clear();
       const std::size_t n = rows ? rows->size() : tab.rows;
+      const auto changed = [&](std::uint32_t r) {
+        const std::size_t at = tab.offset + static_cast<std::size_t>(r) * tab.cols;
+        return std::memcmp(w.data() + at, start_.data() + at, tab.cols * sizeof(float)) != 0;
+      };
+      if (!full) {  // in one pass
+        for (std::size_t i = 0; i < n; ++i) {
+          const auto r = rows ? (*rows)[i] : static_cast<std::uint32_t>(i);
+          if (changed(r)) emit(t, r);
+        }
+        continue;
+      }
+      // A full round may move most of the weights: it finds the changed rows first and sizes the parts for them.
+      std::vector<std::uint32_t> found;
       for (std::size_t i = 0; i < n; ++i) {
         const auto r = rows ? (*rows)[i] : static_cast<std::uint32_t>(i);
-        const std::size_t at = tab.offset + static_cast<std::size_t>(r) * tab.cols;
-        if (std::memcmp(w.data() + at, start_.data() + at, tab.cols * sizeof(float)) != 0) emit(t, r);
+        if (changed(r)) found.push_back(r);
       }
+      reserve(t, [&](const auto& f) {
+        for (const std::uint32_t r : found) f(r);
+      });
+      for (const std::uint32_t r : found) emit(t, r);
       continue;
     }
     // The largest changes (with what waited from earlier rounds), by L2 norm.
@@ -176,6 +205,9 @@ void SparseExchange::own_delta(std::vector<float>& w, double share, bool full, c
       std::sort(candidates_.begin(), candidates_.end(),
                 [](const auto& x, const auto& y) { return x.second < y.second; });
     }
+    reserve(t, [&](const auto& f) {
+      for (const auto& c : candidates_) f(c.second);
+    });
     for (const auto& c : candidates_) emit(t, c.second);
   }
 }
@@ -189,6 +221,7 @@ void SparseExchange::scatter(bool full) {
     if (j == me) continue;
     auto& out = out_[static_cast<std::size_t>(j - 1)];
     parts_[static_cast<std::size_t>(j - 1)].encode(out, layout_, type(full));
+    if (full) drop(parts_[static_cast<std::size_t>(j - 1)]);  // on its way, encoded
     sent_ += static_cast<double>(out.size());
     sends_.push_back(comm.isend(out.data(), out.size(), j, comm::Tag::RowDelta));
   }
@@ -198,6 +231,10 @@ void SparseExchange::scatter(bool full) {
     receive(j, comm::Tag::RowDelta, deadline);
     other_.decode_from(msg_, layout_, type(full));
     mine.add(other_, layout_);
+  }
+  if (full) {
+    drop(other_);
+    std::vector<std::uint8_t>().swap(msg_);
   }
   if (touched_) mine.normalise(layout_);
 }
@@ -209,6 +246,7 @@ void SparseExchange::publish_own(std::vector<float>& w, bool full) {
   round_with_residual(mine, type(full), full);
   // One message for every other member, sent before this learner adds it itself.
   const auto& out = counted(mine, full, learners());
+  if (full) drop(mine);  // encoded
   for (const int j : relay_.targets(me)) sends_.push_back(comm.isend(out.data(), out.size(), j, comm::Tag::RowGlobal));
   SparseDelta::add_encoded(out, layout_, type(full), kCount, w.data(), start_.data());
   take_owners_sums(w.data(), start_.data(), full, false);
@@ -273,7 +311,9 @@ void SparseExchange::learner_round(std::vector<float>& w, double share, bool ful
     publish_own(w, full);
   } else {
     // The sum of its rows to the Dispatcher, which steps and sends the global change down the learner tree.
-    const auto& out = counted(parts_[static_cast<std::size_t>(sync_.comm().rank() - 1)], full, 1);
+    SparseDelta& mine = parts_[static_cast<std::size_t>(sync_.comm().rank() - 1)];
+    const auto& out = counted(mine, full, 1);
+    if (full) drop(mine);  // encoded
     sends_.push_back(sync_.comm().isend(out.data(), out.size(), 0, comm::Tag::RowDelta));
     sync_.down_tree(msg_, comm::Tag::RowGlobal, true);
     SparseDelta::add_encoded(msg_, layout_, type(full), 0, w.data(), start_.data());
@@ -291,11 +331,13 @@ void SparseExchange::receive_global(std::vector<float>& w, bool full) {
   if (full) release_buffers();
 }
 
+void SparseExchange::drop(SparseDelta& d) const { d = SparseDelta(layout_.size()); }
+
 void SparseExchange::release_buffers() {
   std::vector<SparseDelta>().swap(parts_);
   std::vector<std::vector<std::uint8_t>>().swap(out_);
   std::vector<std::vector<std::uint8_t>>().swap(passed_);
-  other_ = SparseDelta(layout_.size());
+  drop(other_);
   std::vector<std::uint8_t>().swap(msg_);
   std::vector<std::pair<float, std::uint32_t>>().swap(candidates_);
 }

@@ -96,8 +96,11 @@ class SparseExchange {
   // Dispatcher: the same for a message that starts with a learner's byte count, which it adds up.
   void receive_counted(int from, comm::Tag tag, const comm::Deadline& deadline);
   // After a full round, which moves every changed row: gives back the memory of its buffers, which would
-  // otherwise hold up to two copies of the weights for the rest of the run.
+  // otherwise hold up to two copies of the weights for the rest of the run. Within a full round each buffer is
+  // dropped as soon as its contents are encoded or added, so that the round holds few copies at once.
   void release_buffers();
+  // Empties `d` and gives back its memory.
+  void drop(SparseDelta& d) const;
   // A publisher: rounds `delta` to `t` after adding the residual's rows (`full`: every row the residual holds),
   // keeping the rounding in the residual.
   void round_with_residual(SparseDelta& delta, ValueType t, bool full);
