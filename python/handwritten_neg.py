@@ -83,9 +83,15 @@ class HandwrittenNegCBOW:
 
     @staticmethod
     def init_(opts, arrays, rng):
-        """word2vec: embeddings uniform(+-0.5/D), output vectors zero."""
+        """word2vec: embeddings uniform(+-0.5/D), output vectors zero.
+        Drawn a block of rows at a time: the same numbers as one draw, without
+        a float64 copy of the whole table."""
         v, d = opts["vocab_size"], opts["dim"]
-        arrays["embedding"][...] = rng.uniform(-0.5 / d, 0.5 / d, (v, d))
+        table = arrays["embedding"]
+        rows = max(1, (1 << 22) // d)
+        for first in range(0, v, rows):
+            n = min(rows, v - first)
+            table[first:first + n] = rng.uniform(-0.5 / d, 0.5 / d, (n, d))
         arrays["out_vectors"][...] = 0.0
 
     @classmethod

@@ -42,6 +42,16 @@ def test_init_like_word2vec_and_seeded():
     assert np.all(out == 0)
 
 
+def test_init_of_a_large_table_draws_what_one_draw_would():
+    # 30000 x 300 spans three blocks of the row-wise draw: the same seed still gives the same bits as one draw
+    v, d = 30000, 300
+    cfg = {**CFG, "vocab_size": v, "dim": d, "counts": None}
+    _, w = make(cfg)
+    one = np.random.default_rng(CFG["seed"]).uniform(-0.5 / d, 0.5 / d, (v, d))
+    assert w[:v * d].tobytes() == one.astype(np.float32).tobytes()
+    assert np.all(w[v * d:] == 0)
+
+
 def test_weights_are_views_of_the_buffer():
     model, weights = make()
     weights[:D] = 7.0
