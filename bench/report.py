@@ -58,12 +58,12 @@ NOTES = {
         "cores the learners train on; a capped link (`scripts/emulate_hosts.sh limit 1gbit`: a token bucket on "
         "both ends of each host's link) stands for a host's 1 Gbit/s network card, where the exchange waits on "
         "the wire and its bytes set the round. The million-word table samples a million made-up words into 20 M "
-        "tokens; the 914,607 that occur are the "
-        "vocabulary. Its learner holds three copies of the weights (its own, the global ones, and the rounding "
-        "residual of the rows it owns, here all of them), and at the final flush every changed row twice (as a "
-        "delta and encoded), which is most of its peak; a message of more than 2^31 bytes is sent as one (MPI 4 "
-        "counts). The outputs are the two text files and the binary one, written from the final checkpoint on: "
-        "each value is formatted once for both text files and written 8 MB at a time.",
+        "tokens; the 914,607 that occur are the vocabulary. Its learner holds three copies of the weights (its "
+        "own, the global ones, and the rounding residual of the rows it owns, here all of them), and at the final "
+        "flush, for a moment, the rows it sends twice (as a delta and encoded): its peak; a message of more than "
+        "2^31 bytes is sent as one (MPI 4 counts). The outputs are the two text files and the binary one, written "
+        "from the final checkpoint on: each value is formatted once for both text files and written 8 MB at a "
+        "time.",
     "A corpus larger than memory: the token cache":
         "Python's tokenizer bounds the first pass; replaying the cache removes it, and the Filter and Batcher bound "
         "the later passes. The Tokenizer's memory does not follow the corpus (the replayed pages are given back); a "
