@@ -13,6 +13,12 @@ void CheckpointWriter::wait() {
   if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 
+void CheckpointWriter::finish() {
+  wait();
+  snapshot_ = Checkpoint{};
+  std::vector<NamedArray>().swap(arrays_);
+}
+
 void CheckpointWriter::write(const std::filesystem::path& path, const CheckpointContent& content,
                              bool die_before_rename, std::function<void()> then) {
   wait();

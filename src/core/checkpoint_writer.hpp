@@ -30,6 +30,9 @@ class CheckpointWriter {
              std::function<void()> then);
   // Waits until the last checkpoint is written; throws core::Error if it could not be.
   void wait();
+  // wait(), then gives back the memory of the copy a background write keeps for the next one (a copy of the
+  // weights), for the end of the run. A later write() makes a new copy.
+  void finish();
 
  private:
   bool background_;

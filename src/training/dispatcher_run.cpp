@@ -281,7 +281,7 @@ void DispatcherRun::flushed(double bytes, double inbound) {
 void DispatcherRun::finish() {
   progress_.flush();
   if (last_checkpoint_ != round_) checkpoint();
-  checkpoint_writer_.wait();
+  checkpoint_writer_.finish();  // the outputs need the memory of its copy more
   const core::Matrix emb = embeddings();
   core::write_text_embeddings(cfg_.out_dir / (s_.data_name + "_embeddings.txt"),
                               cfg_.out_dir / (s_.data_name + ".w2v.txt"), vocab_.words, emb);

@@ -1,6 +1,6 @@
 // core::CheckpointWriter: a checkpoint written in the background holds the state as it was when write() was
 // called (the run goes on changing it), runs its follow-up once the file is in place, equals one written inline,
-// and a write that fails reports its error at the next wait().
+// a write that fails reports its error at the next wait(), and finish() waits and lets a later write start afresh.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -87,5 +87,20 @@ TEST(CheckpointWriter, AFailedBackgroundWriteIsReportedAtTheNextWait) {
   writer.write(dir / "x.h5", state.content(), false, {});
   writer.wait();
   EXPECT_EQ(read(dir / "x.h5").info.round, 1);
+  fs::remove_all(dir);
+}
+
+TEST(CheckpointWriter, FinishWaitsForTheWriteAndALaterWriteStillWorks) {
+  const auto dir = fresh_dir();
+  const State first(3.0f), second(4.0f);  // their vocabularies outlive the writer
+  CheckpointWriter writer(true);
+  bool then_ran = false;
+  writer.write(dir / "a.h5", first.content(), false, [&] { then_ran = true; });
+  writer.finish();  // the copy it wrote from is gone
+  EXPECT_TRUE(then_ran);
+  EXPECT_EQ(read(dir / "a.h5").arrays.at(0), first.table);
+  writer.write(dir / "b.h5", second.content(), false, {});
+  writer.finish();
+  EXPECT_EQ(read(dir / "b.h5").arrays.at(0), second.table);
   fs::remove_all(dir);
 }
