@@ -272,8 +272,8 @@ def larger_table(tmp, args):
 
 
 def million_table(tmp, args):
-    """One learner at about a million words: the final flush sends every weight in one message, and the Dispatcher
-    writes the outputs (text, word2vec text and binary) of the whole vocabulary."""
+    """One learner at about a million words: the final flush sends every change it kept back in one message, and
+    the Dispatcher writes the outputs (text, word2vec text and binary) of the whole vocabulary."""
     cfg_dir, train = prepare_large(tmp, args.million_words, 20_000_000)
     words = sum(1 for _ in open(cfg_dir / "vocab.txt"))
     d = tmp / "million"
