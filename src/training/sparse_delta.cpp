@@ -1,5 +1,6 @@
 #include "training/sparse_delta.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "comm/error.hpp"
@@ -47,15 +48,16 @@ void add_part(SparseDelta::Part& a, const SparseDelta::Part& b, std::size_t cols
       ++j;
     }
   }
-  // Exactly what the sum holds (growing by resize alone may reserve up to twice that).
-  a.rows.reserve(n);
-  a.values.reserve(n * cols);
-  a.rows.resize(n);
-  a.values.resize(n * cols);
-  if (weighted) {
-    a.weights.reserve(n);
-    a.weights.resize(n);
-  }
+  // A vector that must grow takes what the sum holds, or half again its capacity if that is more: a large merge
+  // (a full round) allocates what it fills, not up to twice as much, and slow growth from round to round still
+  // reallocates rarely.
+  const auto grow = [](auto& v, std::size_t size) {
+    if (size > v.capacity()) v.reserve(std::max(size, v.capacity() + v.capacity() / 2));
+    v.resize(size);
+  };
+  grow(a.rows, n);
+  grow(a.values, n * cols);
+  if (weighted) grow(a.weights, n);
   // k >= i throughout (b's rows not placed yet are still to come): a row of a moves only to the right.
   std::size_t i = na, j = nb, k = n;
   while (j > 0) {
