@@ -97,6 +97,8 @@ def run(n, corpora, cfg_dir, out_dir, window=None, timeout=600, sample_every=0.5
 
 
 def _find_tagged(tag):
+    """{rank: pid} of the job's ranks. Each rank runs under a watcher, a process with the same environment
+    (src/core/rank_watch.hpp): the rank is the one whose parent has the same rank."""
     found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -109,8 +111,23 @@ def _find_tagged(tag):
             continue
         for e in env:
             if e.startswith(b"PMI_RANK="):
-                found[int(e.split(b"=")[1])] = int(entry.name)
-    return found
+                found.setdefault(int(e.split(b"=")[1]), []).append(int(entry.name))
+    watched = os.environ.get("FEDAVG_RANK_WATCH") != "0"
+    ranks = {rank: _innermost(pids) if watched else pids[0] for rank, pids in found.items()}
+    return {rank: pid for rank, pid in ranks.items() if pid is not None}
+
+
+def _innermost(pids):
+    """Of the processes of one rank, the one whose parent is among them (the rank under its watcher); None while
+    the watcher has not started it."""
+    for pid in pids:
+        try:
+            parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent in pids:
+            return pid
+    return None
 
 
 def cpu_share(series, start, end):

@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/hooks.hpp"
 #include "core/rank_map.hpp"
+#include "core/rank_watch.hpp"
 #include "core/stop_signal.hpp"
 #include "roles/role.hpp"
 #include "training/job_setup.hpp"
@@ -19,9 +20,11 @@
 using namespace fedavg;
 
 int main(int argc, char** argv) {
+  core::watch_rank();
   comm::Environment mpi(argc, argv);
   const core::StopSignal signals;
   core::RankInfo me{mpi.world_rank(), core::Role::Unassigned};
+  core::tell_watcher(me);
   try {
     const core::CommandLine line = core::parse_command_line(argc, argv);
     if (line.help) {
@@ -38,6 +41,7 @@ int main(int argc, char** argv) {
       }
       const core::RankMap map(mpi.world_size(), core::pipelines_hint(line));
       me.role = map.role_of(me.rank);
+      core::tell_watcher(me);
       const core::Config cfg = training::settle_config(line, world, py);
       core::check_pipelines(cfg, map.pipelines());
       liveness = cfg.settings.liveness_seconds;

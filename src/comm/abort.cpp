@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/log.hpp"
+#include "core/rank_watch.hpp"
 
 namespace fedavg::comm {
 
@@ -17,6 +18,7 @@ void abort_job(const core::RankInfo& me, std::string_view reason) {
   std::cerr.flush();
   std::fflush(stderr);
   core::log_line(me, reason);
+  core::tell_watcher_failure_reported();
   // Give mpiexec's output forwarding a moment to pass the line on before the abort tears the job down.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   MPI_Abort(MPI_COMM_WORLD, 1);

@@ -1,5 +1,6 @@
 """End to end under mpiexec: every failure ends the whole job quickly, naming the rank, its role and why."""
 
+import re
 import time
 
 import h5py
@@ -51,6 +52,7 @@ def test_killed_learner_ends_the_job(run_job, broken_python):
     code = "import os, signal\ndef train_step(model, windows):\n    os.kill(os.getpid(), signal.SIGKILL)"
     job, took = timed(run_job, 6, python_dir=broken_python(code, module="engine.py"))
     assert job.rc != 0
+    assert re.search(r"\[fedavg\] rank [45] \(Learner\): killed by signal 9", job.stderr), job.stderr
     assert took < LIMIT
 
 
@@ -65,6 +67,8 @@ def test_hogwild_learner_failure_ends_the_job(run_job, broken_python, how):
     assert job.rc != 0
     if how == "raise":
         assert "(Learner): engine.train_step" in job.stderr and "injected in train_step" in job.stderr
+    else:
+        assert re.search(r"\[fedavg\] rank [456] \(Learner\): killed by signal 9", job.stderr), job.stderr
     assert took < LIMIT
 
 

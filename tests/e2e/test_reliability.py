@@ -31,6 +31,8 @@ def test_killed_rank_ends_the_job(rank, run_job):
     t0 = time.monotonic()
     job = run_job(6, cfg={"max_rounds": 20}, extra=["--inject-fault", f"{rank}:2:kill"])
     assert job.rc != 0
+    # The rank cannot say so itself: its watcher does.
+    assert f"[fedavg] rank {rank} ({ROLES[rank]}): killed by signal 9 (SIGKILL) on host" in job.stderr, job.stderr
     assert time.monotonic() - t0 < 30
 
 

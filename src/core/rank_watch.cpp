@@ -1,0 +1,162 @@
+#include "core/rank_watch.hpp"
+
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "core/log.hpp"
+
+namespace fedavg::core {
+namespace {
+
+// What the rank tells its watcher: sent whole each time (a pipe write this small is atomic).
+struct Record {
+  std::int32_t rank = -1;
+  std::int32_t role = static_cast<std::int32_t>(Role::Unassigned);
+  std::int32_t reported = 0;
+};
+
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+
+// Process-wide, as fork is: the rank's end of the pipe, and what it last told; the watcher's child, for its
+// signal handler.
+int g_to_watcher = -1;
+Record g_told;
+volatile pid_t g_rank_pid = 0;
+
+extern "C" void forward_signal(int signo) {
+  if (g_rank_pid > 0) ::kill(g_rank_pid, signo);
+}
+
+void send(const Record& r) {
+  if (g_to_watcher < 0) return;
+  ssize_t n;
+  do n = ::write(g_to_watcher, &r, sizeof r);
+  while (n < 0 && errno == EINTR);
+}
+
+// The rank number mpiexec (or srun) gave, for a rank that died before it could tell.
+int launcher_rank() {
+  for (const char* name : {"PMI_RANK", "SLURM_PROCID"})
+    if (const char* v = std::getenv(name)) return std::atoi(v);
+  return -1;
+}
+
+// Everything the rank wrote to the pipe (it is dead, so the pipe holds all it will ever hold); the last record.
+Record last_record(int fd) {
+  Record last;
+  last.rank = launcher_rank();
+  Record r;
+  for (;;) {
+    const ssize_t n = ::read(fd, &r, sizeof r);
+    if (n == static_cast<ssize_t>(sizeof r)) last = r;
+    else if (n < 0 && errno == EINTR) continue;
+    else break;  // end of file, or nothing more (a process the rank forked may still hold the write end)
+  }
+  return last;
+}
+
+void write_failure(const std::string& line) {
+  for (std::size_t done = 0; done < line.size();) {
+    const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+std::string reason(int signo) {
+  std::string what = "killed by signal " + std::to_string(signo);
+  if (const char* abbrev = ::sigabbrev_np(signo)) what += std::string(" (SIG") + abbrev + ")";
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) what += std::string(" on host ") + host;
+  if (signo == SIGKILL) what += ": the out-of-memory killer, or a kill from outside the job";
+  return what;
+}
+
+// The watcher: waits for the rank and ends as it ended.
+// Signals to forward that arrive before it is ready wait, blocked (`before`: the mask to restore).
+[[noreturn]] void watch(pid_t rank, int from_rank, const sigset_t& before) {
+  g_rank_pid = rank;
+  struct sigaction sa {};
+  sa.sa_handler = forward_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  for (const int s : kForwarded) ::sigaction(s, &sa, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+  ::sigprocmask(SIG_SETMASK, &before, nullptr);
+
+  int status = 0;
+  while (::waitpid(rank, &status, 0) < 0)
+    if (errno != EINTR) ::_exit(1);
+  if (WIFEXITED(status)) ::_exit(WEXITSTATUS(status));
+  const int signo = WTERMSIG(status);
+  const Record r = last_record(from_rank);
+  if (!r.reported) {
+    if (r.rank >= 0)
+      log_line({static_cast<int>(r.rank), static_cast<Role>(r.role)}, reason(signo));
+    else
+      write_failure("[fedavg] process " + std::to_string(::getpid()) + " (no rank yet): " + reason(signo) + "\n");
+  }
+  // Die as the rank did, so mpiexec reports the same signal; no core file of the watcher.
+  const struct rlimit no_core {0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);
+  std::signal(signo, SIG_DFL);
+  sigset_t only;
+  sigemptyset(&only);
+  sigaddset(&only, signo);
+  ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
+  ::raise(signo);
+  ::_exit(128 + signo);
+}
+
+}  // namespace
+
+void watch_rank() {
+  if (const char* v = std::getenv("FEDAVG_RANK_WATCH"); v && std::strcmp(v, "0") == 0) return;
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return;
+  // Until the watcher forwards them, the signals it forwards wait.
+  sigset_t forwarded, before;
+  sigemptyset(&forwarded);
+  for (const int s : kForwarded) sigaddset(&forwarded, s);
+  ::sigprocmask(SIG_BLOCK, &forwarded, &before);
+  const pid_t watcher = ::getpid();
+  const pid_t rank = ::fork();
+  if (rank > 0) {
+    ::close(fds[1]);
+    ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    watch(rank, fds[0], before);
+  }
+  ::sigprocmask(SIG_SETMASK, &before, nullptr);
+  ::close(fds[0]);
+  if (rank < 0) {  // run unwatched
+    ::close(fds[1]);
+    return;
+  }
+  // The rank dies with its watcher, which is what mpiexec kills when it ends the job.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != watcher) ::_exit(1);
+  g_to_watcher = fds[1];
+}
+
+void tell_watcher(const RankInfo& me) {
+  g_told.rank = me.rank;
+  g_told.role = static_cast<std::int32_t>(me.role);
+  send(g_told);
+}
+
+void tell_watcher_failure_reported() {
+  g_told.reported = 1;
+  send(g_told);
+}
+
+}  // namespace fedavg::core
