@@ -119,7 +119,10 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     sync.report(comm::Tag::Ready, c.round);
     if (!sparse || first) {
       open_round(sync, run.weights(), first);
-      if (sparse) sparse->start_from(run.weights());
+      if (sparse) {
+        sparse->start_from(run.weights());
+        run.written_rows();  // starts the count, so that this round reads only the rows its steps write
+      }
     }
     first = false;
     run.next_batch();

@@ -57,6 +57,36 @@ def test_lossy_sparse_exchange_sends_fewer_bytes_and_still_trains(run_job):
     assert losses[-1] < 1.05 * dense.metrics()[-1]["test_loss"]
 
 
+def test_every_round_names_the_rows_its_steps_wrote(run_job, broken_python, tmp_path):
+    """A learner starts engine.written_rows's count before its first round's steps, so that even the first
+    round reads only the rows its steps wrote (python_interface.md#written_rowsmodel---list-optional)."""
+    log = tmp_path / "calls.txt"
+    code = f"""
+import os as _os
+_plain_train_step, _plain_written_rows = train_step, written_rows
+def _note(what):
+    with open({str(log)!r}, "a") as f:
+        f.write(f"{{_os.getpid()}} {{what}}\\n")
+def train_step(model, windows):
+    _note("step")
+    return _plain_train_step(model, windows)
+def written_rows(model):
+    rows = _plain_written_rows(model)
+    _note("none" if rows is None or any(r is None for r in rows) else "rows")
+    return rows
+"""
+    job = run_job(6, cfg={"max_rounds": 3, **EXACT}, python_dir=broken_python(code, module="engine.py"),
+                  timeout=JOB_TIMEOUT)
+    assert job.rc == 0, job.stderr
+    calls = {}
+    for pid, what in (line.split() for line in log.read_text().splitlines()):
+        calls.setdefault(pid, []).append(what)
+    assert len(calls) == 2, calls  # the two learners
+    for seq in calls.values():
+        assert seq[0] == "none", seq  # the count starts before any step
+        assert "step" in seq and [w for w in seq[1:] if w != "step"] == ["rows"] * 3, seq  # one call a round
+
+
 @pytest.mark.parametrize("name", ["fedavg", "bsp"])
 def test_final_weights_hold_every_change_a_lossy_exchange_kept_back(name, run_job):
     # One round of the same windows: the top 20 % of the rows in float16 leave most of the round's changes in the
