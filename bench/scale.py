@@ -7,7 +7,8 @@ same windows) with the dense exchange, the exact sparse exchange (both weighting
 in float16) and the top 20 % of the rows in float16 (both weightings), and prints per round: the time, the
 exchange's share of it (sync_seconds; no checkpoints, which would add the same to every round), the bytes moved and
 the Dispatcher's inbound bytes, and the test loss after the same windows. Then dense, the sparse defaults and the
-top 20 % for each of fedavg, bsp, bmuf and diloco. Then, with 2, 4 and 8 learners (oversubscribed on a small
+top 20 % for each of fedavg, bsp, bmuf and diloco. Then dense, the sparse defaults and the top 20 % at smaller
+vocabularies of the same text (--smaller-words, default 15,000 and 30,000 words). Then, with 2, 4 and 8 learners (oversubscribed on a small
 machine: the exchange time, not the round time, is the figure), the Dispatcher's inbound bytes and exchange time
 per round: fedavg dense and sparse, and bsp's ring (dense). Then a checkpoint every round, written between rounds
 or in the background (checkpoint_background), with 1 and 2 learners. Last, as root, the same rounds on three
@@ -20,7 +21,7 @@ million words (--million-words made-up words sampled into 20 M tokens; those tha
 the final flush's one message, the time to write the outputs and each rank's peak memory.
 
     /usr/bin/python3 bench/scale.py [--rounds 12] [--learners 2 4 8] [--only TABLE] [--workdir DIR] [--link 1gbit]
-                                    [--larger-words 300000] [--million-words 1000000]
+                                    [--smaller-words 15000 30000] [--larger-words 300000] [--million-words 1000000]
 """
 
 import argparse
@@ -62,6 +63,19 @@ def prepare(tmp):
                     "--train-out", str(tmp / "train.txt"), "--vocab-size", "100000", "--min-count", "1",
                     "--dim", "300", "--data-name", "text8"], check=True, capture_output=True, timeout=600)
     return cfg, tmp / "train.txt"
+
+
+def prepare_smaller(tmp, words):
+    """A config for the text8 prefix's `words` most frequent words (after prepare(), which writes the text)."""
+    base = tmp / f"text8_{words}"
+    cfg, train = base / "config", base / "train.txt"
+    if (cfg / "cfg.json").exists() and train.exists():
+        return cfg, train
+    base.mkdir(parents=True, exist_ok=True)
+    subprocess.run([jobs.PYTHON, str(jobs.ROOT / "python" / "prepare.py"), str(tmp / "text8.txt"), "--out", str(cfg),
+                    "--train-out", str(train), "--vocab-size", str(words), "--min-count", "1", "--dim", "300",
+                    "--data-name", "text8"], check=True, capture_output=True, timeout=600)
+    return cfg, train
 
 
 def made_up_words(n):
@@ -195,10 +209,12 @@ def main():
     ap.add_argument("--learners", type=int, nargs="+", default=[2, 4, 8])
     ap.add_argument("--scaling-bpe", type=int, default=20, help="batches per learner per round when scaling")
     ap.add_argument("--workdir", help="keep the prepared corpus and the runs here (default: a temporary folder)")
-    ap.add_argument("--only", choices=["vocabulary", "strategies", "learners", "checkpoints", "hosts", "larger",
-                                       "million"],
+    ap.add_argument("--only", choices=["vocabulary", "strategies", "smaller", "learners", "checkpoints", "hosts",
+                                       "larger", "million"],
                     help="run one of the tables")
     ap.add_argument("--link", default="1gbit", help="the capped link of the hosts table, in tc's units")
+    ap.add_argument("--smaller-words", type=int, nargs="+", default=[15_000, 30_000],
+                    help="the vocabularies of the smaller table (the text8 prefix's most frequent words)")
     ap.add_argument("--larger-words", type=int, default=300_000, help="the made-up vocabulary of the larger table")
     ap.add_argument("--million-words", type=int, default=1_000_000,
                     help="the made-up vocabulary sampled for the last table (the words that occur are kept)")
@@ -213,6 +229,8 @@ def main():
             vocabulary_table(tmp, cfg_dir, train, words, base, args)
         if args.only in (None, "strategies"):
             strategies_table(tmp, cfg_dir, train, words, base, args)
+        if args.only in (None, "smaller"):
+            smaller_table(tmp, base, args)
         if args.only in (None, "learners"):
             learners_table(tmp, cfg_dir, train, words, base, args)
         if args.only in (None, "checkpoints"):
@@ -254,6 +272,24 @@ def strategies_table(tmp, cfg_dir, train, words, base, args):
     print(f"\n### Strategies: {words} words x 300, 2 learners, {args.rounds} rounds of the same windows\n")
     print(jobs.table(rows, ["strategy", "exchange", "round", "exchange share", "bytes per round", "test loss",
                             "loss against the strategy's dense"]))
+
+
+def smaller_table(tmp, base, args):
+    """Dense against the sparse defaults and the top 20 % at smaller vocabularies of the same text, which the
+    `auto` exchange still makes sparse across hosts (8 M parameters and more)."""
+    names = ("dense", "sparse (defaults: float16, touched)", "sparse, top 20 % float16, touched")
+    rows = []
+    for words in args.smaller_words:
+        cfg_dir, train = prepare_smaller(tmp, words)
+        results = {name: run(tmp, f"smaller_{words}_{name}", cfg_dir, train, 2, **base, **SETTINGS[name])
+                   for name in names}
+        dense = results["dense"]
+        rows += [[f"{words} x 300", name, f"{r['bytes'] / 1e6:.0f} MB", f"{dense['bytes'] / r['bytes']:.1f}x",
+                  f"{r['loss']:.4f}", f"{100 * (r['loss'] / dense['loss'] - 1):+.2f} %"] for name, r in results.items()]
+    print(f"\n### Smaller vocabularies: the text8 prefix's most frequent words, 2 learners, {args.rounds} rounds of "
+          f"the same windows\n")
+    print(jobs.table(rows, ["words", "exchange", "bytes per round", "fewer than dense", "test loss",
+                            "loss against dense"]))
 
 
 def larger_table(tmp, args):
