@@ -40,6 +40,17 @@ import library
 from placement import Placement
 from trainer import Trainer, declarations
 
+class ConfigError(ValueError):
+    """A cfg value the model refuses.  ``key`` names the cfg.json key, so
+    that C++ can name the file and line that set it; ``message`` says what
+    is wrong."""
+
+    def __init__(self, key, message):
+        super().__init__(f"cfg: {message}")
+        self.key = key
+        self.message = message
+
+
 _DEFAULTS = {"dim": 32, "window": 2, "seed": 1, "model": "neg",
              "torch_threads": 1, "bs": 1024, "device": "auto"}
 
@@ -204,8 +215,8 @@ def _device(opts):
     name = opts["device"]
     if not isinstance(name, str) or \
             not re.fullmatch(r"auto|cpu|cuda(:[0-9]+)?", name):
-        raise ValueError(f"cfg: device must be 'auto', 'cpu', 'cuda' or "
-                         f"'cuda:N', got {name!r}")
+        raise ConfigError("device", f"device must be 'auto', 'cpu', 'cuda' "
+                                    f"or 'cuda:N', got {name!r}")
     if name == "cpu" or (name == "auto" and not torch.cuda.is_available()):
         return torch.device("cpu")
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0
@@ -213,11 +224,12 @@ def _device(opts):
         return torch.device("cuda", int(opts.get("local_rank", 0)) % count)
     device = torch.device(name)
     if count == 0:
-        raise ValueError(f"cfg: device {name!r}: torch sees no GPU "
-                         f"(torch.cuda.is_available() is False); use "
-                         f"'auto' or 'cpu'")
+        raise ConfigError("device", f"device {name!r}: torch sees no GPU "
+                                    f"(torch.cuda.is_available() is False); "
+                                    f"use 'auto' or 'cpu'")
     if device.index is not None and device.index >= count:
-        raise ValueError(f"cfg: device {name!r}: torch sees {count} GPU(s)")
+        raise ConfigError("device",
+                          f"device {name!r}: torch sees {count} GPU(s)")
     return device
 
 
@@ -239,18 +251,18 @@ def _options(cfg):
         low = 0 if key == "seed" else 1
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
                 or value < low:
-            raise ValueError(f"cfg: {key} must be an integer >= {low}, "
-                             f"got {value!r}")
+            raise ConfigError(key, f"{key} must be an integer >= {low}, "
+                                   f"got {value!r}")
         opts[key] = int(value)
     lr = opts["lr"]
     if isinstance(lr, bool) or not isinstance(lr, numbers.Real) \
             or not lr > 0:
-        raise ValueError(f"cfg: lr must be a number > 0, got {lr!r}")
+        raise ConfigError("lr", f"lr must be a number > 0, got {lr!r}")
     opts["lr"] = float(lr)
     _device(opts)
     if not isinstance(opts.get("model_args", {}), dict):
-        raise ValueError(f"cfg: model_args must be a dict (JSON object), "
-                         f"got {opts['model_args']!r}")
+        raise ConfigError("model_args", f"model_args must be a dict (JSON "
+                                        f"object), got {opts['model_args']!r}")
     return opts
 
 
@@ -258,13 +270,20 @@ def _model_class(opts):
     try:
         cls = library.MODELS[opts["model"]]
     except (KeyError, TypeError):
-        raise ValueError(f"cfg: unknown model {opts['model']!r}; valid "
-                         f"models: {', '.join(sorted(library.MODELS))}") \
+        raise ConfigError("model", f"unknown model {opts['model']!r}; valid "
+                                   f"models: "
+                                   f"{', '.join(sorted(library.MODELS))}") \
             from None
     if _is_autograd(cls):
         _model_args(cls, opts)
     elif hasattr(cls, "check_args"):
-        cls.check_args(opts)        # bad model_args fail at param_shapes
+        try:
+            cls.check_args(opts)    # bad model_args fail at param_shapes
+        except ValueError as e:
+            message = str(e)
+            raise ConfigError("model_args", message[5:] if
+                              message.startswith("cfg: ") else message) \
+                from None
     return cls
 
 
@@ -283,9 +302,10 @@ def _model_args(cls, opts):
     settings = _settings(cls)
     for key, value in given.items():
         if key not in settings:
-            raise ValueError(f"cfg: model_args: unknown key {key!r} for "
-                             f"model {opts['model']!r}; valid keys: "
-                             f"{', '.join(sorted(settings))}")
+            raise ConfigError("model_args", f"model_args: unknown key "
+                                            f"{key!r} for model "
+                                            f"{opts['model']!r}; valid keys: "
+                                            f"{', '.join(sorted(settings))}")
         default = settings[key]
         if isinstance(default, bool) or isinstance(value, bool):
             ok = isinstance(value, bool) == isinstance(default, bool)
@@ -296,9 +316,10 @@ def _model_args(cls, opts):
         else:
             ok = default is None or isinstance(value, type(default))
         if not ok:
-            raise ValueError(f"cfg: model_args.{key} must be like "
-                             f"{default!r} ({type(default).__name__}), got "
-                             f"{value!r}")
+            raise ConfigError("model_args", f"model_args.{key} must be like "
+                                            f"{default!r} "
+                                            f"({type(default).__name__}), "
+                                            f"got {value!r}")
     return given
 
 

@@ -14,14 +14,18 @@ namespace fedavg::bridge::detail {
 // "<Type>: <message>\n<traceback>" for the active Python exception.
 std::string describe(pybind11::error_already_set& e);
 
-// Runs f(); a Python exception becomes PythonError("<context>: <Type>: <message>\n<traceback>"). When
-// `input_errors` is set, a ValueError/OSError becomes core::InputError with just its message: it reports bad
-// input the user can fix, not a bug.
+// Throws ConfigError if the active Python exception is an engine.ConfigError.
+void rethrow_config_error(pybind11::error_already_set& e);
+
+// Runs f(); a Python exception becomes PythonError("<context>: <Type>: <message>\n<traceback>"), but an
+// engine.ConfigError becomes ConfigError. When `input_errors` is set, a ValueError/OSError becomes
+// core::InputError with just its message: it reports bad input the user can fix, not a bug.
 template <typename F>
 auto guarded(const std::string& context, F&& f, bool input_errors = false) {
   try {
     return std::forward<F>(f)();
   } catch (pybind11::error_already_set& e) {
+    rethrow_config_error(e);
     if (input_errors && (e.matches(PyExc_ValueError) || e.matches(PyExc_OSError))) {
       std::string msg = pybind11::str(e.value());
       throw core::InputError(msg);

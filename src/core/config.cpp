@@ -28,6 +28,11 @@ std::int64_t Config::shard_bytes() const {
   return std::max<std::int64_t>(1, static_cast<std::int64_t>(mb * 1048576.0));
 }
 
+std::string Config::where(const std::string& key) const {
+  const auto it = origins.find(key);
+  return it != origins.end() ? it->second : cfg_path().string();
+}
+
 int pipelines_hint(const CommandLine& line) {
   int pipelines = 0;
   try {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,8 @@ struct Config {
   std::string restarted;             // why the job this launch takes up failed (empty: not a restart)
   std::vector<Fault> faults;         // --inject-fault, for tests
   Settings settings;
+  // Where each key of the settings that is set came from ("PATH:LINE" or "command line: --dim 10").
+  std::map<std::string, std::string> origins;
 
   // The paths and flags of `line`; settings stay default until loaded.
   explicit Config(const CommandLine& line);
@@ -44,6 +47,8 @@ struct Config {
   // pipelines than files); otherwise pipeline p reads corpus file p.
   bool sharded() const { return settings.shard_mb > 0 || pipelines() != static_cast<int>(corpora.size()); }
   std::int64_t shard_bytes() const;
+  // Where `key` was set, for messages: its origin, or cfg.json's path when it holds the default.
+  std::string where(const std::string& key) const;
 };
 
 // The torch (and BLAS) threads the run will use, before its settings are loaded: the command line's, else

@@ -345,7 +345,7 @@ json Settings::to_json() const {
 }
 
 Settings parse_settings(const std::string& text, const std::string& path, const std::vector<Override>& overrides,
-                        json* merged) {
+                        json* merged, std::map<std::string, std::string>* origins) {
   json doc;
   try {
     doc = json::parse(text);
@@ -383,6 +383,7 @@ Settings parse_settings(const std::string& text, const std::string& path, const 
     const std::string location =
         w != where.end() ? w->second : path + ":" + std::to_string(line_of_key(text, k.name));
     k.read(Value{*it, k.name, location}, s);
+    if (origins) (*origins)[k.name] = location;
   }
   if (s.target <= 0 && s.max_rounds == 0 && s.max_seconds <= 0 && s.max_epochs <= 0)
     throw InputError(path + ":1: nothing would stop the run: set target, max_rounds, max_seconds or max_epochs");
@@ -397,12 +398,13 @@ Settings parse_settings(const std::string& text, const std::string& path, const 
   return s;
 }
 
-Settings load_settings(const std::filesystem::path& path, const std::vector<Override>& overrides, json* merged) {
+Settings load_settings(const std::filesystem::path& path, const std::vector<Override>& overrides, json* merged,
+                       std::map<std::string, std::string>* origins) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path.string() + ": cannot open cfg.json: " + std::strerror(errno));
   std::ostringstream os;
   os << in.rdbuf();
-  return parse_settings(os.str(), path.string(), overrides, merged);
+  return parse_settings(os.str(), path.string(), overrides, merged, origins);
 }
 
 std::string settings_help() {

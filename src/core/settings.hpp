@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -106,12 +107,13 @@ struct Override {
 bool is_settings_key(const std::string& key);
 
 // Parses cfg.json text (`path` labels messages) with `overrides` applied on top. If `merged` is given it receives
-// the resulting JSON object (what a reproducible cfg.json holds). Throws InputError.
+// the resulting JSON object (what a reproducible cfg.json holds); if `origins` is, where each key that is set
+// came from ("PATH:LINE" or "command line: --dim 10"). Throws InputError.
 Settings parse_settings(const std::string& text, const std::string& path, const std::vector<Override>& overrides = {},
-                        nlohmann::json* merged = nullptr);
+                        nlohmann::json* merged = nullptr, std::map<std::string, std::string>* origins = nullptr);
 // Reads and parses a cfg.json file. Throws InputError.
 Settings load_settings(const std::filesystem::path& path, const std::vector<Override>& overrides = {},
-                       nlohmann::json* merged = nullptr);
+                       nlohmann::json* merged = nullptr, std::map<std::string, std::string>* origins = nullptr);
 
 // Every key with its type and range, default and meaning, one per line, for --help.
 std::string settings_help();

@@ -109,7 +109,7 @@ core::Config settle_config(const core::CommandLine& line, const comm::Communicat
     }
   }
   if (cfg.prepared) ship_config(cfg, world, prepare_seconds(line));
-  cfg.settings = core::load_settings(cfg.cfg_path(), line.overrides);
+  cfg.settings = core::load_settings(cfg.cfg_path(), line.overrides, nullptr, &cfg.origins);
   return cfg;
 }
 

@@ -24,10 +24,11 @@ LearnerRun::LearnerRun(const Context& ctx, Strategy& strategy)
   const ModelSetup m = describe_model(ctx, vocab_, lib_);
   shapes_ = m.shapes;
   if (float* memory = strategy.learner_weights(ctx, m.size())) {
-    lib_.create(m.cfg, memory, m.size(), false);  // the strategy's memory holds the weights already
+    // The strategy's memory holds the weights already.
+    refused_as_input(ctx.cfg, [&] { lib_.create(m.cfg, memory, m.size(), false); });
   } else {
     weights_.assign(m.size(), 0.0f);
-    lib_.create(m.cfg, weights_.data(), weights_.size(), true);
+    refused_as_input(ctx.cfg, [&] { lib_.create(m.cfg, weights_.data(), weights_.size(), true); });
   }
   request_batch();
   if (ctx.cfg.resume) {

@@ -2,11 +2,15 @@
 // creates the model over it (seeded, so every rank starts identical).
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "bridge/library.hpp"
+#include "bridge/python_error.hpp"
+#include "core/config.hpp"
+#include "core/error.hpp"
 #include "core/vocabulary.hpp"
 #include "training/context.hpp"
 
@@ -17,6 +21,17 @@ struct ModelSetup {
   nlohmann::json cfg;  // the dict library.py received
   std::size_t size() const;  // parameters in all
 };
+
+// Runs f() (a call that builds the model); a cfg value the model refuses (bridge::ConfigError) becomes
+// core::InputError naming where the value was set: bad input, the same on every model rank.
+template <typename F>
+decltype(auto) refused_as_input(const core::Config& cfg, F&& f) {
+  try {
+    return std::forward<F>(f)();
+  } catch (const bridge::ConfigError& e) {
+    throw core::InputError(cfg.where(e.key()) + ": " + e.what());
+  }
+}
 
 // The dict for library.py and the parameter shapes it declares. `rank` in the dict tells the model which
 // learner it is (it seeds that learner's random draws); the Dispatcher passes the number of learners.

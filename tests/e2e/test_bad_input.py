@@ -38,6 +38,15 @@ CONFIG_CASES = {
                          ["cfg.json:3:", '"bpe" must be between']),
     "cfg bad device": (dict(cfg_text=GOOD_CFG.replace('"target": 1.0', '"target": 1.0,\n  "device": "gpu"')),
                        ["cfg.json:6:", '"device" must be "auto", "cpu", "cuda" or "cuda:N", got "gpu"']),
+    # Refused by the model (engine.ConfigError), named where cfg.json sets the key.
+    "cfg unknown model": (dict(cfg_text=GOOD_CFG.replace('"target": 1.0', '"target": 1.0,\n  "model": "nosuch"')),
+                          ["cfg.json:6:", "unknown model 'nosuch'; valid models: neg,"]),
+    "cfg bad model_args": (dict(cfg_text=GOOD_CFG.replace('"target": 1.0',
+                                                          '"target": 1.0,\n  "model_args": {"negatives": -3}')),
+                           ["cfg.json:6:", "model_args.negatives must be an integer >= 1, got -3"]),
+    "cfg unknown model_args key": (dict(cfg_text=GOOD_CFG.replace('"target": 1.0',
+                                                                  '"target": 1.0,\n  "model_args": {"bogus": 1}')),
+                                   ["cfg.json:6:", "model_args: unknown key 'bogus' for model 'neg'"]),
     "vocab duplicate": (dict(vocab="the 10\ndog 5\ncat 4\ndog 3\n"), ["vocab.txt:4:", "dog"]),
     "vocab bad word": (dict(vocab="the\ndog\nCat\n"), ["vocab.txt:3:", "Cat"]),
     "vocab empty": (dict(vocab="\n\n"), ["vocab.txt", "empty"]),
@@ -60,6 +69,20 @@ def test_bad_config_folder(case, app, toy_config, tmp_path, run_job):
     for part in expected:
         assert part in lines[0], lines[0]
     assert lines[0].startswith("[fedavg] rank 0 ("), lines[0]
+    assert took < LIMIT, f"took {took:.1f} s"
+
+
+def test_library_that_does_not_parse(broken_python, run_job):
+    """A syntax error in the model file: one line, from rank 0, naming the file, the line and the code."""
+    python_dir = broken_python("def broken(:")
+    line = (python_dir / "library.py").read_text().splitlines().index("def broken(:") + 1
+    t0 = time.monotonic()
+    job = run_job(5, python_dir=python_dir, timeout=60)
+    took = time.monotonic() - t0
+    assert job.rc != 0
+    lines = [l for l in job.stderr.splitlines() if l.startswith("[fedavg] ")]
+    assert lines == [f"[fedavg] rank 0 (Dispatcher): {python_dir / 'library.py'}:{line}: SyntaxError: invalid "
+                     f"syntax: def broken(:"], job.stderr
     assert took < LIMIT, f"took {took:.1f} s"
 
 

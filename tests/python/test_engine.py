@@ -72,6 +72,23 @@ def test_missing_vocab_size_and_bad_values_raise():
         make({**CFG, "lr": -1.0})
 
 
+@pytest.mark.parametrize("change,key", [
+    ({"model": "nope"}, "model"),
+    ({"dim": 0}, "dim"),
+    ({"lr": -1.0}, "lr"),
+    ({"device": "gpu"}, "device"),
+    ({"model_args": [1]}, "model_args"),
+    ({"model": "neg", "model_args": {"negatives": -3}}, "model_args"),       # a hand-written model's check_args
+    ({"model": "neg_autograd", "model_args": {"negative": 3}}, "model_args"),
+])
+def test_a_refused_cfg_value_names_its_key(change, key):
+    """C++ names where cfg.json set the key (docs/python_interface.md#configerror)."""
+    with pytest.raises(engine.ConfigError) as e:
+        engine.param_shapes({**CFG, **change})
+    assert e.value.key == key and str(e.value) == "cfg: " + e.value.message
+    assert not e.value.message.startswith("cfg:")
+
+
 @pytest.mark.parametrize("model", MODELS)
 def test_same_seed_same_bits_other_seed_differs(model):
     _, a = make(config(model))
