@@ -1,8 +1,23 @@
 #include "data/windower.hpp"
 
 #include <algorithm>
+#include <sstream>
 
 namespace fedavg::data {
+
+std::string window_conditions(const core::Settings& s) {
+  std::string what = std::to_string(s.window_width()) + " consecutive vocabulary words";
+  if (!s.cross_lines) what += " within one line";
+  if (!s.cross_oov) what += " without unknown words";
+  std::string see = "cross_lines / cross_oov";
+  if (s.sample > 0) {
+    std::ostringstream sample;
+    sample << s.sample;
+    what += ", after subsampling (sample " + sample.str() + " drops most of the frequent words of a small corpus)";
+    see += " / sample";
+  }
+  return what + " (see " + see + " in cfg.json)";
+}
 
 Windower::Windower(int window, bool cross_lines, bool cross_oov)
     : window_(window), cross_lines_(cross_lines), cross_oov_(cross_oov) {

@@ -7,9 +7,17 @@
 #include <utility>
 #include <vector>
 
+#include <string>
+
+#include "core/settings.hpp"
 #include "data/markers.hpp"
 
 namespace fedavg::data {
+
+// What a window needs under `s`, for the error when a corpus gives none: "5 consecutive vocabulary words within
+// one line without unknown words, after subsampling (sample 0.001 drops most of a small corpus's words) (see
+// ...)", naming the settings that decide it.
+std::string window_conditions(const core::Settings& s);
 
 class Windower {
  public:

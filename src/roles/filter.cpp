@@ -59,10 +59,7 @@ void Filter::run() {
     if (have_tokens && !out_full) {
       pos = windower.feed(tokens.data(), tokens.size(), pos, out, block_windows);
       if (!sharded && windower.empty_epoch_seen())
-        throw core::Error("corpus " + corpus + ": no window of " + std::to_string(windower.width()) +
-                          " consecutive vocabulary words in the whole file" +
-                          (s.cross_lines ? "" : " within one line") + (s.cross_oov ? "" : " without unknown words") +
-                          " (see cross_lines / cross_oov in cfg.json)");
+        throw core::Error("corpus " + corpus + ": no window in the whole file of " + data::window_conditions(s));
       for (const std::int64_t windows : windower.take_finished_passes())
         outbox.send(std::vector<std::int64_t>{windows}, ctx_.map.dispatcher(), comm::Tag::PassWindows);
       if (pos == tokens.size()) {

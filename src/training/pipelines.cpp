@@ -12,6 +12,7 @@
 #include "comm/tags.hpp"
 #include "core/error.hpp"
 #include "data/shards.hpp"
+#include "data/windower.hpp"
 
 namespace fedavg::training {
 
@@ -66,11 +67,8 @@ void Pipelines::shard_windows(int p, std::int64_t windows) {
   if (std::find(shard_windows_.begin(), shard_windows_.end(), -1) != shard_windows_.end()) return;
   epoch_windows_ = static_cast<double>(std::accumulate(shard_windows_.begin(), shard_windows_.end(), std::int64_t{0}));
   if (epoch_windows_ == 0)
-    throw core::Error("no window of " + std::to_string(ctx_.cfg.settings.window_width()) +
-                      " consecutive vocabulary words in a whole epoch over the corpora" +
-                      (ctx_.cfg.settings.cross_lines ? "" : " within one line") +
-                      (ctx_.cfg.settings.cross_oov ? "" : " without unknown words") +
-                      " (see cross_lines / cross_oov in cfg.json, and the vocabulary)");
+    throw core::Error("no window in a whole epoch over the corpora of " +
+                      data::window_conditions(ctx_.cfg.settings));
 }
 
 void Pipelines::tally(std::int64_t epoch, std::int64_t windows) {

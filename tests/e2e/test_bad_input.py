@@ -121,6 +121,18 @@ def test_bad_corpus(name, toy_config, tmp_path, run_job):
     assert took < LIMIT, f"took {took:.1f} s"
 
 
+def test_a_corpus_that_subsampling_empties_names_sample(toy_config, tmp_path, run_job):
+    """A few lines of frequent words: subsampling drops nearly all of them, and the error says so."""
+    corpus = tmp_path / "five.txt"
+    corpus.write_text("".join((toy_config / "train.txt").read_text().splitlines(keepends=True)[:5]))
+    job = run_job(5, corpora=[corpus], timeout=60)
+    assert job.rc != 0
+    assert (f"rank 2 (Filter): corpus {corpus}: no window in the whole file of 5 consecutive vocabulary words "
+            "within one line without unknown words, after subsampling (sample 0.001") in job.stderr, job.stderr
+    assert "(see cross_lines / cross_oov / sample in cfg.json)" in job.stderr
+    assert run_job(5, corpora=[corpus], cfg={"sample": 0}, timeout=60).rc == 0
+
+
 def test_invalid_utf8_is_read_with_a_warning(toy_config, tmp_path, run_job):
     corpus = tmp_path / "latin1.txt"
     text = (toy_config / "train.txt").read_bytes()

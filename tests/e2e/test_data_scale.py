@@ -126,4 +126,5 @@ def test_shards_of_a_corpus_without_vocabulary_words_fail_instead_of_spinning(ru
     corpus.write_text("lorem ipsum dolor sit amet\n" * 2000)
     job = run_job(9, corpora=[corpus], cfg={**SHARDS, "pipelines": 2}, timeout=60)
     assert job.rc != 0
-    assert "rank 0 (Dispatcher): no window of 5 consecutive vocabulary words in a whole epoch" in job.stderr, job.stderr
+    assert ("rank 0 (Dispatcher): no window in a whole epoch over the corpora of 5 consecutive vocabulary words"
+            in job.stderr), job.stderr
