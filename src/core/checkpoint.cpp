@@ -10,11 +10,42 @@
 namespace fedavg::core {
 namespace {
 
+// HDF5's own account of the error just returned: the system's message where a system call failed ("No space
+// left on device"), else the most specific description on its error stack; empty if the stack holds none.
+std::string hdf5_reason() {
+  struct Found {
+    std::string system, specific;
+  } found;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_UPWARD,
+      [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
+        auto& f = *static_cast<Found*>(data);
+        const std::string desc = e->desc ? e->desc : "";
+        const std::string key = "error message = '";
+        const auto at = desc.find(key);
+        if (f.system.empty() && at != std::string::npos) {
+          const auto end = desc.find('\'', at + key.size());
+          f.system = desc.substr(at + key.size(), end == std::string::npos ? std::string::npos : end - at - key.size());
+        }
+        if (f.specific.empty()) f.specific = desc;
+        return 0;
+      },
+      &found);
+  H5Eclear2(H5E_DEFAULT);
+  return found.system.empty() ? found.specific : found.system;
+}
+
+// `what`, and why if HDF5 says.
+[[noreturn]] void fail(const std::string& what) {
+  const std::string why = hdf5_reason();
+  throw Error(why.empty() ? what : what + ": " + why);
+}
+
 // Owns one HDF5 identifier and closes it with the matching H5?close.
 class Handle {
  public:
   Handle(hid_t id, herr_t (*close)(hid_t), const std::string& what) : id_(id), close_(close) {
-    if (id_ < 0) throw Error(what);
+    if (id_ < 0) fail(what);
   }
   Handle(Handle&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = -1; }
   Handle(const Handle&) = delete;
@@ -23,6 +54,12 @@ class Handle {
     if (id_ >= 0) close_(id_);
   }
   hid_t get() const { return id_; }
+  // Closes it now, failing with `what` if that fails (closing a file writes what HDF5 still holds of it).
+  void close(const std::string& what) {
+    const herr_t rc = close_(id_);
+    id_ = -1;
+    if (rc < 0) fail(what);
+  }
 
  private:
   hid_t id_;
@@ -30,7 +67,7 @@ class Handle {
 };
 
 void check(herr_t rc, const std::string& what) {
-  if (rc < 0) throw Error(what);
+  if (rc < 0) fail(what);
 }
 
 template <typename T>
@@ -149,7 +186,7 @@ void write_checkpoint(const std::filesystem::path& path, const CheckpointContent
   const auto& info = c.info;
   const std::string tmp = path.string() + ".tmp";
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as codes and are reported here
-  {
+  try {
     Handle file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
                 tmp + ": cannot create HDF5 file");
     for (const auto& a : c.arrays) {
@@ -161,6 +198,7 @@ void write_checkpoint(const std::filesystem::path& path, const CheckpointContent
     for (std::size_t i = 0; i < c.learner_states.size(); ++i)
       put_dataset(group.get(), std::to_string(i), H5T_STD_U8LE, H5T_NATIVE_UINT8, {c.learner_states[i].size()},
                   c.learner_states[i].data(), tmp);
+    group.close(tmp + ": cannot close group learner_state");  // the file closes only once nothing in it is open
     put_dataset(file.get(), "read_positions", H5T_STD_I64LE, H5T_NATIVE_INT64, {c.positions.size(), 2},
                 c.positions.data(), tmp);
     put_dataset(file.get(), "strategy_state", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {c.strategy_state.size()},
@@ -185,6 +223,12 @@ void write_checkpoint(const std::filesystem::path& path, const CheckpointContent
     put_string_attr(root, "data_name", info.data_name, tmp);
     put_string_attr(root, "strategy", info.strategy, tmp);
     check(H5Fflush(root, H5F_SCOPE_GLOBAL), tmp + ": flush failed");
+    file.close(tmp + ": cannot close the file");
+  } catch (const Error&) {
+    // A full disk, say: the half-written file goes, the checkpoint before stays.
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw;
   }
   if (die_before_rename) die_now();
   std::error_code ec;

@@ -1,8 +1,11 @@
 // core::CheckpointWriter: a checkpoint written in the background holds the state as it was when write() was
 // called (the run goes on changing it), runs its follow-up once the file is in place, equals one written inline,
 // a write that fails reports its error at the next wait(), and finish() waits and lets a later write start afresh.
+// A write that runs out of room says why, leaves no half-written file and keeps the checkpoint before.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
+#include <csignal>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -102,5 +105,34 @@ TEST(CheckpointWriter, FinishWaitsForTheWriteAndALaterWriteStillWorks) {
   writer.write(dir / "b.h5", second.content(), false, {});
   writer.finish();
   EXPECT_EQ(read(dir / "b.h5").arrays.at(0), second.table);
+  fs::remove_all(dir);
+}
+
+TEST(Checkpoint, AWriteThatRunsOutOfRoomSaysWhyAndKeepsTheCheckpointBefore) {
+  const auto dir = fresh_dir();
+  const auto path = dir / "run.h5";
+  fedavg::core::write_checkpoint(path, State(1.0f).content(), false);
+  State big(2.0f);
+  big.table.assign(std::size_t{1} << 18, 0.5f);  // 1 MiB
+  big.arrays[0] = {"embedding", {std::size_t{1} << 16, 4}, big.table.data()};
+  // Files may not grow past 64 KiB for a moment, as on a full disk (the write fails with EFBIG).
+  struct rlimit before {};
+  getrlimit(RLIMIT_FSIZE, &before);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = before;
+  small.rlim_cur = 64 << 10;
+  setrlimit(RLIMIT_FSIZE, &small);
+  std::string error;
+  try {
+    fedavg::core::write_checkpoint(path, big.content(), false);
+  } catch (const fedavg::core::Error& e) {
+    error = e.what();
+  }
+  setrlimit(RLIMIT_FSIZE, &before);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_NE(error.find((dir / "run.h5.tmp").string() + ": "), std::string::npos) << error;
+  EXPECT_NE(error.find("File too large"), std::string::npos) << error;  // the system's reason
+  EXPECT_FALSE(fs::exists(dir / "run.h5.tmp"));
+  EXPECT_EQ(read(path).info.round, 1);
   fs::remove_all(dir);
 }
