@@ -25,6 +25,15 @@ std::string syntax_error_line(py::error_already_set& e) {
 
 }  // namespace
 
+std::string input_message(py::error_already_set& e) {
+  const py::object v = e.value();
+  if (e.matches(PyExc_OSError)) {
+    const py::object file = py::getattr(v, "filename", py::none()), why = py::getattr(v, "strerror", py::none());
+    if (!file.is_none() && !why.is_none()) return std::string(py::str(file)) + ": " + std::string(py::str(why));
+  }
+  return py::str(v);
+}
+
 void rethrow_config_error(py::error_already_set& e) {
   if (!e.matches(PyExc_ValueError)) return;
   const py::object v = e.value();

@@ -14,6 +14,10 @@ namespace fedavg::bridge::detail {
 // "<Type>: <message>\n<traceback>" for the active Python exception.
 std::string describe(pybind11::error_already_set& e);
 
+// The message of a ValueError, or "<file>: <reason>" for an OSError that names its file ("[Errno 2] No such file
+// or directory: 'x'" reads "x: No such file or directory").
+std::string input_message(pybind11::error_already_set& e);
+
 // Throws ConfigError if the active Python exception is an engine.ConfigError.
 void rethrow_config_error(pybind11::error_already_set& e);
 
@@ -26,10 +30,7 @@ auto guarded(const std::string& context, F&& f, bool input_errors = false) {
     return std::forward<F>(f)();
   } catch (pybind11::error_already_set& e) {
     rethrow_config_error(e);
-    if (input_errors && (e.matches(PyExc_ValueError) || e.matches(PyExc_OSError))) {
-      std::string msg = pybind11::str(e.value());
-      throw core::InputError(msg);
-    }
+    if (input_errors && (e.matches(PyExc_ValueError) || e.matches(PyExc_OSError))) throw core::InputError(input_message(e));
     throw PythonError(context + ": " + describe(e));
   }
 }

@@ -47,7 +47,7 @@ void Fingerprint::add(std::int64_t value) {
 
 void Fingerprint::add_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw core::Error(path.string() + ": cannot open: " + std::strerror(errno));
+  if (!in) throw core::InputError(path.string() + ": cannot open: " + std::strerror(errno));
   std::vector<char> buf(1 << 16);
   std::int64_t total = 0;
   while (in) {

@@ -15,7 +15,8 @@ class Fingerprint {
  public:
   void add(std::string_view bytes);
   void add(std::int64_t value);
-  // Every byte of a file (meant for small files). Throws core::Error naming the file if it cannot be read.
+  // Every byte of a file (meant for small files the job reads alike on every rank: the vocabulary, the
+  // tokenizer's code). Throws core::InputError naming the file if it cannot be opened.
   void add_file(const std::filesystem::path& path);
   // A corpus file's identity and content summary: its absolute path, size, modification time and its first and
   // last MiB. Throws core::Error naming the file if it cannot be read.
