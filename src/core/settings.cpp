@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -347,8 +348,19 @@ json Settings::to_json() const {
 Settings parse_settings(const std::string& text, const std::string& path, const std::vector<Override>& overrides,
                         json* merged, std::map<std::string, std::string>* origins) {
   json doc;
+  // A key given twice in one object: JSON takes the last silently, which hides a mistake.
+  std::vector<std::set<std::string>> objects;
+  std::string twice;
+  const json::parser_callback_t note_keys = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) objects.emplace_back();
+    if (event == json::parse_event_t::object_end && !objects.empty()) objects.pop_back();
+    if (event == json::parse_event_t::key && !objects.empty() && twice.empty() &&
+        !objects.back().insert(parsed.get<std::string>()).second)
+      twice = parsed.get<std::string>();
+    return true;
+  };
   try {
-    doc = json::parse(text);
+    doc = json::parse(text, note_keys);
   } catch (const json::parse_error& e) {
     // nlohmann's message reads "[json.exception.parse_error.101] parse error at line L, column C: ..."
     std::string what = e.what();
@@ -356,6 +368,12 @@ Settings parse_settings(const std::string& text, const std::string& path, const 
     if (at != std::string::npos) what = what.substr(at);
     throw InputError(path + ":" + std::to_string(line_of_offset(text, e.byte == 0 ? 0 : e.byte - 1)) +
                      ": not valid JSON: " + what);
+  }
+  if (!twice.empty()) {
+    const auto first = text.find('"' + twice + '"');
+    const auto second = text.find('"' + twice + '"', first + 1);
+    throw InputError(path + ":" + std::to_string(line_of_offset(text, second)) + ": key \"" + twice +
+                     "\" is given twice (first on line " + std::to_string(line_of_offset(text, first)) + ")");
   }
   if (!doc.is_object()) throw InputError(path + ":1: must hold a JSON object such as {\"bpe\": 10, ...}");
   for (const auto& [key, value] : doc.items()) {

@@ -168,6 +168,18 @@ TEST(Config, InvalidJsonNamesItsLine) {
   EXPECT_NE(error_of("[1, 2]").find("must hold a JSON object"), std::string::npos);
 }
 
+TEST(Config, AKeyGivenTwiceNamesBothLines) {
+  const auto e = error_of("{\n  \"data_name\": \"x\",\n  \"bpe\": 1,\n  \"bs\": 1,\n  \"target\": 1,\n  \"bpe\": 4\n}");
+  EXPECT_NE(e.find("cfg.json:6: key \"bpe\" is given twice (first on line 3)"), std::string::npos) << e;
+  const auto nested = error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1,
+  "model_args": {"negatives": 3, "negatives": 4}})");
+  EXPECT_NE(nested.find("key \"negatives\" is given twice"), std::string::npos) << nested;
+  // The same key in two objects is fine.
+  EXPECT_EQ(error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "model_args": {"bpe": 3}})")
+                .find("given twice"),
+            std::string::npos);
+}
+
 TEST(Config, DataNameMustBeSafeForFileNames) {
   EXPECT_NE(error_of(R"({"data_name": "../x", "bpe": 1, "bs": 1, "target": 1})").find("data_name"), std::string::npos);
 }
