@@ -10,6 +10,10 @@
 namespace fedavg::core {
 namespace {
 
+// HDF5 closes at exit what is still open. A file whose write failed (a full disk) cannot be closed, and that
+// cleanup then crashes (HDF5 1.10), so it is turned off: every file here is closed, or dropped after a failure.
+const bool kNoCleanupAtExit = [] { return H5dont_atexit() >= 0; }();
+
 // HDF5's own account of the error just returned: the system's message where a system call failed ("No space
 // left on device"), else the most specific description on its error stack; empty if the stack holds none.
 std::string hdf5_reason() {
