@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "comm/communicator.hpp"
@@ -79,6 +81,18 @@ DispatcherRun::DispatcherRun(const Context& ctx, Strategy& strategy)
               s_.data_name.c_str(), ctx.map.pipelines(), learners_, core::strategy_name(s_.strategy), vocab_.size(),
               test_windows_, weights_.size(), lib_.device().c_str());
   std::fflush(stdout);
+  warn_of_repeated_corpora();
+}
+
+void DispatcherRun::warn_of_repeated_corpora() const {
+  std::map<std::filesystem::path, int> seen;
+  for (const auto& c : cfg_.corpora) {
+    std::error_code ec;
+    const auto path = std::filesystem::weakly_canonical(c, ec);
+    if (++seen[ec ? std::filesystem::path(c) : path] == 2)
+      core::warn(ctx_.me, "corpus " + c + " is given more than once: each time is read in full, so its lines " +
+                              "count as many times an epoch");
+  }
 }
 
 void DispatcherRun::start() {

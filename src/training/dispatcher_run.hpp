@@ -97,6 +97,8 @@ class DispatcherRun {
   core::MetricsRow metrics_row(double sync_seconds, const bridge::Scores::Result& sc) const;
   // This run was started again after a failure (--restarted): the reason joins the run's restarts.
   void note_restart();
+  // A corpus given twice is read twice an epoch: a warning, since it may be meant as a weight.
+  void warn_of_repeated_corpora() const;
   // The progress line's figures for the current round.
   Progress::Round progress_round(double lr, const bridge::Scores::Result& sc) const;
   void checkpoint();

@@ -137,6 +137,14 @@ def test_a_corpus_that_subsampling_empties_names_sample(toy_config, tmp_path, ru
     assert run_job(5, corpora=[corpus], cfg={"sample": 0}, timeout=60).rc == 0
 
 
+def test_a_corpus_given_twice_is_read_twice_with_a_warning(toy_config, run_job):
+    corpus = toy_config / "train.txt"
+    job = run_job(9, corpora=[corpus, corpus], cfg={"max_rounds": 1}, timeout=90)
+    assert job.rc == 0, job.stderr
+    assert f"[fedavg] rank 0 (Dispatcher) WARNING: corpus {corpus} is given more than once" in job.stderr, job.stderr
+    assert job.stderr.count("is given more than once") == 1
+
+
 def test_invalid_utf8_is_read_with_a_warning(toy_config, tmp_path, run_job):
     corpus = tmp_path / "latin1.txt"
     text = (toy_config / "train.txt").read_bytes()
