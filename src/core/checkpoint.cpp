@@ -215,6 +215,10 @@ void write_checkpoint(const std::filesystem::path& path, const CheckpointContent
     static_assert(sizeof(ShardProgress) == 5 * sizeof(std::int64_t), "ShardProgress must pack to five int64");
     if (!c.shards.empty())
       put_dataset(file.get(), "shards", H5T_STD_I64LE, H5T_NATIVE_INT64, {c.shards.size(), 5}, c.shards.data(), tmp);
+    static_assert(sizeof(CorpusSummary) == 2 * sizeof(std::int64_t), "CorpusSummary must pack to two int64");
+    if (!c.corpora.empty())
+      put_dataset(file.get(), "corpora", H5T_STD_I64LE, H5T_NATIVE_INT64, {c.corpora.size(), 2}, c.corpora.data(),
+                  tmp);
     const hid_t root = file.get();
     put_attr(root, "round", H5T_NATIVE_INT64, info.round, tmp);
     put_attr(root, "test_loss", H5T_NATIVE_DOUBLE, info.test_loss, tmp);
@@ -280,6 +284,10 @@ Checkpoint read_checkpoint(const std::filesystem::path& path,
     const auto shards = get_dataset<std::int64_t>(root, "shards", H5T_NATIVE_INT64, file);
     for (std::size_t i = 0; i + 4 < shards.size(); i += 5)
       c.shards.push_back({shards[i], shards[i + 1], shards[i + 2], shards[i + 3], shards[i + 4]});
+  }
+  if (H5Lexists(root, "corpora", H5P_DEFAULT) > 0) {
+    const auto corpora = get_dataset<std::int64_t>(root, "corpora", H5T_NATIVE_INT64, file);
+    for (std::size_t i = 0; i + 1 < corpora.size(); i += 2) c.corpora.push_back({corpora[i], corpora[i + 1]});
   }
   if (H5Lexists(root, "pipeline_progress", H5P_DEFAULT) > 0) {
     const auto progress = get_dataset<double>(root, "pipeline_progress", H5T_NATIVE_DOUBLE, file);

@@ -1,6 +1,6 @@
 // The run's checkpoint as HDF5: one dataset per named parameter, the vocabulary (row i of a table is word i),
 // each learner's opaque state (optimizer, RNG) under /learner_state/<i>, each pipeline's read position, the
-// strategy's state, and the run counters as attributes (strings as UTF-8 text, counters as integers). Written to
+// strategy's state, a summary of each corpus file, and the run counters as attributes (strings as UTF-8 text, counters as integers). Written to
 // a temporary file and renamed, so a crash during the write leaves the previous checkpoint intact.
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/corpus_summary.hpp"
 #include "core/read_position.hpp"
 
 namespace fedavg::core {
@@ -59,6 +60,7 @@ struct Checkpoint {
   std::vector<std::string> restarts;                    // the job's restarts after failures, with reasons
   std::vector<float> strategy_state;                    // e.g. bmuf's block momentum (may be empty)
   std::vector<ShardProgress> shards;                    // with shards only (else empty)
+  std::vector<CorpusSummary> corpora;                   // one per corpus file (empty in older checkpoints)
 };
 
 // What a checkpoint is written from: views of the run's state.
@@ -72,6 +74,7 @@ struct CheckpointContent {
   const std::vector<PipelineProgress>& progress;
   const std::vector<std::string>& restarts;
   const std::vector<ShardProgress>& shards;
+  const std::vector<CorpusSummary>& corpora;
 };
 
 // Writes path.tmp and renames it over path. If `die_before_rename` (fault injection), the process is killed

@@ -44,13 +44,14 @@ void CheckpointWriter::write(const std::filesystem::path& path, const Checkpoint
   s.progress = content.progress;
   s.restarts = content.restarts;
   s.shards = content.shards;
+  s.corpora = content.corpora;
   const std::vector<std::string>* vocabulary = &content.vocabulary;
   thread_ = std::thread([this, path, vocabulary, die_before_rename, then = std::move(then)] {
     try {
       const Checkpoint& s = snapshot_;
       write_checkpoint(path,
                        {arrays_, s.info, s.learner_states, s.positions, s.strategy_state, *vocabulary, s.progress,
-                        s.restarts, s.shards},
+                        s.restarts, s.shards, s.corpora},
                        die_before_rename);
       if (then) then();
     } catch (...) {

@@ -69,12 +69,30 @@ void Fingerprint::add_file_summary(const std::filesystem::path& path) {
   add(size);
   add(static_cast<std::int64_t>(st.st_mtim.tv_sec));
   add(static_cast<std::int64_t>(st.st_mtim.tv_nsec));
+  add_ends(path, size);
+}
+
+void Fingerprint::add_ends(const std::filesystem::path& path, std::int64_t size) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw core::Error(path.string() + ": cannot open: " + std::strerror(errno));
   const std::int64_t head = std::min(size, kSummaryBytes);
   add(read_range(in, path, 0, head));
   const std::int64_t tail_at = std::max(head, size - kSummaryBytes);
   add(read_range(in, path, tail_at, size - tail_at));
+}
+
+core::CorpusSummary corpus_summary(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return {};
+  const auto size = static_cast<std::int64_t>(st.st_size);
+  try {
+    Fingerprint f;
+    f.add(size);
+    f.add_ends(path, size);
+    return {size, static_cast<std::int64_t>(f.value())};
+  } catch (const core::Error&) {
+    return {};
+  }
 }
 
 std::uint64_t Fingerprint::value() const {

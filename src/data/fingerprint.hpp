@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/corpus_summary.hpp"
+
 namespace fedavg::data {
 
 class Fingerprint {
@@ -22,6 +24,9 @@ class Fingerprint {
   // last MiB. Throws core::Error naming the file if it cannot be read.
   void add_file_summary(const std::filesystem::path& path);
 
+  // Its first and last MiB, of a file of `size` bytes. Throws core::Error naming the file if it cannot be read.
+  void add_ends(const std::filesystem::path& path, std::int64_t size);
+
   std::uint64_t value() const;
   // value() as 16 hex digits.
   std::string hex() const;
@@ -31,5 +36,10 @@ class Fingerprint {
   void mix(const void* bytes, std::size_t n);
   std::uint64_t h_ = 1469598103934665603ULL;
 };
+
+// A corpus file's size and the fingerprint of its size and first and last MiB (not of its name or time, so a
+// copy or a move keeps it): what a checkpoint keeps to tell on --resume whether a corpus is the one it was read
+// from. Bytes -1 where the file cannot be read.
+core::CorpusSummary corpus_summary(const std::filesystem::path& path);
 
 }  // namespace fedavg::data

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/output_folder.hpp"
+#include "data/fingerprint.hpp"
 
 namespace fedavg::training {
 namespace {
@@ -76,12 +77,30 @@ DispatcherRun::DispatcherRun(const Context& ctx, Strategy& strategy)
                          (s_.checkpoint_background == core::CheckpointBackground::Auto &&
                           weights_.size() >= kBackgroundCheckpointFrom)) {
   for (int l = 0; l < learners_; ++l) learner_ranks_.push_back(ctx.map.learner_rank(l));
+  for (const auto& c : cfg_.corpora) corpora_.push_back(data::corpus_summary(c));
   std::printf("fedavg_mpi: %s: %d pipeline(s), %d learner(s), strategy %s, vocabulary %d, %zu test windows, "
               "%zu parameters, model on %s\n",
               s_.data_name.c_str(), ctx.map.pipelines(), learners_, core::strategy_name(s_.strategy), vocab_.size(),
               test_windows_, weights_.size(), lib_.device().c_str());
   std::fflush(stdout);
   warn_of_repeated_corpora();
+}
+
+void DispatcherRun::check_corpora(const std::vector<core::CorpusSummary>& saved) const {
+  if (saved.empty()) return;
+  if (saved.size() != corpora_.size())
+    throw core::InputError(checkpoint_path_ + ": written from " + std::to_string(saved.size()) +
+                           " corpus file(s), this run names " + std::to_string(corpora_.size()) +
+                           "; resume with the same corpora");
+  for (std::size_t i = 0; i < saved.size(); ++i) {
+    const core::CorpusSummary &was = saved[i], &now = corpora_[i];
+    if (was.bytes < 0 || now.bytes < 0 || (was.bytes == now.bytes && was.hash == now.hash)) continue;
+    throw core::InputError(
+        "corpus " + cfg_.corpora[i] + ": not the file " + checkpoint_path_ + " was written from (" +
+        (was.bytes != now.bytes ? "it had " + std::to_string(was.bytes) + " bytes, now " + std::to_string(now.bytes)
+                                : std::string("its first or last MiB differ")) +
+        "); resume with the same corpora, or start a new run with --overwrite");
+  }
 }
 
 void DispatcherRun::warn_of_repeated_corpora() const {
@@ -118,6 +137,7 @@ void DispatcherRun::start() {
   if (ck.info.strategy != core::strategy_name(s_.strategy))
     throw core::Error(checkpoint_path_ + ": written with strategy " + ck.info.strategy + ", cfg.json says " +
                       core::strategy_name(s_.strategy));
+  check_corpora(ck.corpora);
   if (!pipelines_.sharded() && static_cast<int>(ck.positions.size()) != ctx_.map.pipelines())
     throw core::Error(checkpoint_path_ + ": written with " + std::to_string(ck.positions.size()) +
                       " corpus file(s), this run has " + std::to_string(ctx_.map.pipelines()));
@@ -278,7 +298,7 @@ void DispatcherRun::checkpoint() {
   checkpoint_writer_.write(
       checkpoint_path_,
       {arrays, info, learner_states_, pipelines_.positions(), strategy_.state(), vocab_.words, progress, restarts_,
-       shards},
+       shards, corpora_},
       ctx_.hooks.kill_in_checkpoint(round_),
       [dir = cfg_.out_dir] { core::OutputFolder::commit(dir); });  // what --overwrite replaced may go now
   last_checkpoint_ = round_;

@@ -99,6 +99,9 @@ class DispatcherRun {
   void note_restart();
   // A corpus given twice is read twice an epoch: a warning, since it may be meant as a weight.
   void warn_of_repeated_corpora() const;
+  // --resume: throws InputError unless the corpora are the ones the checkpoint was written from, as far as this
+  // rank can read them (`saved`: the checkpoint's summaries; none in older checkpoints).
+  void check_corpora(const std::vector<core::CorpusSummary>& saved) const;
   // The progress line's figures for the current round.
   Progress::Round progress_round(double lr, const bridge::Scores::Result& sc) const;
   void checkpoint();
@@ -122,6 +125,7 @@ class DispatcherRun {
   Pipelines pipelines_;
   Progress progress_;
   std::vector<std::vector<std::uint8_t>> learner_states_;
+  std::vector<core::CorpusSummary> corpora_;  // each corpus file as this run found it, for the checkpoints
   comm::Outbox outbox_;
   std::unique_ptr<core::MetricsLog> metrics_;
   core::CheckpointWriter checkpoint_writer_;  // after what it writes from: it waits for its write when destroyed

@@ -37,6 +37,7 @@ struct State {
   std::vector<fedavg::core::PipelineProgress> progress{{100.0, 200.0}};
   std::vector<std::string> restarts;
   std::vector<fedavg::core::ShardProgress> shards;
+  std::vector<fedavg::core::CorpusSummary> corpora{{4096, 12345}, {-1, 0}};
 
   explicit State(float base) {
     for (std::size_t i = 0; i < table.size(); ++i) table[i] = base + static_cast<float>(i);
@@ -46,7 +47,7 @@ struct State {
     info.strategy = "fedavg";
   }
   fedavg::core::CheckpointContent content() const {
-    return {arrays, info, learner_states, positions, strategy_state, vocabulary, progress, restarts, shards};
+    return {arrays, info, learner_states, positions, strategy_state, vocabulary, progress, restarts, shards, corpora};
   }
 };
 
@@ -70,6 +71,10 @@ TEST(CheckpointWriter, ABackgroundWriteHoldsTheStateOfItsCallAndEqualsAnInlineOn
   EXPECT_EQ(got.info.round, 5);
   EXPECT_EQ(got.arrays.at(0), State(5.0f).table);
   EXPECT_EQ(got.learner_states.at(0), (std::vector<std::uint8_t>{1, 2, 3}));
+  ASSERT_EQ(got.corpora.size(), 2u);
+  EXPECT_EQ(got.corpora[0].bytes, 4096);
+  EXPECT_EQ(got.corpora[0].hash, 12345);
+  EXPECT_EQ(got.corpora[1].bytes, -1);
   EXPECT_FALSE(fs::exists(dir / "bg.h5.tmp"));
 
   CheckpointWriter inline_writer(false);

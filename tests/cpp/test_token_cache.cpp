@@ -1,6 +1,6 @@
 // The on-disk token cache: data::TokenCacheWriter and data::TokenCache round trip, what makes a cache file
 // count as missing (another key or range, a truncated or half-written file), and data::TokenSource replaying it
-// with no call to the tokenizer, in the same and in a later run.
+// with no call to the tokenizer, in the same and in a later run; a corpus summary follows the content only.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -238,5 +238,27 @@ TEST(TokenSourceCache, ARangeIsCachedOnItsOwn) {
   EXPECT_EQ(one_pass(b), expected);
   EXPECT_EQ(calls, tokenized);
   EXPECT_THROW(b.set_range(cut + 1, static_cast<std::int64_t>(text.size())), fedavg::core::Error);
+  fs::remove_all(dir);
+}
+
+TEST(CorpusSummary, FollowsTheContentNotTheNameOrTime) {
+  const auto dir = fresh_dir();
+  const std::string text = "the big dog sees the cat\nthe cat sees the dog\n";
+  const auto write = [&](const fs::path& p, const std::string& t) { std::ofstream(p, std::ios::binary) << t; };
+  write(dir / "a.txt", text);
+  write(dir / "b.txt", text);  // a copy, written later
+  std::string edited = text;
+  edited[4] = 'x';  // one byte, same size
+  write(dir / "c.txt", edited);
+  const auto a = fedavg::data::corpus_summary(dir / "a.txt");
+  EXPECT_EQ(a.bytes, static_cast<std::int64_t>(text.size()));
+  const auto b = fedavg::data::corpus_summary(dir / "b.txt");
+  EXPECT_EQ(a.bytes, b.bytes);
+  EXPECT_EQ(a.hash, b.hash);
+  const auto c = fedavg::data::corpus_summary(dir / "c.txt");
+  EXPECT_EQ(c.bytes, a.bytes);
+  EXPECT_NE(c.hash, a.hash);
+  EXPECT_EQ(fedavg::data::corpus_summary(dir / "missing.txt").bytes, -1);
+  EXPECT_EQ(fedavg::data::corpus_summary(dir).bytes, -1);  // a folder
   fs::remove_all(dir);
 }

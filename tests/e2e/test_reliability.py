@@ -52,6 +52,32 @@ def test_hung_rank_is_named_by_its_peer(rank, blamed, run_job):
     assert time.monotonic() - t0 < 40
 
 
+def test_a_resume_on_another_corpus_is_refused_and_a_copy_is_not(run_job, toy_config, tmp_path):
+    text = (toy_config / "train.txt").read_text()
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(text)
+    job = run_job(6, corpora=[corpus], cfg={"max_rounds": 2})
+    assert job.rc == 0, job.stderr
+    checkpoint = (job.out / "toy.h5").read_bytes()
+    # The same size, one word changed.
+    changed = text.replace(" the ", " big ", 1)
+    assert len(changed) == len(text) and changed != text
+    corpus.write_text(changed)
+    job = run_job(6, corpora=[corpus], cfg={"max_rounds": 4}, extra=["--resume"])
+    assert job.rc != 0
+    lines = [l for l in job.stderr.splitlines() if l.startswith("[fedavg] rank ")]
+    assert len(lines) == 1 and lines[0].startswith(f"[fedavg] rank 0 (Dispatcher): corpus {corpus}: not the file "), \
+        job.stderr
+    assert "(its first or last MiB differ); resume with the same corpora" in lines[0]
+    assert (job.out / "toy.h5").read_bytes() == checkpoint
+    # A copy under another name, written later, is the same corpus.
+    copy = tmp_path / "copy.txt"
+    copy.write_text(text)
+    job = run_job(6, corpora=[copy], cfg={"max_rounds": 4}, extra=["--resume"])
+    assert job.rc == 0, job.stderr
+    assert "resuming from round 2" in job.stdout
+
+
 def test_kill_then_resume_continues_and_the_loss_keeps_falling(run_job):
     job = run_job(6, cfg={"max_rounds": 8}, extra=["--inject-fault", "4:5:kill"])
     assert job.rc != 0
