@@ -38,7 +38,7 @@ import torch
 
 import library
 from placement import Placement
-from trainer import Trainer, declarations
+from trainer import ModelError, Trainer, declarations
 
 class ConfigError(ValueError):
     """A cfg value the model refuses.  ``key`` names the cfg.json key, so
@@ -325,7 +325,13 @@ def _model_args(cls, opts):
 
 def _instance(cls, opts):
     """The model object: cfg in .cfg, cfg lr and model_args applied."""
-    model = cls(opts)
+    try:
+        model = cls(opts)
+    except (ConfigError, ModelError):
+        raise
+    except Exception as e:  # noqa: BLE001 - reported, not swallowed
+        raise ModelError(f"{cls.__name__}.__init__: {type(e).__name__}: "
+                         f"{e}") from e
     model.lr = opts["lr"]
     for key, value in _model_args(cls, opts).items():
         setattr(model, key, value)

@@ -89,6 +89,7 @@ class Trainer:
             else:
                 handles[name] = torch.nn.Parameter(self.tensors[name])
         self.dense = {n: h for n, h in handles.items() if n not in self.tables}
+        self._check_modules(model)
         self.optimizer = _call(f"{self.name}.optimizer", model.optimizer,
                                dict(handles))
         self._check_optimizer(handles)
@@ -127,6 +128,24 @@ class Trainer:
                     raise ModelError(f"{where} left values that are not "
                                      f"finite")
 
+    def _check_modules(self, model):
+        """Weights the model holds outside params() would train on each
+        learner alone: never averaged, checkpointed, or seen by the test
+        loss.  Parameterless modules (dropout) are kept, switched to eval
+        mode for the test loss."""
+        self._modules = []
+        for attr, value in vars(model).items():
+            if isinstance(value, torch.nn.Parameter) or (
+                    isinstance(value, torch.nn.Module)
+                    and any(True for _ in value.parameters())):
+                raise ModelError(
+                    f"{self.name}.{attr} holds weights of its own "
+                    f"({type(value).__name__}): only what params() declares "
+                    f"is averaged, checkpointed and evaluated; declare them "
+                    f"there (Dense) and use them in loss")
+            if isinstance(value, torch.nn.Module):
+                self._modules.append(value)
+
     def _check_optimizer(self, handles):
         opt = self.optimizer
         where = f"{self.name}.optimizer"
@@ -139,6 +158,16 @@ class Trainer:
             raise ModelError(f"{where}: parameter(s) {', '.join(missing)} "
                              f"not given to the optimizer (they would never "
                              f"train)")
+        declared = {id(h) for h in handles.values()}
+        extra = [p for g in opt.param_groups for p in g["params"]
+                 if id(p) not in declared]
+        if extra:
+            raise ModelError(f"{where}: the optimizer holds "
+                             f"{len(extra)} tensor(s) that params() does "
+                             f"not declare (shapes "
+                             f"{', '.join(str(tuple(p.shape)) for p in extra)}"
+                             f"): only declared parameters are averaged, "
+                             f"checkpointed and evaluated")
         for table in self.tables.values():
             group = group_of[id(table.param)]
             table.plain_sgd = type(opt) is torch.optim.SGD \
@@ -208,13 +237,19 @@ class Trainer:
         rows = max(64, min(_EVAL_WINDOWS, _EVAL_FLOATS // self.vocab_size))
         rng = self.noise.test_stream() if self.noise else None
         total = 0.0
-        with torch.no_grad():
-            for chunk in torch.split(ids, rows):
-                n = chunk.shape[0]
-                context, target = self._split(chunk)
-                loss = self._loss(self._eval_p, context, target,
-                                  self._noise_words(n, rng))
-                total += loss.item() * n
+        for m in self._modules:
+            m.eval()
+        try:
+            with torch.no_grad():
+                for chunk in torch.split(ids, rows):
+                    n = chunk.shape[0]
+                    context, target = self._split(chunk)
+                    loss = self._loss(self._eval_p, context, target,
+                                      self._noise_words(n, rng))
+                    total += loss.item() * n
+        finally:
+            for m in self._modules:
+                m.train()
         return total / ids.shape[0]
 
     def embeddings(self):
@@ -247,9 +282,11 @@ class Trainer:
 
 class _Params:
     """The ``p`` a model's loss gets: p.<name> is a Table's row indexer or
-    a Dense parameter."""
+    a Dense parameter; p.training is False while the test loss is computed
+    (pass it to dropout)."""
 
     def __init__(self, trainer, training):
+        object.__setattr__(self, "training", training)
         self._names = list(trainer.tensors)
         for name, tensor in trainer.tensors.items():
             if name in trainer.tables:
@@ -284,7 +321,8 @@ class _Indexer:
                         f"(p.{self._name}[ids]); declare it Dense to use it "
                         f"whole")
 
-    __getattr__ = __matmul__ = __rmatmul__ = __mul__ = __rmul__ = _whole
+    __getattr__ = __call__ = __matmul__ = __rmatmul__ = __mul__ = _whole
+    __rmul__ = _whole
     __add__ = __radd__ = __sub__ = __rsub__ = __truediv__ = __neg__ = _whole
 
     @classmethod

@@ -180,6 +180,26 @@ def test_dropout_is_seeded_by_seed_and_rank(monkeypatch):
     assert runs[0].tobytes() == runs[1].tobytes() != runs[2].tobytes()
 
 
+def test_the_test_loss_turns_dropout_off(monkeypatch):
+    """p.training is False in the test loss, and a dropout module the model holds is in eval mode there: the same
+    weights give the same test loss on every call, while training still drops."""
+    class Dropout(TwoTables):
+        def __init__(self, cfg):
+            super().__init__(cfg)
+            self.drop = torch.nn.Dropout(0.5)
+
+        def loss(self, p, context, target, noise):
+            h = self.drop(F.dropout(p.embedding[context].mean(1), 0.5, p.training))
+            return ((h - p.out[target]) ** 2).sum(1).mean()
+
+    model, _ = make(monkeypatch, Dropout, lr=0.05)
+    test = windows(64, offset=9)
+    assert engine.test_loss(model, test) == engine.test_loss(model, test)
+    engine.train_step(model, windows(16))
+    assert model.model.drop.training  # back in training mode
+    assert engine.test_loss(model, test) == engine.test_loss(model, test)
+
+
 # --------------------------------------------------------------------------- bad model code
 
 def _bad(**methods):
@@ -199,6 +219,16 @@ BAD = {
     "optimizer misses one": (_bad(optimizer=lambda self, params: torch.optim.SGD([params["embedding"]], lr=0.1)),
                              "Bad.optimizer: parameter.s. out, bias not given to the optimizer"),
     "not an optimizer": (_bad(optimizer=lambda self, params: None), "Bad.optimizer must return a torch.optim"),
+    "optimizer holds more": (_bad(optimizer=lambda self, params: torch.optim.SGD(
+        list(params.values()) + [torch.nn.Parameter(torch.zeros(D, 2))], lr=0.1)),
+        r"Bad.optimizer: the optimizer holds 1 tensor\(s\) that params\(\) does not declare \(shapes \(6, 2\)\): only "
+        r"declared parameters are averaged, checkpointed and evaluated"),
+    "weights of its own": (_bad(__init__=lambda self, cfg: (TwoTables.__init__(self, cfg),
+                                                            setattr(self, "proj", torch.nn.Linear(D, D)))[0]),
+                           r"Bad.proj holds weights of its own \(Linear\): only what params\(\) declares is "
+                           r"averaged, checkpointed and evaluated"),
+    "__init__ raises": (_bad(__init__=lambda self, cfg: cfg["hidden_size"]),
+                    "Bad.__init__: KeyError: 'hidden_size'"),
 }
 
 
@@ -224,6 +254,8 @@ LOSSES = {
                      "Bad.loss does not depend on any parameter"),
     "table used whole": (lambda self, p, c, t, n: (p.embedding @ torch.ones(D)).sum(),
                          "Bad.loss: TypeError: 'embedding' is a Table: index its rows"),
+    "table called": (lambda self, p, c, t, n: p.embedding(c).sum(),
+                     "Bad.loss: TypeError: 'embedding' is a Table: index its rows"),
     "unknown parameter": (lambda self, p, c, t, n: p.embeding[c].sum(),
                           "Bad.loss: AttributeError: the model has no parameter 'embeding'; declared: embedding, "
                           "out, bias"),
