@@ -126,8 +126,12 @@ def load_test(path, vocab, window: int) -> np.ndarray:
         if not toks:
             continue
         if len(toks) != width:
+            hint = ""
+            if len(toks) % 2 == 1 and len(toks) > 1:
+                hint = (f" (a test set made for window {len(toks) // 2}: "
+                        f"prepare the config again with --window {window})")
             raise ValueError(f"{path}:{lineno}: expected {width} words "
-                             f"(window {window}), got {len(toks)}")
+                             f"(window {window}), got {len(toks)}{hint}")
         try:
             rows.append([index[t] for t in toks])
         except KeyError as e:

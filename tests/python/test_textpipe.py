@@ -216,6 +216,8 @@ def test_load_test_other_window(tmp_path):
     ("the cat sat on the\nthe cat sat on\n", 2,
      "expected 5 words (window 2), got 4"),
     ("the cat sat on the mat\n", 1, "expected 5 words (window 2), got 6"),
+    ("the cat sat\n", 1, "expected 5 words (window 2), got 3 (a test set made for window 1: prepare the config "
+                         "again with --window 2)"),
     ("the cat sat on the\n\nthe dog sat on the\n", 3,
      "word 'dog' is not in the vocabulary"),
     ("the cat Sat on the\n", 1, "word 'Sat' is not in the vocabulary"),
