@@ -31,9 +31,10 @@ class TableRows:
         self.device = dev = tensor.device
         self.rows, self.cols = decl.shape
         self.duplicates = decl.duplicates
-        # The optimizer's parameter: between steps an empty [0, cols]
-        # tensor, during a step the unique rows the batch touched.
-        self.param = torch.nn.Parameter(torch.empty(0, self.cols,
+        # The optimizer's parameter: one row while the optimizer is built
+        # (adopt_state), between steps an empty [0, cols] tensor, during a
+        # step the unique rows the batch touched.
+        self.param = torch.nn.Parameter(torch.zeros(1, self.cols,
                                                      device=dev))
         self.calls = []           # (row ids, leaf) per indexing in the loss
         self.row_state = {}       # optimizer state key -> [rows, ...] tensor
@@ -48,6 +49,19 @@ class TableRows:
         self._count = torch.zeros(self.rows, device=dev)
         self._one = torch.ones((), device=dev)
         self.written = WrittenMarks(self.rows, dev)  # for engine.written_rows
+
+    def adopt_state(self, optimizer):
+        """Once the optimizer is built: state it made for the stand-in
+        right away (Adagrad's sums, one row of them) becomes every row's;
+        the stand-in is emptied."""
+        for key, value in optimizer.state.pop(self.param, {}).items():
+            if torch.is_tensor(value) and value.dim() >= 1 \
+                    and value.shape == self.param.shape:
+                self.row_state[key] = value.expand(self.rows,
+                                                   self.cols).clone()
+            else:
+                self.scalar_state[key] = value
+        self.param.data = torch.empty(0, self.cols, device=self.device)
 
     def gather(self, ids):
         """The rows of ``ids`` (any shape) as [*ids.shape, cols], with

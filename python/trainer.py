@@ -93,6 +93,8 @@ class Trainer:
         self.optimizer = _call(f"{self.name}.optimizer", model.optimizer,
                                dict(handles))
         self._check_optimizer(handles)
+        for table in self.tables.values():
+            table.adopt_state(self.optimizer)
         self._train_p = _Params(self, training=True)
         self._eval_p = _Params(self, training=False)
 

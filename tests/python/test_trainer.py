@@ -50,6 +50,8 @@ class TwoTables(Model):
     def optimizer(self, params):
         if self.opt == "sgd":
             return torch.optim.SGD(params.values(), lr=self.lr)
+        if self.opt == "adagrad":  # its state is made with it, not at the first step
+            return torch.optim.Adagrad(params.values(), lr=self.lr, initial_accumulator_value=0.1)
         return torch.optim.Adam(params.values(), lr=self.lr, eps=EPS)
 
 
@@ -61,11 +63,14 @@ def reference(weights, batches, opt, lr):
     """The same model trained the plain way: nn.Embedding tables with dense gradients and torch.optim.SGD, or
     sparse gradients and torch.optim.SparseAdam (lazy Adam) plus Adam for the dense bias."""
     w = torch.from_numpy(weights.copy())
-    emb = torch.nn.Embedding(V, D, sparse=opt == "adam", _weight=w[:V * D].view(V, D).clone())
-    out = torch.nn.Embedding(V, D, sparse=opt == "adam", _weight=w[V * D:2 * V * D].view(V, D).clone())
+    emb = torch.nn.Embedding(V, D, sparse=opt != "sgd", _weight=w[:V * D].view(V, D).clone())
+    out = torch.nn.Embedding(V, D, sparse=opt != "sgd", _weight=w[V * D:2 * V * D].view(V, D).clone())
     bias = torch.nn.Parameter(w[2 * V * D:].clone())
     if opt == "sgd":
         opts = [torch.optim.SGD([emb.weight, out.weight, bias], lr=lr)]
+    elif opt == "adagrad":
+        opts = [torch.optim.Adagrad([emb.weight, out.weight], lr=lr, initial_accumulator_value=0.1),
+                torch.optim.Adagrad([bias], lr=lr, initial_accumulator_value=0.1)]
     else:
         opts = [torch.optim.SparseAdam([emb.weight, out.weight], lr=lr, eps=EPS),
                 torch.optim.Adam([bias], lr=lr, eps=EPS)]
@@ -82,10 +87,11 @@ def reference(weights, batches, opt, lr):
     return torch.cat([emb.weight.detach().view(-1), out.weight.detach().view(-1), bias.detach()]).numpy()
 
 
-@pytest.mark.parametrize("opt", ["sgd", "adam"])
+@pytest.mark.parametrize("opt", ["sgd", "adam", "adagrad"])
 def test_row_steps_equal_torch_optim_on_whole_tables(monkeypatch, opt):
-    """SGD (scatter-added per occurrence) and Adam (unique rows, per-row state) give the weights torch.optim gives
-    on the whole tables: SGD with dense gradients, SparseAdam with sparse ones (only touched rows move)."""
+    """SGD (scatter-added per occurrence), Adam and Adagrad (unique rows, per-row state) give the weights
+    torch.optim gives on the whole tables: SGD with dense gradients, SparseAdam and Adagrad with sparse ones (only
+    touched rows move)."""
     cls = type("T", (TwoTables,), {"opt": opt})
     model, weights = make(monkeypatch, cls, lr=0.05)
     assert all(t.plain_sgd == (opt == "sgd") for t in model.tables.values())
