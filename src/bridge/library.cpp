@@ -56,7 +56,12 @@ Library::Library(Interpreter&) : impl_(std::make_unique<Impl>()) {
   // the model (the learners and the Dispatcher).
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, 128 << 20);
-  impl_->mod = detail::import_checked("engine", {"param_shapes", "create", "train_step", "test_loss", "embeddings"});
+  try {
+    impl_->mod = detail::import_checked("engine", {"param_shapes", "create", "train_step", "test_loss", "embeddings"});
+  } catch (const PythonError& e) {
+    // The model's code fails to import alike on every rank that runs it: bad input, reported once, by rank 0.
+    throw core::InputError(e.what());
+  }
 }
 
 Library::~Library() = default;

@@ -48,6 +48,21 @@ def test_tokenizer_exception_names_the_tokenizer(run_job, broken_python):
     assert took < LIMIT
 
 
+@pytest.mark.parametrize("code,expected", [
+    ("import no_such_module_xyz", "import engine: ModuleNotFoundError: No module named 'no_such_module_xyz'"),
+    ("class Bad(NegCBOW):\n    def optimizer(self, params):\n        return torch.optim.Adam(params, lr=0.1)\n"
+     "MODELS['neg_autograd'] = Bad", "engine.create: trainer.ModelError: Bad.optimizer: TypeError"),
+])
+def test_model_code_that_fails_at_start_up_is_reported_once(run_job, broken_python, code, expected):
+    """Every rank that runs the model fails alike: rank 0 reports it, with the traceback into library.py."""
+    job, took = timed(run_job, 6, cfg={"model": "neg_autograd"}, python_dir=broken_python(code))
+    assert job.rc != 0
+    lines = [l for l in job.stderr.splitlines() if l.startswith("[fedavg] rank ")]
+    assert len(lines) == 1 and lines[0].startswith(f"[fedavg] rank 0 (Dispatcher): {expected}"), job.stderr
+    assert "library.py" in job.stderr  # the traceback
+    assert took < LIMIT
+
+
 def test_killed_learner_ends_the_job(run_job, broken_python):
     code = "import os, signal\ndef train_step(model, windows):\n    os.kill(os.getpid(), signal.SIGKILL)"
     job, took = timed(run_job, 6, python_dir=broken_python(code, module="engine.py"))
