@@ -226,6 +226,8 @@ class Trainer:
             raise ModelError(f"{self.name}.loss does not depend on any "
                              f"parameter: nothing to train")
         _call(f"{self.name}.loss (backward)", loss.backward)
+        if self.step == 0:
+            self._check_all_used()
         for table in self.tables.values():
             table.prepare(self.optimizer)
         if self._optimizer_steps:
@@ -234,6 +236,17 @@ class Trainer:
             table.finish(self.optimizer)
         self.step += 1
         return value
+
+    def _check_all_used(self):
+        """After the first backward: a declared parameter the loss does not
+        use would be averaged and checkpointed but never train."""
+        unused = [n for n, t in self.tables.items()
+                  if not any(c[1].grad is not None for c in t.calls)]
+        unused += [n for n, h in self.dense.items() if h.grad is None]
+        if unused:
+            raise ModelError(f"{self.name}.loss does not use parameter(s) "
+                             f"{', '.join(unused)} (they would never train): "
+                             f"use them, or leave them out of params")
 
     def test_loss(self, ids):
         rows = max(64, min(_EVAL_WINDOWS, _EVAL_FLOATS // self.vocab_size))

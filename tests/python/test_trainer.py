@@ -158,7 +158,7 @@ def test_any_declared_parameter_is_a_view_of_the_buffer(monkeypatch):
             return {**super().params(), "hidden": Dense(D, D, init=init.eye_)}
 
         def loss(self, p, context, target, noise):
-            h = torch.tanh(p.embedding[context].mean(1) @ p.hidden)
+            h = torch.tanh(p.embedding[context].mean(1) @ p.hidden + p.bias)
             return ((h - p.out[target]) ** 2).sum(1).mean()
 
     model, weights = make(monkeypatch, Hidden, lr=0.05)
@@ -175,7 +175,7 @@ def test_any_declared_parameter_is_a_view_of_the_buffer(monkeypatch):
 def test_dropout_is_seeded_by_seed_and_rank(monkeypatch):
     class Dropout(TwoTables):
         def loss(self, p, context, target, noise):
-            h = F.dropout(p.embedding[context].mean(1), 0.5)
+            h = F.dropout(p.embedding[context].mean(1), 0.5) + p.bias
             return ((h - p.out[target]) ** 2).sum(1).mean()
 
     runs = []
@@ -195,7 +195,7 @@ def test_the_test_loss_turns_dropout_off(monkeypatch):
             self.drop = torch.nn.Dropout(0.5)
 
         def loss(self, p, context, target, noise):
-            h = self.drop(F.dropout(p.embedding[context].mean(1), 0.5, p.training))
+            h = self.drop(F.dropout(p.embedding[context].mean(1), 0.5, p.training)) + p.bias
             return ((h - p.out[target]) ** 2).sum(1).mean()
 
     model, _ = make(monkeypatch, Dropout, lr=0.05)
@@ -260,6 +260,8 @@ LOSSES = {
                      "Bad.loss does not depend on any parameter"),
     "table used whole": (lambda self, p, c, t, n: (p.embedding @ torch.ones(D)).sum(),
                          "Bad.loss: TypeError: 'embedding' is a Table: index its rows"),
+    "a parameter unused": (lambda self, p, c, t, n: ((p.embedding[c].mean(1) - p.out[t]) ** 2).sum(1).mean(),
+                           r"Bad.loss does not use parameter\(s\) bias \(they would never train\)"),
     "table called": (lambda self, p, c, t, n: p.embedding(c).sum(),
                      "Bad.loss: TypeError: 'embedding' is a Table: index its rows"),
     "unknown parameter": (lambda self, p, c, t, n: p.embeding[c].sum(),
