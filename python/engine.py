@@ -40,6 +40,7 @@ import library
 from placement import Placement
 from trainer import ModelError, Trainer, declarations
 
+
 class ConfigError(ValueError):
     """A cfg value the model refuses.  ``key`` names the cfg.json key, so
     that C++ can name the file and line that set it; ``message`` says what
