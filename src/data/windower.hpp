@@ -15,8 +15,8 @@
 namespace fedavg::data {
 
 // What a window needs under `s`, for the error when a corpus gives none: "5 consecutive vocabulary words within
-// one line without unknown words, after subsampling (sample 0.001 drops most of a small corpus's words) (see
-// ...)", naming the settings that decide it.
+// one line without unknown words, after subsampling (sample 0.001 ...) (see cross_lines / cross_oov / sample in
+// cfg.json)", naming the settings that decide it.
 std::string window_conditions(const core::Settings& s);
 
 class Windower {
