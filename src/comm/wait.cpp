@@ -13,7 +13,8 @@ Deadline Deadline::after(double seconds) {
 void liveness_timeout(const std::string& what, double seconds) {
   std::ostringstream os;
   os << "liveness limit: " << what << " did not happen within " << seconds
-     << " s (liveness_seconds in cfg.json; 1.5x for a learner's round, 2x for a wait behind another)";
+     << " s (liveness_seconds in cfg.json; 1.25x for a batch, 1.5x for a learner's round, 2x for a wait behind "
+        "another)";
   throw Timeout(os.str());
 }
 

@@ -12,6 +12,7 @@ namespace fedavg::comm {
 // Liveness tiers. A rank that waits directly on a failed peer must be the one that reports it, so waits that
 // only follow from a stall further away (back-pressure, demand, the final barrier) get a longer limit.
 inline constexpr double kDirect = 1.0;
+inline constexpr double kBatch = 1.25;    // a learner waiting for its Batcher, which may itself wait on its Filter
 inline constexpr double kSlowPeer = 1.5;  // the Dispatcher waiting for a learner that may itself be starved
 inline constexpr double kIndirect = 2.0;
 

@@ -1,7 +1,8 @@
-// The run's checkpoint as HDF5: one dataset per named parameter, the vocabulary (row i of a table is word i),
-// each learner's opaque state (optimizer, RNG) under /learner_state/<i>, each pipeline's read position, the
-// strategy's state, a summary of each corpus file, and the run counters as attributes (strings as UTF-8 text, counters as integers). Written to
-// a temporary file and renamed, so a crash during the write leaves the previous checkpoint intact.
+// The run's checkpoint as HDF5: one dataset per named parameter, the vocabulary (row i of a table is word i), each
+// learner's opaque state (optimizer, RNG) under /learner_state/<i>, each pipeline's read position, the strategy's
+// state, a summary of each corpus file, and the run counters as attributes (strings as UTF-8 text, counters as
+// integers). Written to a temporary file and renamed, so a crash during the write leaves the previous checkpoint
+// intact.
 #pragma once
 
 #include <cstdint>

@@ -92,12 +92,14 @@ void Batcher::run() {
         throw core::Error("unexpected message tag " + std::to_string(comm::tag_value(a->tag)) + " from rank " +
                           std::to_string(a->source) + ", which is not an active learner of pipeline " +
                           std::to_string(pipeline));
-      progress = true;
       if (a->tag == comm::Tag::Request) {
         comm::WindowRequest::Wire w{};
         world.receive_into(*a, w.data(), w.size());
+        // Ends a wait for requests; while earlier requests wait for windows, the Filter's silence goes on.
+        progress = progress || pending.empty();
         pending.push_back({a->source, comm::WindowRequest::decode(w).windows});
       } else if (a->tag == comm::Tag::Shutdown) {
+        progress = true;
         world.discard(*a);
         const int who = a->source;
         pending.erase(std::remove_if(pending.begin(), pending.end(), [&](const Pending& p) { return p.learner == who; }),
