@@ -30,7 +30,8 @@ auto guarded(const std::string& context, F&& f, bool input_errors = false) {
     return std::forward<F>(f)();
   } catch (pybind11::error_already_set& e) {
     rethrow_config_error(e);
-    if (input_errors && (e.matches(PyExc_ValueError) || e.matches(PyExc_OSError))) throw core::InputError(input_message(e));
+    if (input_errors && (e.matches(PyExc_ValueError) || e.matches(PyExc_OSError)))
+      throw core::InputError(input_message(e));
     throw PythonError(context + ": " + describe(e));
   }
 }
