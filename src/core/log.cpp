@@ -39,4 +39,10 @@ void log_line(const RankInfo& me, std::string_view msg) { emit(me, ": ", msg); }
 
 void warn(const RankInfo& me, std::string_view msg) { emit(me, " WARNING: ", msg); }
 
+void log_process_line(std::string_view who, std::string_view msg) {
+  std::string line = "[fedavg] ";
+  line.append(who).append(": ").append(msg);
+  write_line(STDERR_FILENO, std::move(line));
+}
+
 }  // namespace fedavg::core

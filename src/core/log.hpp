@@ -17,4 +17,7 @@ void note(const RankInfo& me, std::string_view msg);
 // "[fedavg] rank 3 (Learner) WARNING: <msg>" on stderr, flushed.
 void warn(const RankInfo& me, std::string_view msg);
 
+// "[fedavg] <who>: <msg>" on stderr, flushed: a failure of a process that is not (yet) a rank.
+void log_process_line(std::string_view who, std::string_view msg);
+
 }  // namespace fedavg::core

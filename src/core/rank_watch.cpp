@@ -65,14 +65,6 @@ Record last_record(int fd) {
   return last;
 }
 
-void write_failure(const std::string& line) {
-  for (std::size_t done = 0; done < line.size();) {
-    const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
-    if (n <= 0) return;
-    done += static_cast<std::size_t>(n);
-  }
-}
-
 std::string reason(int signo) {
   std::string what = "killed by signal " + std::to_string(signo);
   if (const char* abbrev = ::sigabbrev_np(signo)) what += std::string(" (SIG") + abbrev + ")";
@@ -104,7 +96,7 @@ std::string reason(int signo) {
     if (r.rank >= 0)
       log_line({static_cast<int>(r.rank), static_cast<Role>(r.role)}, reason(signo));
     else
-      write_failure("[fedavg] process " + std::to_string(::getpid()) + " (no rank yet): " + reason(signo) + "\n");
+      log_process_line("process " + std::to_string(::getpid()) + " (no rank yet)", reason(signo));
   }
   // Die as the rank did, so mpiexec reports the same signal; no core file of the watcher.
   const struct rlimit no_core {0, 0};

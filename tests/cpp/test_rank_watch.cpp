@@ -25,11 +25,15 @@ namespace {
 class RankWatch : public testing::Test {
  protected:
   void SetUp() override {
+    // Forks and waits: a test that hangs fails here, well inside meson's limit (the watcher dies of SIGALRM, and
+    // its rank with it).
+    ::alarm(30);
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     unsetenv("FEDAVG_RANK_WATCH");
     unsetenv("PMI_RANK");
     unsetenv("SLURM_PROCID");
   }
+  void TearDown() override { ::alarm(0); }
 };
 
 [[noreturn]] void die_of(int signo) {
