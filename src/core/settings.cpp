@@ -223,6 +223,9 @@ const std::vector<Key>& keys() {
                        "share of the windows as dense does (windows)"));
     k.push_back(integer("full_sync_every", &Settings::full_sync_every, 0, 100'000'000,
                         "sparse: every this many rounds, send every change and residual in float32 (0: never)"));
+    k.push_back(integer("exchange_threads", &Settings::exchange_threads, 0, 1024,
+                        "sparse: threads per rank for the exchange's work on rows (0: the cores of the rank's host "
+                        "divided by the ranks of the exchange on it)"));
     k.push_back(boolean("balance_rounds", &Settings::balance_rounds,
                         "fedavg, bsp, bmuf, diloco: the first learner done ends the round"));
     k.push_back(boolean("fixed_batch_order", &Settings::fixed_batch_order,

@@ -67,6 +67,7 @@ struct Settings {
   ExchangeType sparse_values = ExchangeType::Float16;
   SparseWeighting sparse_weighting = SparseWeighting::Touched;
   int full_sync_every = 0;  // 0: never
+  int exchange_threads = 0;  // 0: the rank's share of its host's cores (core::share_of_cores)
   double liveness_seconds = 120.0;
   WaitProfile wait_profile = WaitProfile::Auto;
   double progress_seconds = 1.0;

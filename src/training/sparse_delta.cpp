@@ -163,8 +163,8 @@ std::vector<std::uint8_t> SparseDelta::encode(const Layout& layout, ValueType ty
   return out;
 }
 
-void SparseDelta::encode(std::vector<std::uint8_t>& out, const Layout& layout, ValueType type,
-                         std::size_t front) const {
+void SparseDelta::encode(std::vector<std::uint8_t>& out, const Layout& layout, ValueType type, std::size_t front,
+                         core::Workers* workers) const {
   bool weighted = false;
   std::size_t bytes = front + 4 + 4 * parts.size();
   for (std::size_t t = 0; t < parts.size(); ++t) {
@@ -184,19 +184,27 @@ void SparseDelta::encode(std::vector<std::uint8_t>& out, const Layout& layout, V
     const auto n = static_cast<std::uint32_t>(p.rows.size());
     put(&n, 4);
   }
-  for (const Part& p : parts) {
+  core::Workers alone;
+  core::Workers& share = workers ? *workers : alone;
+  for (std::size_t t = 0; t < parts.size(); ++t) {
+    const Part& p = parts[t];
     put(p.rows.data(), p.rows.size() * 4);
-    const std::size_t n = p.values.size();
+    const std::size_t n = p.values.size(), cols = layout[t].cols;
     if (type == ValueType::Float32) {
       put(p.values.data(), n * 4);
     } else {
       // 16-bit values start at an even offset (every field before them is a multiple of 2 bytes long).
       auto* half = reinterpret_cast<std::uint16_t*>(at);
-      if (type == ValueType::Float16) {
-        comm::to_float16(p.values.data(), half, n);
-      } else {
-        for (std::size_t k = 0; k < n; ++k) half[k] = comm::to_bfloat16(p.values[k]);
-      }
+      share.for_range(p.rows.size(), kRowGrain, [&](std::size_t begin, std::size_t end) {
+        const float* v = p.values.data() + begin * cols;
+        const std::size_t m = (end - begin) * cols;
+        std::uint16_t* h = half + begin * cols;
+        if (type == ValueType::Float16) {
+          comm::to_float16(v, h, m);
+        } else {
+          for (std::size_t k = 0; k < m; ++k) h[k] = comm::to_bfloat16(v[k]);
+        }
+      });
       at += n * 2;
     }
     if (weighted) {
@@ -282,27 +290,33 @@ void SparseDelta::decode_from(const std::vector<std::uint8_t>& bytes, const Layo
 }
 
 void SparseDelta::add_encoded(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type,
-                              std::size_t skip, float* w, float* also) {
+                              std::size_t skip, float* w, float* also, core::Workers* workers) {
   Reader in(bytes, skip);
   bool weighted = false;
   const auto counts = read_header(in, layout, weighted);
+  core::Workers alone;
+  core::Workers& share = workers ? *workers : alone;
   std::vector<std::uint32_t> rows;
-  std::vector<float> row;
   for (std::size_t t = 0; t < layout.size(); ++t) {
     const std::size_t cols = layout[t].cols;
     read_rows(in, counts[t], layout, t, rows);
-    row.resize(cols);
-    for (std::size_t k = 0; k < counts[t]; ++k) {
-      read_values(in, type, row.data(), cols);
-      const std::size_t at = layout[t].offset + static_cast<std::size_t>(rows[k]) * cols;
-      float* x = w + at;
+    const std::size_t row_bytes = cols * value_bytes(type);
+    const std::uint8_t* values = in.take(counts[t] * row_bytes);
+    share.for_range(counts[t], kRowGrain, [&](std::size_t begin, std::size_t end) {
+      std::vector<float> row(cols);
+      for (std::size_t k = begin; k < end; ++k) {
+        Reader one(bytes, static_cast<std::size_t>(values - bytes.data()) + k * row_bytes);
+        read_values(one, type, row.data(), cols);
+        const std::size_t at = layout[t].offset + static_cast<std::size_t>(rows[k]) * cols;
+        float* x = w + at;
 #pragma omp simd
-      for (std::size_t c = 0; c < cols; ++c) x[c] += row[c];
-      if (!also) continue;
-      float* y = also + at;
+        for (std::size_t c = 0; c < cols; ++c) x[c] += row[c];
+        if (!also) continue;
+        float* y = also + at;
 #pragma omp simd
-      for (std::size_t c = 0; c < cols; ++c) y[c] += row[c];
-    }
+        for (std::size_t c = 0; c < cols; ++c) y[c] += row[c];
+      }
+    });
     if (weighted) in.take(std::size_t{counts[t]} * 4);
   }
   if (!in.done())

@@ -11,10 +11,15 @@
 #include <vector>
 
 #include "bridge/library.hpp"
+#include "core/workers.hpp"
 
 namespace fedavg::training {
 
 enum class ValueType { Float32, Float16, BFloat16 };
+
+// Rows of a table below which a loop over rows is not worth sharing between threads (a piece per thread has at
+// least this many).
+constexpr std::size_t kRowGrain = 1024;
 
 // Rounds n values to `type` and back, in place (what the other side decodes).
 void round_values(float* v, std::size_t n, ValueType type);
@@ -51,8 +56,10 @@ struct SparseDelta {
   void round_to(ValueType type);
 
   // `front`: bytes left before the encoding (untouched in `out`, zeroed in a new vector), for the caller's header.
+  // `workers`: threads that share the conversion of the values (none: the caller alone); the bytes are the same.
   std::vector<std::uint8_t> encode(const Layout& layout, ValueType type, std::size_t front = 0) const;
-  void encode(std::vector<std::uint8_t>& out, const Layout& layout, ValueType type, std::size_t front = 0) const;
+  void encode(std::vector<std::uint8_t>& out, const Layout& layout, ValueType type, std::size_t front = 0,
+              core::Workers* workers = nullptr) const;
   // Decodes bytes [skip, end) of `bytes`. Throws comm::Error on a payload that does not fit `layout`.
   static SparseDelta decode(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type,
                             std::size_t skip = 0);
@@ -61,8 +68,9 @@ struct SparseDelta {
                    std::size_t skip = 0);
   // Adds the delta encoded in bytes [skip, end) to `w`, and to `also` unless null, without decoding it into a
   // delta first (one pass over its values). Throws as decode does; its weights, if any, are not used.
+  // `workers` share the rows (their rows are distinct, so the sums are the same bits).
   static void add_encoded(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type,
-                          std::size_t skip, float* w, float* also = nullptr);
+                          std::size_t skip, float* w, float* also = nullptr, core::Workers* workers = nullptr);
 };
 
 }  // namespace fedavg::training

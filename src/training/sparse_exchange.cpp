@@ -35,6 +35,17 @@ double count_of(const std::vector<std::uint8_t>& msg) {
   return bytes;
 }
 
+// exchange_threads, or (0) this member's share of its host's cores: the members of the exchange on its host
+// (learners and the Dispatcher, `hosts` by rank; empty: all on one) do their row work at the same time.
+unsigned exchange_threads(const core::Settings& s, const RoundSync& sync) {
+  if (s.exchange_threads > 0) return static_cast<unsigned>(s.exchange_threads);
+  const auto& hosts = sync.hosts();
+  const int me = sync.comm().rank();
+  const auto sharers = hosts.empty() ? sync.comm().size()
+                                     : std::count(hosts.begin(), hosts.end(), hosts[static_cast<std::size_t>(me)]);
+  return core::share_of_cores(static_cast<unsigned>(sharers));
+}
+
 }  // namespace
 
 bool sparse_exchange(const core::Settings& s, std::size_t params, bool learners_on_one_host) {
@@ -57,7 +68,8 @@ SparseExchange::SparseExchange(RoundSync& sync, Layout layout, const core::Setti
                  ? RowOwners(layout_, learners(), sync.comm().rank() - 1)
                  : RowOwners(layout_, 1, 0)),
       relay_(sync.hosts(), sync.comm().size()),
-      other_(layout_.size()) {}
+      other_(layout_.size()),
+      workers_(exchange_threads(s, sync)) {}
 
 void SparseExchange::start_from(const std::vector<float>& w) {
   start_ = w;
@@ -74,28 +86,46 @@ const std::vector<std::uint32_t>* SparseExchange::written_in(std::size_t t, cons
   return &rows;
 }
 
+void SparseExchange::scan(std::size_t t, const std::vector<float>& w, const std::vector<std::uint32_t>* rows,
+                          bool norms) {
+  const Table& tab = layout_[t];
+  const std::size_t n = rows ? rows->size() : tab.rows;
+  scan_.resize(n);
+  workers_.for_range(n, kRowGrain, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::size_t r = rows ? (*rows)[i] : i;
+      const float* a = w.data() + tab.offset + r * tab.cols;
+      const float* s = start_.data() + tab.offset + r * tab.cols;
+      if (!norms) {
+        scan_[i] = std::memcmp(a, s, tab.cols * sizeof(float)) != 0 ? 0.0f : -1.0f;
+        continue;
+      }
+      int changed = 0;
+      float norm = 0.0f;
+#pragma omp simd reduction(| : changed) reduction(+ : norm)
+      for (std::size_t c = 0; c < tab.cols; ++c) {
+        const float x = a[c] - s[c];
+        changed |= x != 0.0f;
+        norm += x * x;
+      }
+      scan_[i] = changed ? norm : -1.0f;
+    }
+  });
+}
+
 void SparseExchange::measure(std::size_t t, const std::vector<float>& w, const std::vector<std::uint32_t>* written) {
   const Table& tab = layout_[t];
   std::vector<float>& norms = norms_[t];
   norms.resize(tab.rows);
   candidates_.clear();
-  const auto read = [&](std::uint32_t r) {
-    const float* a = w.data() + tab.offset + static_cast<std::size_t>(r) * tab.cols;
-    const float* s = start_.data() + tab.offset + static_cast<std::size_t>(r) * tab.cols;
-    int changed = 0;
-    float norm = 0.0f;
-#pragma omp simd reduction(| : changed) reduction(+ : norm)
-    for (std::size_t c = 0; c < tab.cols; ++c) {
-      const float x = a[c] - s[c];
-      changed |= x != 0.0f;
-      norm += x * x;
-    }
-    if (!changed) return;
-    norms[r] = norm;
-    candidates_.emplace_back(norm, r);
+  scan(t, w, written, true);
+  const auto read = [&](std::size_t i, std::uint32_t r) {
+    if (scan_[i] < 0.0f) return;
+    norms[r] = scan_[i];
+    candidates_.emplace_back(scan_[i], r);
   };
   if (!written) {
-    for (std::size_t r = 0; r < tab.rows; ++r) read(static_cast<std::uint32_t>(r));
+    for (std::size_t r = 0; r < tab.rows; ++r) read(r, static_cast<std::uint32_t>(r));
     return;
   }
   // The written rows and the waiting ones, both ascending, merged.
@@ -104,12 +134,46 @@ void SparseExchange::measure(std::size_t t, const std::vector<float>& w, const s
   while (i < written->size() || j < waited.size()) {
     if (j == waited.size() || (i < written->size() && (*written)[i] <= waited[j])) {
       if (j < waited.size() && waited[j] == (*written)[i]) ++j;
-      read((*written)[i++]);
+      read(i, (*written)[i]);
+      ++i;
     } else {
       candidates_.emplace_back(norms[waited[j]], waited[j]);
       ++j;
     }
   }
+}
+
+void SparseExchange::emit(std::vector<float>& w, std::size_t t, const std::vector<std::uint32_t>& rows, float scale,
+                          ValueType as) {
+  const auto owners = static_cast<std::uint32_t>(parts_.size());
+  const std::size_t cols = layout_[t].cols;
+  // Each row's place in its owner's part (the parts of table t are empty), then room for exactly those rows, so
+  // that a large round holds what it sends, not up to twice as much.
+  slot_.resize(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    SparseDelta::Part& part = parts_[rows[i] % owners].parts[t];
+    slot_[i] = part.rows.size();
+    part.rows.push_back(rows[i]);
+    if (touched_) part.weights.push_back(scale);
+  }
+  for (SparseDelta& p : parts_) p.parts[t].values.resize(p.parts[t].rows.size() * cols);
+  // A row goes to its owner's part as its change times the share, rounded as the owner will decode it; what the
+  // rounding lost stays in `w` above the start (none in float32: the row is put back to the start).
+  workers_.for_range(rows.size(), kRowGrain, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::size_t at = layout_[t].offset + static_cast<std::size_t>(rows[i]) * cols;
+      float* a = w.data() + at;
+      const float* s = start_.data() + at;
+      float* v = parts_[rows[i] % owners].parts[t].values.data() + slot_[i] * cols;
+      for (std::size_t c = 0; c < cols; ++c) v[c] = (a[c] - s[c]) * scale;
+      round_values(v, cols, as);
+      if (as == ValueType::Float32) {
+        std::memcpy(a, s, cols * sizeof(float));
+      } else {
+        for (std::size_t c = 0; c < cols; ++c) a[c] = s[c] + ((a[c] - s[c]) - v[c] / scale);
+      }
+    }
+  });
 }
 
 void SparseExchange::own_delta(std::vector<float>& w, double share, bool full, const bridge::WrittenRows& written) {
@@ -127,67 +191,17 @@ void SparseExchange::own_delta(std::vector<float>& w, double share, bool full, c
   const auto scale = static_cast<float>(share);
   if (scale == 0.0f) return;  // it trained nothing this round: whatever it holds back waits
   const ValueType sent_as = type(full);
-  // A row goes to its owner's part as its change times the share, rounded as the owner will decode it; what the
-  // rounding lost stays in `w` above the start (none in float32: the row is put back to the start).
-  const auto emit = [&](std::size_t t, std::uint32_t r) {
-    const std::size_t cols = layout_[t].cols;
-    const std::size_t at = layout_[t].offset + static_cast<std::size_t>(r) * cols;
-    float* a = w.data() + at;
-    const float* s = start_.data() + at;
-    SparseDelta::Part& part = parts_[r % owners].parts[t];
-    part.rows.push_back(r);
-    if (touched_) part.weights.push_back(scale);
-    part.values.resize(part.values.size() + cols);
-    float* v = part.values.data() + part.values.size() - cols;
-    for (std::size_t c = 0; c < cols; ++c) v[c] = (a[c] - s[c]) * scale;
-    round_values(v, cols, sent_as);
-    if (sent_as == ValueType::Float32) {
-      std::memcpy(a, s, cols * sizeof(float));
-    } else {
-      for (std::size_t c = 0; c < cols; ++c) a[c] = s[c] + ((a[c] - s[c]) - v[c] / scale);
-    }
-  };
-  // Room in each owner's part of table t for exactly the rows it will take (the parts are empty), so that a
-  // large round holds what it sends, not up to twice as much.
-  std::vector<std::size_t> count(owners);
-  const auto reserve = [&](std::size_t t, const auto& for_each_row) {
-    std::fill(count.begin(), count.end(), 0);
-    for_each_row([&](std::uint32_t r) { ++count[r % owners]; });
-    for (std::uint32_t j = 0; j < owners; ++j) {
-      SparseDelta::Part& part = parts_[j].parts[t];
-      part.rows.reserve(count[j]);
-      part.values.reserve(count[j] * layout_[t].cols);
-      if (touched_) part.weights.reserve(count[j]);
-    }
-  };
   const bool choose = !full && fraction_ < 1.0;
   for (std::size_t t = 0; t < layout_.size(); ++t) {
     const Table& tab = layout_[t];
     const std::vector<std::uint32_t>* rows = written_in(t, written, full);
+    chosen_.clear();
     if (!choose) {  // every changed row (nothing waits)
       waiting_[t].clear();
-      const std::size_t n = rows ? rows->size() : tab.rows;
-      const auto changed = [&](std::uint32_t r) {
-        const std::size_t at = tab.offset + static_cast<std::size_t>(r) * tab.cols;
-        return std::memcmp(w.data() + at, start_.data() + at, tab.cols * sizeof(float)) != 0;
-      };
-      if (!full) {  // in one pass
-        for (std::size_t i = 0; i < n; ++i) {
-          const auto r = rows ? (*rows)[i] : static_cast<std::uint32_t>(i);
-          if (changed(r)) emit(t, r);
-        }
-        continue;
-      }
-      // A full round may move most of the weights: it finds the changed rows first and sizes the parts for them.
-      std::vector<std::uint32_t> found;
-      for (std::size_t i = 0; i < n; ++i) {
-        const auto r = rows ? (*rows)[i] : static_cast<std::uint32_t>(i);
-        if (changed(r)) found.push_back(r);
-      }
-      reserve(t, [&](const auto& f) {
-        for (const std::uint32_t r : found) f(r);
-      });
-      for (const std::uint32_t r : found) emit(t, r);
+      scan(t, w, rows, false);
+      for (std::size_t i = 0; i < scan_.size(); ++i)
+        if (scan_[i] >= 0.0f) chosen_.push_back(rows ? (*rows)[i] : static_cast<std::uint32_t>(i));
+      emit(w, t, chosen_, scale, sent_as);
       continue;
     }
     // The largest changes (with what waited from earlier rounds), by L2 norm.
@@ -205,10 +219,8 @@ void SparseExchange::own_delta(std::vector<float>& w, double share, bool full, c
       std::sort(candidates_.begin(), candidates_.end(),
                 [](const auto& x, const auto& y) { return x.second < y.second; });
     }
-    reserve(t, [&](const auto& f) {
-      for (const auto& c : candidates_) f(c.second);
-    });
-    for (const auto& c : candidates_) emit(t, c.second);
+    for (const auto& c : candidates_) chosen_.push_back(c.second);
+    emit(w, t, chosen_, scale, sent_as);
   }
 }
 
@@ -220,7 +232,7 @@ void SparseExchange::scatter(bool full) {
   for (int j = 1; j <= learners(); ++j) {
     if (j == me) continue;
     auto& out = out_[static_cast<std::size_t>(j - 1)];
-    parts_[static_cast<std::size_t>(j - 1)].encode(out, layout_, type(full));
+    parts_[static_cast<std::size_t>(j - 1)].encode(out, layout_, type(full), 0, &workers_);
     if (full) drop(parts_[static_cast<std::size_t>(j - 1)]);  // on its way, encoded
     sent_ += static_cast<double>(out.size());
     sends_.push_back(comm.isend(out.data(), out.size(), j, comm::Tag::RowDelta));
@@ -248,7 +260,7 @@ void SparseExchange::publish_own(std::vector<float>& w, bool full) {
   const auto& out = counted(mine, full, learners());
   if (full) drop(mine);  // encoded
   for (const int j : relay_.targets(me)) sends_.push_back(comm.isend(out.data(), out.size(), j, comm::Tag::RowGlobal));
-  SparseDelta::add_encoded(out, layout_, type(full), kCount, w.data(), start_.data());
+  SparseDelta::add_encoded(out, layout_, type(full), kCount, w.data(), start_.data(), &workers_);
   take_owners_sums(w.data(), start_.data(), full, false);
 }
 
@@ -268,7 +280,7 @@ void SparseExchange::take_owners_sums(float* w, float* also, bool full, bool cou
   for (const int j : relay_.direct_from(me)) {
     take(j, comm::Tag::RowGlobal);
     if (pass.empty() || relay_.same_host(j, me)) {
-      SparseDelta::add_encoded(msg_, layout_, type(full), kCount, w, also);
+      SparseDelta::add_encoded(msg_, layout_, type(full), kCount, w, also, &workers_);
       continue;
     }
     // Another host's sum: kept until its sends to this host's members are done.
@@ -276,17 +288,17 @@ void SparseExchange::take_owners_sums(float* w, float* also, bool full, bool cou
     std::vector<std::uint8_t>& keep = passed_[passing++];
     keep.swap(msg_);
     for (const int k : pass) sends_.push_back(comm.isend(keep.data(), keep.size(), k, comm::Tag::RowRelay));
-    SparseDelta::add_encoded(keep, layout_, type(full), kCount, w, also);
+    SparseDelta::add_encoded(keep, layout_, type(full), kCount, w, also, &workers_);
   }
   for (int k = 0, relayed = relay_.relayed_to(me); k < relayed; ++k) {
     take(relay_.relay(me), comm::Tag::RowRelay);
-    SparseDelta::add_encoded(msg_, layout_, type(full), kCount, w, also);
+    SparseDelta::add_encoded(msg_, layout_, type(full), kCount, w, also, &workers_);
   }
 }
 
 const std::vector<std::uint8_t>& SparseExchange::counted(const SparseDelta& sum, bool full, int copies) {
   auto& out = out_[static_cast<std::size_t>(sync_.comm().rank() - 1)];
-  sum.encode(out, layout_, type(full), kCount);
+  sum.encode(out, layout_, type(full), kCount, &workers_);
   sent_ += static_cast<double>(out.size() - kCount) * copies;
   put_count(out, sent_);
   return out;
@@ -316,7 +328,7 @@ void SparseExchange::learner_round(std::vector<float>& w, double share, bool ful
     if (full) drop(mine);  // encoded
     sends_.push_back(sync_.comm().isend(out.data(), out.size(), 0, comm::Tag::RowDelta));
     sync_.down_tree(msg_, comm::Tag::RowGlobal, true);
-    SparseDelta::add_encoded(msg_, layout_, type(full), 0, w.data(), start_.data());
+    SparseDelta::add_encoded(msg_, layout_, type(full), 0, w.data(), start_.data(), &workers_);
   }
   const auto deadline = comm::Deadline::after(sync_.liveness() * comm::kIndirect);
   for (auto& r : sends_) r.wait_until(deadline, sync_.waits().collective());
@@ -360,7 +372,7 @@ void SparseExchange::publish(SparseDelta& delta, std::vector<float>& w, bool ful
   const ValueType t = type(full);
   round_with_residual(delta, t, full);
   delta.apply_to(w.data(), layout_);
-  delta.encode(msg_, layout_, t);
+  delta.encode(msg_, layout_, t, 0, &workers_);
   sync_.down_tree(msg_, comm::Tag::RowGlobal, true);
   bytes_ += static_cast<double>(msg_.size()) * learners();
   if (full) release_buffers();  // `delta` (parts_[0]) with them
@@ -386,13 +398,15 @@ void SparseExchange::round_with_residual(SparseDelta& delta, ValueType t, bool f
   for (std::size_t p = 0; p < layout_.size(); ++p) {
     auto& part = delta.parts[p];
     const std::size_t cols = layout_[p].cols;
-    for (std::size_t k = 0; k < part.rows.size(); ++k) {
-      float* r = residual_.data() + block_.in_block(p, part.rows[k]);
-      float* v = part.values.data() + k * cols;
-      for (std::size_t c = 0; c < cols; ++c) v[c] = r[c] += v[c];  // what the row should move by
-      round_values(v, cols, t);
-      for (std::size_t c = 0; c < cols; ++c) r[c] -= v[c];
-    }
+    workers_.for_range(part.rows.size(), kRowGrain, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t k = begin; k < end; ++k) {
+        float* r = residual_.data() + block_.in_block(p, part.rows[k]);
+        float* v = part.values.data() + k * cols;
+        for (std::size_t c = 0; c < cols; ++c) v[c] = r[c] += v[c];  // what the row should move by
+        round_values(v, cols, t);
+        for (std::size_t c = 0; c < cols; ++c) r[c] -= v[c];
+      }
+    });
   }
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bridge/written_rows.hpp"
+#include "core/workers.hpp"
 #include "core/settings.hpp"
 #include "training/host_relay.hpp"
 #include "training/round_sync.hpp"
@@ -58,6 +59,8 @@ class SparseExchange {
   void publish(SparseDelta& delta, std::vector<float>& w, bool full);
 
   const Layout& layout() const { return layout_; }
+  // The threads that share this member's work on rows (exchange_threads).
+  unsigned threads() const { return workers_.threads(); }
   // Lossy settings (a fraction of the rows, 16-bit values): changes wait to be sent.
   bool lossy() const { return type_ != ValueType::Float32 || fraction_ < 1.0; }
   // Payload bytes moved so far: every learner's rows sent to their owners, and the global change once per
@@ -75,6 +78,13 @@ class SparseExchange {
   // Learner: the rows of table `t` that `written` names, ascending; null when any row may have changed (a full
   // round reads every row).
   const std::vector<std::uint32_t>* written_in(std::size_t t, const bridge::WrittenRows& written, bool full) const;
+  // Learner: scan_[i] for the i-th row `rows` names (every row when null): the squared norm of its change since
+  // the start, or -1 when it has not changed (`norms`: else any value >= 0). Shared among the workers.
+  void scan(std::size_t t, const std::vector<float>& w, const std::vector<std::uint32_t>* rows, bool norms);
+  // Learner: puts table `t`'s rows `rows` (ascending) into their owners' parts, each as its change times `scale`
+  // rounded to `as`, and leaves in `w` what the rounding lost above the start. The copying is shared among the
+  // workers.
+  void emit(std::vector<float>& w, std::size_t t, const std::vector<std::uint32_t>& rows, float scale, ValueType as);
   // Learner: table `t`'s changed rows with their squared norms, in candidates_: it reads the rows `rows` names
   // (every row when null) and takes the other waiting rows' norms from the round they were read in (a waiting
   // row nothing wrote since has not moved from the global weights: the global change went to both).
@@ -123,12 +133,16 @@ class SparseExchange {
   SparseDelta other_;  // a delta as received
   std::vector<std::uint8_t> msg_;
   std::vector<std::pair<float, std::uint32_t>> candidates_;  // learner: rows with a change, and its size
+  std::vector<float> scan_;                                 // learner: scan's result
+  std::vector<std::uint32_t> chosen_;                       // learner: the rows of a table it sends
+  std::vector<std::size_t> slot_;                           // learner: each chosen row's place in its owner's part
   std::vector<std::vector<std::uint32_t>> waiting_;  // learner, by table: changed rows a lossy round did not send
   std::vector<std::vector<float>> norms_;            // learner, by table and row: a waiting row's squared norm
   std::vector<comm::Request> sends_;
   double sent_ = 0.0;  // learner: payload bytes it sent this round
   double bytes_ = 0.0;
   double inbound_ = 0.0;
+  core::Workers workers_;
 };
 
 // The exchange a run uses: sparse for "sparse", and for "auto" when the model has at least 8M parameters and the

@@ -2,8 +2,8 @@
 // learners that own them, with the owners or the Dispatcher publishing the global change: exact averages for the
 // rows learners changed, untouched rows left as they are, the "touched" weighting, error feedback for lossy
 // settings (nothing lost), each changed row received once by the Dispatcher, and rounds that read only the rows
-// the model says it wrote. Runs under mpiexec -n 4 and -n 6 (L = 3, 5), time-limited by meson (timeout 60 s,
-// MPIEXEC_TIMEOUT=50).
+// the model says it wrote, and the same bits whatever threads share the work on rows. Runs under mpiexec -n 4 and
+// -n 6 (L = 3, 5), time-limited by meson (timeout 60 s, MPIEXEC_TIMEOUT=50).
 #include <gtest/gtest.h>
 
 #include <mpi.h>
@@ -325,6 +325,88 @@ TEST_P(SparseExchange, OnSeveralHostsEveryMemberTakesTheSameBitsAsOnOne) {
       EXPECT_EQ(several.inbound, one.inbound);
     }
   }
+}
+
+// Tables large enough for the exchange to share its row work among threads (kRowGrain rows a thread at least).
+const training::Layout kLargeLayout{{0, 40000, 4}, {160000, 9000, 2}};
+constexpr std::size_t kLargeSize = 178000;
+
+// `rounds` rounds on kLargeLayout, each learner changing a different scattered half of the rows by different
+// amounts; the last round full when `end_full`.
+Outcome large_exchange(const core::Settings& s, Publisher publisher, int rounds, bool end_full) {
+  auto world = comm::Communicator::world();
+  const comm::WaitPolicy waits;
+  std::vector<int> ranks;
+  for (int l = 1; l <= learners(); ++l) ranks.push_back(l);
+  training::RoundSync sync(world, world, waits, 20.0, ranks, {});
+  training::SparseExchange sparse(sync, kLargeLayout, s, publisher);
+  Outcome run;
+  run.w.resize(kLargeSize);
+  for (std::size_t i = 0; i < kLargeSize; ++i) run.w[i] = 0.001f * static_cast<float>(i % 977);
+  if (world.rank() != 0) sparse.start_from(run.w);
+  for (int r = 0; r < rounds; ++r) {
+    const bool full = end_full && r == rounds - 1;
+    if (world.rank() == 0 && publisher == Publisher::Owners) {
+      sparse.receive_global(run.w, full);
+    } else if (world.rank() == 0) {
+      training::SparseDelta& d = sparse.collect(full);
+      sparse.publish(d, run.w, full);
+    } else {
+      const auto l = static_cast<std::size_t>(world.rank());
+      for (const auto& tab : kLargeLayout)
+        for (std::size_t row = 0; row < tab.rows; ++row) {
+          if ((row * 7 + l + static_cast<std::size_t>(r)) % 2 != 0) continue;
+          for (std::size_t c = 0; c < tab.cols; ++c)
+            run.w[tab.offset + row * tab.cols + c] += 0.01f * static_cast<float>((row * 13 + c * l + 5 * r) % 101);
+        }
+      sparse.learner_round(run.w, 1.0 / learners(), full);
+    }
+  }
+  run.global = world.rank() == 0 ? run.w : sparse.global();
+  run.inbound = sparse.inbound_bytes();
+  world.ibarrier().wait_until(comm::Deadline::after(20));
+  return run;
+}
+
+TEST_P(SparseExchange, ThreadsShareTheRowWorkAndGiveTheSameBits) {
+  core::Settings top = exact();
+  top.sparse_rows = 0.2;
+  top.sparse_values = core::ExchangeType::Float16;
+  top.sparse_weighting = core::SparseWeighting::Touched;
+  core::Settings defaults = exact();
+  defaults.sparse_values = core::ExchangeType::BFloat16;
+  for (core::Settings s : {exact(), top, defaults}) {
+    s.exchange_threads = 1;
+    const Outcome one = large_exchange(s, GetParam(), 3, true);
+    s.exchange_threads = 4;
+    const Outcome four = large_exchange(s, GetParam(), 3, true);
+    expect_same_everywhere(four.global);
+    for (std::size_t i = 0; i < kLargeSize; ++i) {
+      ASSERT_EQ(four.w[i], one.w[i]) << "element " << i << ", sparse_rows " << s.sparse_rows;
+      ASSERT_EQ(four.global[i], one.global[i]) << "element " << i << ", sparse_rows " << s.sparse_rows;
+    }
+    EXPECT_EQ(four.inbound, one.inbound);
+    // Something moved: the rounds changed the global weights.
+    EXPECT_NE(one.global[8], 0.001f * 8.0f);
+  }
+}
+
+TEST_P(SparseExchange, ByDefaultEachMemberTakesItsShareOfItsHostsCores) {
+  auto world = comm::Communicator::world();
+  const comm::WaitPolicy waits;
+  std::vector<int> ranks;
+  for (int l = 1; l <= learners(); ++l) ranks.push_back(l);
+  std::vector<int> own_host(static_cast<std::size_t>(world.size()));
+  for (int r = 0; r < world.size(); ++r) own_host[static_cast<std::size_t>(r)] = r;
+  core::Settings s = exact();
+  const auto threads = [&](const std::vector<int>& hosts) {
+    training::RoundSync sync(world, world, waits, 20.0, ranks, hosts);
+    return training::SparseExchange(sync, kLargeLayout, s, GetParam()).threads();
+  };
+  EXPECT_EQ(threads({}), core::share_of_cores(static_cast<unsigned>(world.size())));
+  EXPECT_EQ(threads(own_host), core::share_of_cores(1));
+  s.exchange_threads = 3;
+  EXPECT_EQ(threads({}), 3u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Publishers, SparseExchange, ::testing::Values(Publisher::Owners, Publisher::Dispatcher),
