@@ -7,7 +7,8 @@ namespace fedavg::comm {
 
 class Environment {
  public:
-  // Requests MPI_THREAD_SINGLE (every rank runs one thread); throws comm::Error if MPI cannot start. Sets UCX's
+  // Requests MPI_THREAD_FUNNELED: only the main thread calls MPI (a rank's other threads, the checkpoint writer's
+  // and the exchange's workers, never do); throws comm::Error if MPI cannot start. Sets UCX's
   // TCP segment sizes first unless the environment does (see environment.cpp), and keeps MPI_Finalize from
   // hanging over TCP (comm/ucx_finalize.hpp).
   Environment(int& argc, char**& argv);
