@@ -15,7 +15,6 @@ otherwise run on it).
 """
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -29,21 +28,11 @@ import scale  # noqa: E402
 LEARNERS = 2
 
 
-def setting(text):
-    key, _, value = text.partition("=")
-    if not key or not _:
-        raise argparse.ArgumentTypeError(f"--set {text!r}: expected KEY=VALUE")
-    try:
-        return key, json.loads(value)
-    except json.JSONDecodeError:
-        return key, value
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--workdir", help="keep the prepared corpus and the runs here (default: a temporary folder)")
-    ap.add_argument("--set", type=setting, action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--set", type=jobs.parse_set, action="append", default=[], metavar="KEY=VALUE")
     args = ap.parse_args()
     cores = len(os.sched_getaffinity(0))
     auto = max(1, cores // (LEARNERS + 1))

@@ -1,13 +1,11 @@
 """Shared helpers for the benchmarks: build paths, a prepared Bible config, and an mpiexec launcher that
 samples every rank's CPU time and memory from /proc while the job runs (ranks are told apart by PMI_RANK)."""
 
+import argparse
 import json
 import os
 import shutil
 import subprocess
-import sys
-import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -136,6 +134,18 @@ def cpu_share(series, start, end):
     if len(pts) < 2:
         return float("nan")
     return (pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
+
+
+def parse_set(item):
+    """"key=value" -> (key, value); the value is JSON, or a plain string when it is not JSON (argparse type of the
+    benchmarks' --set)."""
+    key, sep, text = item.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"--set wants key=value, got {item!r}")
+    try:
+        return key, json.loads(text)
+    except json.JSONDecodeError:
+        return key, text
 
 
 def table(rows, header):

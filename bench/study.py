@@ -99,17 +99,6 @@ def comma_list(convert):
     return lambda text: [convert(item) for item in text.split(",") if item]
 
 
-def parse_set(item):
-    """"key=value" -> (key, value); the value is JSON, or a plain string when it is not JSON."""
-    key, sep, text = item.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"--set wants key=value, got {item!r}")
-    try:
-        return key, json.loads(text)
-    except json.JSONDecodeError:
-        return key, text
-
-
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="study", description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", required=True, help='"bible", "text8" or a text file')
@@ -120,7 +109,7 @@ def parse_args(argv):
     p.add_argument("--time-limit", type=float, default=300, help="max_seconds of every run (default 300)")
     p.add_argument("--target", type=float, help="test loss target (default: the prepared config's)")
     p.add_argument("--vocab-size", type=int, help="default 5000 for bible, 10000 otherwise")
-    p.add_argument("--set", type=parse_set, action="append", default=[], metavar="KEY=VALUE",
+    p.add_argument("--set", type=jobs.parse_set, action="append", default=[], metavar="KEY=VALUE",
                    help="cfg.json override for every run (repeatable)")
     p.add_argument("--slow-learners", type=int, help="cfg slow_learners (capped at the learner count)")
     p.add_argument("--slow-factor", type=float, help="cfg slow_factor")

@@ -7,6 +7,7 @@ import pytest
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
+import jobs  # noqa: E402
 import study  # noqa: E402
 
 
@@ -70,10 +71,10 @@ def test_speedups_are_against_the_one_learner_fedavg_runs():
 
 
 def test_set_values_are_json_or_strings():
-    assert study.parse_set("nesterov=true") == ("nesterov", True)
-    assert study.parse_set("model=neg") == ("model", "neg")
-    with pytest.raises(study.argparse.ArgumentTypeError):
-        study.parse_set("novalue")
+    assert jobs.parse_set("nesterov=true") == ("nesterov", True)
+    assert jobs.parse_set("model=neg") == ("model", "neg")
+    with pytest.raises(jobs.argparse.ArgumentTypeError):
+        jobs.parse_set("novalue")
 
 
 def test_grid_shows_means_over_repeats_and_runs_that_missed_the_target():
