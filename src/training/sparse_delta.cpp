@@ -252,18 +252,23 @@ void read_rows(Reader& in, std::uint32_t n, const Layout& layout, std::size_t t,
                         " is out of order or outside its " + std::to_string(layout[t].rows) + " rows");
 }
 
-// n values of `type` from `in` into `out`.
-void read_values(Reader& in, ValueType type, float* out, std::size_t n) {
+// n values of `type` at `at` (an even offset for 16-bit values) into `out`.
+void decode_values(const std::uint8_t* at, ValueType type, float* out, std::size_t n) {
   if (type == ValueType::Float32) {
-    in.get(out, n * 4);
+    if (n > 0) std::memcpy(out, at, n * 4);
     return;
   }
-  const auto* half = reinterpret_cast<const std::uint16_t*>(in.take(n * 2));  // at an even offset
+  const auto* half = reinterpret_cast<const std::uint16_t*>(at);
   if (type == ValueType::Float16) {
     comm::from_float16(half, out, n);
   } else {
     for (std::size_t k = 0; k < n; ++k) out[k] = comm::from_bfloat16(half[k]);
   }
+}
+
+// n values of `type` from `in` into `out`.
+void read_values(Reader& in, ValueType type, float* out, std::size_t n) {
+  decode_values(in.take(n * value_bytes(type)), type, out, n);
 }
 
 }  // namespace
@@ -305,8 +310,7 @@ void SparseDelta::add_encoded(const std::vector<std::uint8_t>& bytes, const Layo
     share.for_range(counts[t], kRowGrain, [&](std::size_t begin, std::size_t end) {
       std::vector<float> row(cols);
       for (std::size_t k = begin; k < end; ++k) {
-        Reader one(bytes, static_cast<std::size_t>(values - bytes.data()) + k * row_bytes);
-        read_values(one, type, row.data(), cols);
+        decode_values(values + k * row_bytes, type, row.data(), cols);
         const std::size_t at = layout[t].offset + static_cast<std::size_t>(rows[k]) * cols;
         float* x = w + at;
 #pragma omp simd
