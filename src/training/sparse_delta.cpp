@@ -128,15 +128,19 @@ void SparseDelta::add(const SparseDelta& o, const Layout& layout) {
   for (std::size_t t = 0; t < parts.size(); ++t) add_part(parts[t], o.parts[t], layout[t].cols);
 }
 
-void SparseDelta::normalise(const Layout& layout) {
+void SparseDelta::normalise(const Layout& layout, core::Workers* workers) {
+  core::Workers alone;
+  core::Workers& share = workers ? *workers : alone;
   for (std::size_t t = 0; t < parts.size(); ++t) {
     Part& p = parts[t];
     if (p.weights.empty()) continue;
     const std::size_t cols = layout[t].cols;
-    for (std::size_t k = 0; k < p.rows.size(); ++k) {
-      const float inv = p.weights[k] > 0 ? 1.0f / p.weights[k] : 0.0f;
-      for (std::size_t c = 0; c < cols; ++c) p.values[k * cols + c] *= inv;
-    }
+    share.for_range(p.rows.size(), kRowGrain, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t k = begin; k < end; ++k) {
+        const float inv = p.weights[k] > 0 ? 1.0f / p.weights[k] : 0.0f;
+        for (std::size_t c = 0; c < cols; ++c) p.values[k * cols + c] *= inv;
+      }
+    });
     p.weights.clear();
   }
 }
@@ -289,6 +293,70 @@ void SparseDelta::decode_from(const std::vector<std::uint8_t>& bytes, const Layo
       p.weights.resize(p.rows.size());
       in.get(p.weights.data(), p.weights.size() * 4);
     }
+  }
+  if (!in.done())
+    throw comm::Error("sparse weights: " + std::to_string(bytes.size() - skip) + " bytes, more than the rows");
+}
+
+void SparseDelta::merge_encoded(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type,
+                                std::size_t skip, SparseDelta& spare, core::Workers* workers) {
+  Reader in(bytes, skip);
+  bool weighted = false;
+  const auto counts = read_header(in, layout, weighted);
+  parts.resize(layout.size());
+  spare.parts.resize(layout.size());
+  core::Workers alone;
+  core::Workers& share = workers ? *workers : alone;
+  std::vector<std::uint32_t> rows;
+  constexpr std::size_t kNone = SIZE_MAX;
+  std::vector<std::pair<std::size_t, std::size_t>> from;  // each row of the sum: its place here and in `bytes`
+  for (std::size_t t = 0; t < layout.size(); ++t) {
+    const std::size_t cols = layout[t].cols;
+    read_rows(in, counts[t], layout, t, rows);
+    const std::size_t row_bytes = cols * value_bytes(type);
+    const std::uint8_t* values = in.take(counts[t] * row_bytes);
+    const std::uint8_t* weights = weighted ? in.take(std::size_t{counts[t]} * 4) : nullptr;
+    Part& a = parts[t];
+    if (rows.empty()) continue;
+    Part& sum = spare.parts[t];
+    from.clear();
+    sum.rows.clear();
+    for (std::size_t i = 0, j = 0; i < a.rows.size() || j < rows.size();) {
+      if (j == rows.size() || (i < a.rows.size() && a.rows[i] < rows[j])) {
+        from.emplace_back(i, kNone);
+        sum.rows.push_back(a.rows[i++]);
+      } else {
+        const bool both = i < a.rows.size() && a.rows[i] == rows[j];
+        from.emplace_back(both ? i++ : kNone, j);
+        sum.rows.push_back(rows[j++]);
+      }
+    }
+    const bool weigh = weights || !a.weights.empty();  // a row without a weight has weight 0
+    sum.values.resize(from.size() * cols);
+    sum.weights.resize(weigh ? from.size() : 0);
+    share.for_range(from.size(), kRowGrain, [&](std::size_t begin, std::size_t end) {
+      std::vector<float> row(cols);
+      for (std::size_t k = begin; k < end; ++k) {
+        const auto [i, j] = from[k];
+        float* to = sum.values.data() + k * cols;
+        if (i == kNone) {
+          decode_values(values + j * row_bytes, type, to, cols);
+        } else if (j == kNone) {
+          std::memcpy(to, a.values.data() + i * cols, cols * sizeof(float));
+        } else {
+          decode_values(values + j * row_bytes, type, row.data(), cols);
+          const float* x = a.values.data() + i * cols;
+#pragma omp simd
+          for (std::size_t c = 0; c < cols; ++c) to[c] = x[c] + row[c];
+        }
+        if (!weigh) continue;
+        float b = 0.0f;
+        if (weights && j != kNone) std::memcpy(&b, weights + j * 4, 4);
+        const float x = i == kNone || a.weights.empty() ? 0.0f : a.weights[i];
+        sum.weights[k] = i == kNone ? b : j == kNone ? x : x + b;
+      }
+    });
+    std::swap(a, sum);
   }
   if (!in.done())
     throw comm::Error("sparse weights: " + std::to_string(bytes.size() - skip) + " bytes, more than the rows");

@@ -10,6 +10,7 @@
 
 #include "comm/error.hpp"
 #include "comm/float16.hpp"
+#include "core/workers.hpp"
 #include "training/sparse_delta.hpp"
 
 using namespace fedavg;
@@ -145,6 +146,48 @@ TEST(SparseDelta, AddingAgreesWithARowByRowSumForAnyOverlap) {
       ASSERT_TRUE(a.parts[0].weights.empty()) << trial;
     }
   }
+}
+
+TEST(SparseDelta, MergingAnEncodedDeltaGivesTheBitsOfDecodingAndAdding) {
+  // Random rows of a large table (more than one piece per thread) and a small one, weights on either side or
+  // neither, every value type, 1 and 4 threads; the target and the spare are reused from trial to trial.
+  const Layout layout{{0, 9000, 5}, {45000, 3, 2}};
+  std::mt19937 rng(11);
+  core::Workers four(4);
+  SparseDelta a(2), spare(2);
+  const auto random = [&](bool weighted) {
+    SparseDelta d(2);
+    for (std::size_t t = 0; t < 2; ++t) {
+      const std::uint32_t skip = 1 + static_cast<std::uint32_t>(rng() % 4);  // about every skip-th row
+      for (std::uint32_t r = 0; r < layout[t].rows; ++r) {
+        if (rng() % skip) continue;
+        d.parts[t].rows.push_back(r);
+        for (std::size_t c = 0; c < layout[t].cols; ++c)
+          d.parts[t].values.push_back(static_cast<float>(static_cast<int>(rng() % 2001) - 1000) / 37.0f);
+        if (weighted) d.parts[t].weights.push_back(static_cast<float>(rng() % 9) / 4.0f);
+      }
+    }
+    return d;
+  };
+  for (int trial = 0; trial < 24; ++trial) {
+    const ValueType type = trial % 3 == 0 ? ValueType::Float32 : trial % 3 == 1 ? ValueType::Float16
+                                                                               : ValueType::BFloat16;
+    a = random(trial % 2 == 0);
+    SparseDelta b = random(trial % 4 < 2);
+    if (trial == 5) b.parts[0] = SparseDelta::Part{};  // nothing in one table
+    const auto bytes = b.encode(layout, type, 8);
+    SparseDelta want = a;
+    want.add(SparseDelta::decode(bytes, layout, type, 8), layout);
+    a.merge_encoded(bytes, layout, type, 8, spare, trial % 2 ? &four : nullptr);
+    for (std::size_t t = 0; t < 2; ++t) {
+      ASSERT_EQ(a.parts[t].rows, want.parts[t].rows) << trial;
+      ASSERT_EQ(a.parts[t].values, want.parts[t].values) << trial;
+      ASSERT_EQ(a.parts[t].weights, want.parts[t].weights) << trial;
+    }
+  }
+  auto bytes = a.encode(layout, ValueType::Float16);
+  bytes.pop_back();
+  EXPECT_THROW(a.merge_encoded(bytes, layout, ValueType::Float16, 0, spare), comm::Error);
 }
 
 TEST(SparseDelta, WeightedRowsAreAveragedOverTheirOwnWeights) {
