@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <limits>
 
 #include "comm/communicator.hpp"
 #include "comm/error.hpp"
@@ -176,6 +178,33 @@ void SparseExchange::emit(std::vector<float>& w, std::size_t t, const std::vecto
   });
 }
 
+void SparseExchange::select(std::size_t keep, std::vector<std::uint32_t>& waiting) {
+  if (keep >= candidates_.size()) {
+    for (const auto& c : candidates_) chosen_.push_back(c.second);
+    return;
+  }
+  // The keep-th largest norm; of the rows with exactly that norm, the first ones in row order are taken.
+  std::size_t ties = 0;
+  float least = std::numeric_limits<float>::infinity();
+  if (keep > 0) {
+    sizes_.resize(candidates_.size());
+    for (std::size_t i = 0; i < candidates_.size(); ++i) sizes_[i] = candidates_[i].first;
+    const auto kth = sizes_.begin() + static_cast<std::ptrdiff_t>(keep - 1);
+    std::nth_element(sizes_.begin(), kth, sizes_.end(), std::greater<>());
+    least = *kth;
+    ties = 1 + static_cast<std::size_t>(std::count(sizes_.begin(), kth, least));
+  }
+  // candidates_ ascend by row, and so do both lists.
+  for (const auto& [norm, row] : candidates_) {
+    if (norm > least || (norm == least && ties > 0)) {
+      if (norm == least) --ties;
+      chosen_.push_back(row);
+    } else {
+      waiting.push_back(row);
+    }
+  }
+}
+
 void SparseExchange::own_delta(std::vector<float>& w, double share, bool full, const bridge::WrittenRows& written) {
   if (!written.empty() && written.size() != layout_.size())
     throw core::Error("engine.written_rows gave " + std::to_string(written.size()) + " parameters, the model has " +
@@ -209,17 +238,7 @@ void SparseExchange::own_delta(std::vector<float>& w, double share, bool full, c
     waiting_[t].clear();
     const auto keep = std::min(candidates_.size(),
                                static_cast<std::size_t>(std::ceil(fraction_ * static_cast<double>(tab.rows))));
-    if (keep < candidates_.size()) {
-      std::nth_element(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(keep),
-                       candidates_.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
-      for (auto c = candidates_.begin() + static_cast<std::ptrdiff_t>(keep); c != candidates_.end(); ++c)
-        waiting_[t].push_back(c->second);
-      std::sort(waiting_[t].begin(), waiting_[t].end());
-      candidates_.resize(keep);
-      std::sort(candidates_.begin(), candidates_.end(),
-                [](const auto& x, const auto& y) { return x.second < y.second; });
-    }
-    for (const auto& c : candidates_) chosen_.push_back(c.second);
+    select(keep, waiting_[t]);
     emit(w, t, chosen_, scale, sent_as);
   }
 }
@@ -241,14 +260,13 @@ void SparseExchange::scatter(bool full) {
   for (int j = 1; j <= learners(); ++j) {
     if (j == me) continue;
     receive(j, comm::Tag::RowDelta, deadline);
-    other_.decode_from(msg_, layout_, type(full));
-    mine.add(other_, layout_);
+    mine.merge_encoded(msg_, layout_, type(full), 0, other_, &workers_);
   }
   if (full) {
     drop(other_);
     std::vector<std::uint8_t>().swap(msg_);
   }
-  if (touched_) mine.normalise(layout_);
+  if (touched_) mine.normalise(layout_, &workers_);
 }
 
 void SparseExchange::publish_own(std::vector<float>& w, bool full) {
@@ -362,8 +380,7 @@ SparseDelta& SparseExchange::collect(bool full) {
   sum.clear();
   for (int j = 1; j <= learners(); ++j) {
     receive_counted(j, comm::Tag::RowDelta, deadline);
-    other_.decode_from(msg_, layout_, type(full), kCount);
-    sum.add(other_, layout_);  // the owners' rows are disjoint
+    sum.merge_encoded(msg_, layout_, type(full), kCount, other_, &workers_);  // the owners' rows are disjoint
   }
   return sum;
 }

@@ -89,6 +89,9 @@ class SparseExchange {
   // (every row when null) and takes the other waiting rows' norms from the round they were read in (a waiting
   // row nothing wrote since has not moved from the global weights: the global change went to both).
   void measure(std::size_t t, const std::vector<float>& w, const std::vector<std::uint32_t>* rows);
+  // Learner: of candidates_ (ascending by row), the `keep` with the largest norms into chosen_ and the others into
+  // `waiting`, both ascending; of rows with equal norms at the cut, the lower rows are taken.
+  void select(std::size_t keep, std::vector<std::uint32_t>& waiting);
   // Learner: sends the other owners their parts, and sums theirs of its own rows into its part.
   void scatter(bool full);
   // Learner, Publisher::Owners: rounds the sum of its rows, adds it to `w` and the start, and sends it to every
@@ -130,10 +133,11 @@ class SparseExchange {
   std::vector<SparseDelta> parts_;  // learner: its delta by owner; its own part becomes the sum of its rows
   std::vector<std::vector<std::uint8_t>> out_;  // learner: the messages in flight, by learner rank - 1
   std::vector<std::vector<std::uint8_t>> passed_;  // a relay: the other hosts' sums it is passing on
-  SparseDelta other_;  // a delta as received
+  SparseDelta other_;  // the spare of merge_encoded
   std::vector<std::uint8_t> msg_;
   std::vector<std::pair<float, std::uint32_t>> candidates_;  // learner: rows with a change, and its size
   std::vector<float> scan_;                                 // learner: scan's result
+  std::vector<float> sizes_;                                // learner: candidates' norms, for select's cut
   std::vector<std::uint32_t> chosen_;                       // learner: the rows of a table it sends
   std::vector<std::size_t> slot_;                           // learner: each chosen row's place in its owner's part
   std::vector<std::vector<std::uint32_t>> waiting_;  // learner, by table: changed rows a lossy round did not send
