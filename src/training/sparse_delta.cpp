@@ -335,27 +335,29 @@ void SparseDelta::merge_encoded(const std::vector<std::uint8_t>& bytes, const La
     sum.values.resize(from.size() * cols);
     sum.weights.resize(weigh ? from.size() : 0);
     share.for_range(from.size(), kRowGrain, [&](std::size_t begin, std::size_t end) {
-      std::vector<float> row(cols);
       for (std::size_t k = begin; k < end; ++k) {
         const auto [i, j] = from[k];
         float* to = sum.values.data() + k * cols;
-        if (i == kNone) {
-          decode_values(values + j * row_bytes, type, to, cols);
-        } else if (j == kNone) {
+        if (j == kNone) {
           std::memcpy(to, a.values.data() + i * cols, cols * sizeof(float));
-        } else {
-          decode_values(values + j * row_bytes, type, row.data(), cols);
-          const float* x = a.values.data() + i * cols;
-#pragma omp simd
-          for (std::size_t c = 0; c < cols; ++c) to[c] = x[c] + row[c];
+          continue;
         }
-        if (!weigh) continue;
+        decode_values(values + j * row_bytes, type, to, cols);
+        if (i == kNone) continue;
+        const float* x = a.values.data() + i * cols;
+#pragma omp simd
+        for (std::size_t c = 0; c < cols; ++c) to[c] += x[c];
+      }
+    });
+    if (weigh) {
+      for (std::size_t k = 0; k < from.size(); ++k) {
+        const auto [i, j] = from[k];
         float b = 0.0f;
         if (weights && j != kNone) std::memcpy(&b, weights + j * 4, 4);
         const float x = i == kNone || a.weights.empty() ? 0.0f : a.weights[i];
         sum.weights[k] = i == kNone ? b : j == kNone ? x : x + b;
       }
-    });
+    }
     std::swap(a, sum);
   }
   if (!in.done())

@@ -50,7 +50,8 @@ struct SparseDelta {
   void add(const SparseDelta& o, const Layout& layout);
   // Adds in the delta encoded in bytes [skip, end) (rows summed, values and weights alike) in one pass over its
   // values, building the sum in `spare`, which is then swapped in (so `spare`'s capacity is reused from call to
-  // call). Throws as decode does. `workers` share the rows; the result is the same bits as decode and add.
+  // call). Throws as decode does (the tables before the fault are merged). `workers` share the rows; the result is
+  // the same bits as decode and add.
   void merge_encoded(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type, std::size_t skip,
                      SparseDelta& spare, core::Workers* workers = nullptr);
   // Divides every row by its weight (and drops the weights). `workers` share the rows.
