@@ -70,7 +70,7 @@ SparseExchange::SparseExchange(RoundSync& sync, Layout layout, const core::Setti
                  ? RowOwners(layout_, learners(), sync.comm().rank() - 1)
                  : RowOwners(layout_, 1, 0)),
       relay_(sync.hosts(), sync.comm().size()),
-      other_(layout_.size()),
+      spare_(layout_.size()),
       workers_(exchange_threads(s, sync)) {}
 
 void SparseExchange::start_from(const std::vector<float>& w) {
@@ -260,10 +260,10 @@ void SparseExchange::scatter(bool full) {
   for (int j = 1; j <= learners(); ++j) {
     if (j == me) continue;
     receive(j, comm::Tag::RowDelta, deadline);
-    mine.merge_encoded(msg_, layout_, type(full), 0, other_, &workers_);
+    mine.merge_encoded(msg_, layout_, type(full), 0, spare_, &workers_);
   }
   if (full) {
-    drop(other_);
+    drop(spare_);
     std::vector<std::uint8_t>().swap(msg_);
   }
   if (touched_) mine.normalise(layout_, &workers_);
@@ -367,7 +367,7 @@ void SparseExchange::release_buffers() {
   std::vector<SparseDelta>().swap(parts_);
   std::vector<std::vector<std::uint8_t>>().swap(out_);
   std::vector<std::vector<std::uint8_t>>().swap(passed_);
-  drop(other_);
+  drop(spare_);
   std::vector<std::uint8_t>().swap(msg_);
   std::vector<std::pair<float, std::uint32_t>>().swap(candidates_);
 }
@@ -380,7 +380,7 @@ SparseDelta& SparseExchange::collect(bool full) {
   sum.clear();
   for (int j = 1; j <= learners(); ++j) {
     receive_counted(j, comm::Tag::RowDelta, deadline);
-    sum.merge_encoded(msg_, layout_, type(full), kCount, other_, &workers_);  // the owners' rows are disjoint
+    sum.merge_encoded(msg_, layout_, type(full), kCount, spare_, &workers_);  // the owners' rows are disjoint
   }
   return sum;
 }

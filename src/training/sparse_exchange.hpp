@@ -133,7 +133,7 @@ class SparseExchange {
   std::vector<SparseDelta> parts_;  // learner: its delta by owner; its own part becomes the sum of its rows
   std::vector<std::vector<std::uint8_t>> out_;  // learner: the messages in flight, by learner rank - 1
   std::vector<std::vector<std::uint8_t>> passed_;  // a relay: the other hosts' sums it is passing on
-  SparseDelta other_;  // the spare of merge_encoded
+  SparseDelta spare_;  // where merge_encoded builds a sum (swapped with it; both keep their capacity)
   std::vector<std::uint8_t> msg_;
   std::vector<std::pair<float, std::uint32_t>> candidates_;  // learner: rows with a change, and its size
   std::vector<float> scan_;                                 // learner: scan's result
