@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <functional>
 
-#include "core/config.hpp"
+#include "core/wait_profile.hpp"
 
 namespace fedavg::comm {
 

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/wait_profile.hpp"
+
 namespace fedavg::core {
 
 // How learners' models are combined (docs/strategies.md); "strategy" in cfg.json.
@@ -28,9 +30,6 @@ enum class ExchangeType { Float32, Float16, BFloat16 };
 // How the sparse exchange averages a row: by each learner's share of the round's windows (what dense averaging
 // does), or over the learners that sent the row, by their windows.
 enum class SparseWeighting { Windows, Touched };
-
-// How waiting ranks sleep (comm::WaitPolicy); "wait_profile" in cfg.json.
-enum class WaitProfile { Auto, Plain, Oversubscribed };
 
 // The shard size when shards are needed (pipelines differs from the number of corpus files) and shard_mb is 0.
 inline constexpr double kDefaultShardMb = 64.0;
