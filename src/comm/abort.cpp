@@ -3,22 +3,15 @@
 #include <mpi.h>
 
 #include <chrono>
-#include <cstdio>
-#include <iostream>
+#include <cstdlib>
 #include <thread>
 
 #include "core/log.hpp"
-#include "core/rank_watch.hpp"
 
 namespace fedavg::comm {
 
 void abort_job(const core::RankInfo& me, std::string_view reason) {
-  std::fflush(stdout);
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(stderr);
-  core::log_line(me, reason);
-  core::tell_watcher_failure_reported();
+  core::log_failure(me, reason);
   // Give mpiexec's output forwarding a moment to pass the line on before the abort tears the job down.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   MPI_Abort(MPI_COMM_WORLD, 1);

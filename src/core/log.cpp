@@ -2,7 +2,11 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+#include <iostream>
 #include <string>
+
+#include "core/rank_watch.hpp"
 
 namespace fedavg::core {
 namespace {
@@ -36,6 +40,15 @@ void note(const RankInfo& me, std::string_view msg) {
 }
 
 void log_line(const RankInfo& me, std::string_view msg) { emit(me, ": ", msg); }
+
+void log_failure(const RankInfo& me, std::string_view reason) {
+  std::fflush(stdout);
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(stderr);
+  log_line(me, reason);
+  tell_watcher_failure_reported();
+}
 
 void warn(const RankInfo& me, std::string_view msg) { emit(me, " WARNING: ", msg); }
 

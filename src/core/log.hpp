@@ -10,6 +10,10 @@ namespace fedavg::core {
 // "[fedavg] rank 3 (Learner): <msg>" on stderr, flushed.
 void log_line(const RankInfo& me, std::string_view msg);
 
+// This rank's failure line, log_line's, after flushing what stdout and stderr hold; then tells the rank's watcher
+// (core/rank_watch.hpp) that the failure is reported, so it adds no line of its own when the job's end kills it.
+void log_failure(const RankInfo& me, std::string_view reason);
+
 // "fedavg_mpi: Tokenizer rank 1: <msg>" on stdout, unbuffered: what a rank other than the Dispatcher says about
 // its work (stderr's "[fedavg] rank N (Role): " lines are failures).
 void note(const RankInfo& me, std::string_view msg);
