@@ -76,8 +76,9 @@ NOTES = {
         "Measured where the host has at least 8 cores, which is not the machine of the other sections (the "
         "heading names the cores); bench/report.py keeps this section as it is elsewhere. The learners train on "
         "the CPU (device=cpu), one torch thread each. The work on rows (finding the changed rows, packing them, "
-        "adding the global change to both copies of the weights) is memory-bound; its threads share the rows, "
-        "and each row's result does not depend on them, so every setting of exchange_threads gives the same bits. "
+        "merging the parts received, adding the global change to both copies of the weights) is memory-bound; its "
+        "threads share the rows, and each row's result does not depend on them, so every setting of "
+        "exchange_threads gives the same bits. "
         "The lent machine is a virtual machine (Ubuntu 24.04, its Open MPI 4.1.6, torch 2.11), shared with other "
         "work: the round time of the same windows moves between runs; compare the exchange time column.",
     "The learner step on a GPU":
@@ -89,7 +90,7 @@ NOTES = {
     "Learner throughput per core, against gensim":
         "`neg` is the hand-written model (the default); `neg_autograd` is library.py's `NegCBOW`, the same loss "
         "written with autograd and stepped by trainer.py on the rows a batch touches, the model the recipes of "
-        "python_interface.md edit. The autograd / hand-written column compares the two at the same dim and batch; "
+        "models.md edit. The autograd / hand-written column compares the two at the same dim and batch; "
         "the quality table trains both on the same windows.",
     "Pipeline, waiting ranks, memory, averaging":
         "The Batcher draws every batch at random from a pool of `shuffle_windows` windows (default 262 144, "
@@ -194,6 +195,10 @@ def main():
              "one section with `--only SCRIPT`.",
              "Figures move by ±20 % between runs on this shared machine; peers (gensim) are measured in the "
              "same run as ours.", ""]
+    # Sections no benchmark writes (hand-written, e.g. the neg model's design measurements) are kept as
+    # they are, after the measured ones.
+    planned = {title for title, _, _ in plan}
+    sections += [(title, body) for title, body in kept.items() if title not in planned]
     for title, body in sections:
         lines += [f"## {title}", "", body] + ([NOTES[title], ""] if title in NOTES else [])
     (ROOT / "docs" / "performance.md").write_text("\n".join(lines))
