@@ -34,47 +34,19 @@ class HandwrittenNegCBOW:
     """CBOW with negative sampling, trained like word2vec (cbow_mean=1).
 
     Parameters: embedding [V, D] (input vectors, the embeddings we keep),
-    out_vectors [V, D] (output vectors, word2vec's syn1neg).  For a window
-    with context ids c_1..c_2w, target t and K noise words n_1..n_K:
-
-        h    = (1 / 2w) * sum_j E[c_j]
-        loss = -log sigmoid(U[t] . h) - sum_k log sigmoid(-U[n_k] . h)
-
-    Hand-written SGD, as word2vec does it: with g_0 = 1 - sigmoid(U[t].h),
-    g_k = -sigmoid(U[n_k].h) (g_k = 0 where n_k == t, word2vec's skip), the
-    step adds lr*g_k*h to each U[o_k] and lr*sum_k g_k*U[o_k] to every
-    context row E[c_j] (not divided by 2w, as in word2vec).  The rate is
-    per window, not per batch (lr is not divided by the batch size).  A
-    batch is one step: every window's gradient is computed from the same
-    weights and the steps are scattered into the touched rows only
-    (index_put_ with accumulate, the fastest scatter-add of torch 1.13 on
-    CPU).  A row that occurs c times in the batch has each of its steps
-    scaled by 1/sqrt(c) (model_args "duplicates": "sqrt", the default;
-    "mean": 1/c; "sum": 1): a batch repeats frequent words, and a batch in
-    text order (shuffle_windows 0) its topic words, and summing their many
-    stale steps diverges at useful rates.
-
-    Noise: unigram^noise_power (0.75) of cfg["counts"], drawn exactly with
-    Walker's alias method from a NumPy generator seeded by (seed, rank);
-    counts None means uniform; a count of 0 is never drawn.
-
-    Learning rate: constant by default (a run that stops at its target does
-    not know its length), or word2vec's linear decay over decay_steps
-    (model_args) or bpe * max_rounds steps of this learner (cfg); a resumed
-    run continues from the step count in the learner's checkpointed state.
-    For a run of known length linear gives better embeddings
-    (docs/python_interface.md).
-    Recommended: lr 0.1, bs 1024.  model_args keys: see _ARGS and docs/python_interface.md.
-
-    Device: it runs where engine.py placed the weights (the C++ buffer on
-    a CPU, a copy of it on a GPU).  On a GPU the two small batched products
-    run as torch.bmm, on a CPU as NumPy's einsum/matmul, faster there.
+    out_vectors [V, D] (output vectors, word2vec's syn1neg).  What it
+    computes, its hand-written SGD step, the repeated-row scaling
+    ("duplicates"), the noise distribution, the learning-rate schedules and
+    the model_args keys (_ARGS) are described for users in docs/models.md,
+    "neg: the hand-written default"; the loss in docs/python_interface.md,
+    test_loss.  Device: it runs where engine.py placed the weights (the C++
+    buffer on a CPU, a copy of it on a GPU).
     """
 
     _ARGS = {"negatives": 5, "noise_power": 0.75, "lr_schedule": "constant",
              "decay_steps": None, "min_lr_ratio": 1e-4, "duplicates": "sqrt"}
 
-    lr = 0.1  # default rate: plain SGD, constant (docs/python_interface.md)
+    lr = 0.1  # default rate: plain SGD, constant (docs/models.md)
 
     @staticmethod
     def param_shapes(opts):

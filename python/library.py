@@ -4,9 +4,9 @@ A model is a class: its parameters by name and shape (params), its loss
 written with PyTorch autograd (loss), an optimizer from torch.optim
 (optimizer); its settings are class attributes.  MODELS names the models
 and cfg.json picks one with "model".  Recipes (sum instead of mean, a hidden
-layer, Adam, full softmax) are in docs/python_interface.md, "Change the
-model".  engine.py, beside this file, is the contract with the C++ program;
-you need not read it.
+layer, Adam, full softmax) are in docs/models.md, "Change the model".
+engine.py, beside this file, is the contract with the C++ program; you
+need not read it.
 
 Check a change:  /usr/bin/python3 -m pytest tests/python -q
 Train with it:   mpiexec -n 5 build/src/fedavg_mpi --python DIR corpus.txt

@@ -82,7 +82,7 @@ def test_missing_vocab_size_and_bad_values_raise():
     ({"model": "neg_autograd", "model_args": {"negative": 3}}, "model_args"),
 ])
 def test_a_refused_cfg_value_names_its_key(change, key):
-    """C++ names where cfg.json set the key (docs/python_interface.md#configerror)."""
+    """C++ names where cfg.json set the key (docs/python_interface.md#errors)."""
     with pytest.raises(engine.ConfigError) as e:
         engine.param_shapes({**CFG, **change})
     assert e.value.key == key and str(e.value) == "cfg: " + e.value.message

@@ -1,4 +1,4 @@
-"""The recipes of docs/python_interface.md, "Change the model": each diff in tests/python/recipes/ applies to
+"""The recipes of docs/models.md, "Change the model": each diff in tests/python/recipes/ applies to
 python/library.py, is shown verbatim in the docs, and the edited model trains on a toy corpus."""
 
 import importlib.util
@@ -36,7 +36,7 @@ def test_the_four_recipes_are_there():
 @pytest.mark.parametrize("recipe", RECIPES)
 def test_docs_show_the_recipe_verbatim(recipe):
     diff = (HERE / "recipes" / f"{recipe}.diff").read_text()
-    assert diff in (ROOT / "docs" / "python_interface.md").read_text()
+    assert diff in (ROOT / "docs" / "models.md").read_text()
     changed = [l for l in diff.splitlines()[2:] if l[:1] in "+-"]
     assert len(changed) <= 13, changed          # a few lines of PyTorch, not a rewrite
 
