@@ -29,7 +29,6 @@ uses it, and store_weights before it reads the buffer.
 
 import math
 import numbers
-import pickle
 import re
 import warnings
 
@@ -37,6 +36,7 @@ import numpy as np
 import torch
 
 import library
+import state_codec
 from placement import Placement
 from trainer import ModelError, Trainer, declarations
 
@@ -120,19 +120,20 @@ def test_loss(model, windows: np.ndarray) -> float:
 
 def get_state(model) -> bytes:
     """The model's state besides its weights (optimizer state, step
-    counter, RNG), as opaque bytes for checkpoints; empty for a model that
-    keeps none.  Pickled rather than torch.save'd: the learner sends it
-    every checkpoint round, and pickle is far cheaper."""
+    counter, RNG), as bytes for checkpoints; empty for a model that keeps
+    none.  Plain arrays and JSON (state_codec): a checkpoint holds data,
+    never code."""
     if not hasattr(model, "state"):
         return b""
-    return pickle.dumps(_on_cpu(model.state()),
-                        protocol=pickle.HIGHEST_PROTOCOL)
+    return state_codec.encode(model.state())
 
 
 def set_state(model, state: bytes) -> None:
-    """Restores a state returned by get_state (on --resume)."""
+    """Restores a state returned by get_state (on --resume).  Bytes in any
+    other format (a pickle) raise state_codec.StateFormatError, and
+    nothing in them runs."""
     if state and hasattr(model, "load_state"):
-        model.load_state(pickle.loads(state))
+        model.load_state(state_codec.decode(state))
 
 
 def current_lr(model) -> float:
@@ -195,18 +196,6 @@ def embeddings(model) -> np.ndarray:
 # --------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------
-
-def _on_cpu(value):
-    """``value`` with every tensor in it moved to the CPU (dicts, lists and
-    tuples walked), so that a state saved on a GPU loads anywhere."""
-    if torch.is_tensor(value):
-        return value.cpu()
-    if isinstance(value, dict):
-        return {k: _on_cpu(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_on_cpu(v) for v in value)
-    return value
-
 
 def _device(opts):
     """The torch device cfg["device"] names: "cpu", "cuda", "cuda:N", or

@@ -268,6 +268,47 @@ def test_state_round_trip_continues_identically(model):
     np.testing.assert_array_equal(wa, wb)
 
 
+class _RunsCode:
+    """Unpickling this runs code: it touches the file it names."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (str(self.path), "w"))
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_a_pickled_state_is_refused_and_runs_nothing(model, tmp_path):
+    """A checkpoint is data: a learner state that is a pickle (here one that creates a file when unpickled) is
+    refused by set_state, and nothing in it runs."""
+    import pickle
+
+    import state_codec
+
+    marker = tmp_path / "ran"
+    m, _ = make(config(model))
+    for bad in (pickle.dumps({"step": _RunsCode(marker)}), b"\x00" * 7, state_codec.encode({"step": 1})[:-1] + b"{"):
+        with pytest.raises(state_codec.StateFormatError):
+            engine.set_state(m, bad)
+    assert not marker.exists()
+
+
+def test_the_state_format_keeps_tensors_arrays_and_python_values():
+    import state_codec
+
+    state = {"step": 7, 3: (0.5, None, "x"), "t": torch.arange(6, dtype=torch.float64).reshape(2, 3),
+             "b": torch.ones(2, dtype=torch.bfloat16), "a": np.arange(4, dtype=np.uint8), "big": 2**100,
+             "l": [True, float("inf")]}
+    back = state_codec.decode(state_codec.encode(state))
+    assert back["step"] == 7 and back[3] == (0.5, None, "x") and back["big"] == 2**100 and back["l"] == [True, math.inf]
+    assert torch.equal(back["t"], state["t"]) and back["t"].dtype == torch.float64
+    assert torch.equal(back["b"], state["b"]) and back["b"].dtype == torch.bfloat16
+    assert isinstance(back["a"], np.ndarray) and back["a"].tolist() == [0, 1, 2, 3]
+    with pytest.raises(TypeError, match="only tensors, arrays"):
+        state_codec.encode({"f": len})
+
+
 @pytest.mark.parametrize("model", MODELS)
 def test_written_rows_name_every_row_the_steps_changed(model):
     """The sparse exchange reads only the rows written_rows names: it must
