@@ -3,7 +3,11 @@
 #include <hdf5.h>
 
 #include <cmath>
+#include <cstring>
 
+#include <nlohmann/json.hpp>
+
+#include "core/checksum.hpp"
 #include "core/error.hpp"
 #include "core/fault.hpp"
 
@@ -69,6 +73,9 @@ class Handle {
   hid_t id_;
   herr_t (*close_)(hid_t);
 };
+
+// The attribute of every dataset that holds its checksum (core/checksum.hpp).
+constexpr const char* kChecksum = "xxh3";
 
 void check(herr_t rc, const std::string& what) {
   if (rc < 0) fail(what);
@@ -138,6 +145,7 @@ void put_strings(hid_t where, const char* name, const std::vector<std::string>& 
   if (n > 0)
     check(H5Dwrite(set.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, texts.data()),
           file + ": cannot write dataset " + name);
+  put_attr(set.get(), kChecksum, H5T_NATIVE_UINT64, checksum(values), file);
 }
 
 void put_dataset(hid_t where, const std::string& name, hid_t file_type, hid_t mem_type, std::vector<hsize_t> dims,
@@ -146,8 +154,19 @@ void put_dataset(hid_t where, const std::string& name, hid_t file_type, hid_t me
                file + ": HDF5 dataspace for " + name);
   Handle set(H5Dcreate2(where, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
              file + ": cannot create dataset " + name);
-  if (H5Sget_simple_extent_npoints(space.get()) > 0)
+  const auto n = static_cast<std::size_t>(H5Sget_simple_extent_npoints(space.get()));
+  if (n > 0)
     check(H5Dwrite(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), file + ": cannot write dataset " + name);
+  put_attr(set.get(), kChecksum, H5T_NATIVE_UINT64, checksum(data, n * H5Tget_size(mem_type)), file);
+}
+
+// Throws naming the file and the dataset unless `set` carries the checksum `sum`.
+void verify(hid_t set, const std::string& name, std::uint64_t sum, const std::string& file) {
+  if (H5Aexists(set, kChecksum) <= 0)
+    throw Error(file + ": dataset " + name + " carries no checksum (a checkpoint of an older version; it cannot "
+                "be checked, so it is refused)");
+  if (get_attr<std::uint64_t>(set, kChecksum, H5T_NATIVE_UINT64, file) != sum)
+    throw Error(file + ": dataset " + name + " is damaged: its values do not match their checksum");
 }
 
 std::vector<std::string> get_strings(hid_t where, const char* name, const std::string& file) {
@@ -164,6 +183,7 @@ std::vector<std::string> get_strings(hid_t where, const char* name, const std::s
     out.emplace_back(s ? s : "");
     H5free_memory(s);
   }
+  verify(set.get(), name, checksum(out), file);
   return out;
 }
 
@@ -175,7 +195,38 @@ std::vector<T> get_dataset(hid_t where, const std::string& name, hid_t mem_type,
   if (n < 0) throw Error(file + ": cannot size dataset " + name);
   std::vector<T> out(static_cast<std::size_t>(n));
   if (n > 0) check(H5Dread(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), file + ": cannot read " + name);
+  verify(set.get(), name, checksum(out.data(), out.size() * sizeof(T)), file);
   return out;
+}
+
+// A learner's state as its engine.get_state wrote it (python/state_codec.py): a safetensors header whose metadata
+// holds the state's JSON. Anything else, a pickle above all, is refused here, before any learner sees it.
+std::vector<std::uint8_t> learner_state(std::vector<std::uint8_t> bytes, const std::string& name,
+                                        const std::string& file) {
+  if (bytes.empty()) return bytes;  // a model that keeps no state
+  std::uint64_t length = 0;
+  bool ok = bytes.size() >= sizeof length;
+  if (ok) std::memcpy(&length, bytes.data(), sizeof length);
+  ok = ok && length <= bytes.size() - sizeof length;
+  if (ok) {
+    const auto header = nlohmann::json::parse(bytes.begin() + sizeof length,
+                                              bytes.begin() + static_cast<std::ptrdiff_t>(sizeof length + length),
+                                              nullptr, false);
+    ok = header.is_object() && header.contains("__metadata__") && header["__metadata__"].is_object() &&
+         header["__metadata__"].contains("fedavg_state");
+  }
+  if (!ok)
+    throw Error(file + ": dataset " + name + " is not a learner state in this version's format (plain arrays and "
+                "JSON; a pickle, as older versions wrote, is refused: nothing in a checkpoint is run)");
+  return bytes;
+}
+
+// Throws naming the file and the parameter if `values` hold a NaN or an infinity.
+void check_finite(const std::vector<float>& values, const std::string& name, const std::string& file) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i]))
+      throw Error(file + ": parameter " + name + " holds " + (std::isnan(values[i]) ? "NaN" : "an infinity") +
+                  " at value " + std::to_string(i) + ": the checkpoint's weights cannot be trained on");
 }
 
 }  // namespace
@@ -267,6 +318,7 @@ Checkpoint read_checkpoint(const std::filesystem::path& path,
     if (values.size() != size)
       throw Error(file + ": parameter " + name + " holds " + std::to_string(values.size()) + " values, the model has " +
                   std::to_string(size) + " (was the checkpoint written with another vocabulary or model?)");
+    check_finite(values, name, file);
     c.names.push_back(name);
     c.arrays.push_back(std::move(values));
   }
@@ -275,7 +327,9 @@ Checkpoint read_checkpoint(const std::filesystem::path& path,
   check(H5Gget_info(group.get(), &group_info), file + ": cannot list learner_state");
   const hsize_t count = group_info.nlinks;
   for (hsize_t i = 0; i < count; ++i)
-    c.learner_states.push_back(get_dataset<std::uint8_t>(group.get(), std::to_string(i), H5T_NATIVE_UINT8, file));
+    c.learner_states.push_back(
+        learner_state(get_dataset<std::uint8_t>(root, "learner_state/" + std::to_string(i), H5T_NATIVE_UINT8, file),
+                      "learner_state/" + std::to_string(i), file));
   const auto flat = get_dataset<std::int64_t>(root, "read_positions", H5T_NATIVE_INT64, file);
   for (std::size_t i = 0; i + 1 < flat.size(); i += 2) c.positions.push_back({flat[i], flat[i + 1]});
   c.strategy_state = get_dataset<float>(root, "strategy_state", H5T_NATIVE_FLOAT, file);

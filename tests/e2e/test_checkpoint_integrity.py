@@ -1,0 +1,68 @@
+"""A checkpoint is checked data: a damaged dataset, or a learner state that is not plain arrays and JSON (a crafted
+pickle), is refused on --resume with one line naming the file and the dataset, the checkpoint is left as it was,
+and nothing in it runs."""
+
+import ctypes
+import pickle
+
+import h5py
+import numpy as np
+
+ABORT_SECONDS = 30  # a refused resume ends well within this
+
+
+def finished_run(run_job):
+    job = run_job(6, cfg={"max_rounds": 2})
+    assert job.rc == 0, job.stderr
+    return job.out / "toy.h5"
+
+
+def refused(run_job, checkpoint, dataset):
+    before = checkpoint.read_bytes()
+    job = run_job(6, cfg={"max_rounds": 4}, extra=["--resume"], timeout=ABORT_SECONDS + 30)
+    assert job.rc != 0
+    lines = [line for line in job.stderr.splitlines() if line.startswith("[fedavg] rank ")]
+    assert lines and lines[0].startswith(f"[fedavg] rank 0 (Dispatcher): {checkpoint}: dataset {dataset} "), job.stderr
+    assert checkpoint.read_bytes() == before
+    return lines[0]
+
+
+def test_a_byte_flipped_weight_dataset_is_refused(run_job):
+    checkpoint = finished_run(run_job)
+    with h5py.File(checkpoint, "r") as f:
+        offset = f["embedding"].id.get_offset()
+        size = f["embedding"].id.get_storage_size()
+    assert offset is not None and size > 200
+    data = bytearray(checkpoint.read_bytes())
+    for i in range(offset + 100, offset + 116):
+        data[i] ^= 0x5A
+    checkpoint.write_bytes(bytes(data))
+    line = refused(run_job, checkpoint, "embedding")
+    assert line.endswith("is damaged: its values do not match their checksum")
+
+
+class _RunsCode:
+    """Unpickling this creates the file it names."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (str(self.path), "w"))
+
+
+def test_a_crafted_pickle_as_learner_state_runs_nothing(run_job, tmp_path):
+    checkpoint = finished_run(run_job)
+    marker = tmp_path / "pickle_ran"
+    crafted = np.frombuffer(pickle.dumps({"step": _RunsCode(marker)}), dtype=np.uint8)
+    # With a checksum that matches, as someone crafting the file would write it: the format itself is refused.
+    xxhash = ctypes.CDLL("libxxhash.so.0")
+    xxhash.XXH3_64bits.restype = ctypes.c_uint64
+    xxhash.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    with h5py.File(checkpoint, "r+") as f:
+        del f["learner_state/0"]
+        f["learner_state/0"] = crafted
+        f["learner_state/0"].attrs["xxh3"] = np.uint64(xxhash.XXH3_64bits(crafted.tobytes(), crafted.size))
+    line = refused(run_job, checkpoint, "learner_state/0")
+    assert "is not a learner state in this version's format" in line
+    assert not marker.exists()
