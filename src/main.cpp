@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
       const core::Config cfg = training::settle_config(line, world, py);
       core::check_pipelines(cfg, map.pipelines());
       liveness = cfg.settings.liveness_seconds;
+      core::tell_watcher_liveness(liveness);
       core::check_faults(cfg.faults, mpi.world_size());
       const auto learners = world.split(me.role == core::Role::Dispatcher || me.role == core::Role::Learner, me.rank);
       // Collective among the learner communicator's members, right after its split: the host of each.

@@ -11,18 +11,24 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "core/log.hpp"
 
 namespace fedavg::core {
 namespace {
 
+// The stop limit until the rank knows its liveness_seconds: half of the default's 120 s.
+constexpr float kStopLimit = 60.0f;
+
 // What the rank tells its watcher: sent whole each time (a pipe write this small is atomic).
 struct Record {
   std::int32_t rank = -1;
   std::int32_t role = static_cast<std::int32_t>(Role::Unassigned);
   std::int32_t reported = 0;
+  float stop_limit = kStopLimit;  // seconds the rank may stay stopped by a signal
 };
 
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
@@ -51,27 +57,76 @@ int launcher_rank() {
   return -1;
 }
 
-// Everything the rank wrote to the pipe (it is dead, so the pipe holds all it will ever hold); the last record.
-Record last_record(int fd) {
-  Record last;
-  last.rank = launcher_rank();
+// Reads what the rank has written to the pipe so far into `last`, its latest record.
+void drain(int fd, Record& last) {
   Record r;
   for (;;) {
     const ssize_t n = ::read(fd, &r, sizeof r);
     if (n == static_cast<ssize_t>(sizeof r)) last = r;
     else if (n < 0 && errno == EINTR) continue;
-    else break;  // end of file, or nothing more (a process the rank forked may still hold the write end)
+    else break;  // end of file, or nothing more for now (the pipe does not block)
   }
-  return last;
+}
+
+std::string host_name() {
+  char host[256] = {};
+  return ::gethostname(host, sizeof host - 1) == 0 ? std::string(" on host ") + host : std::string();
+}
+
+// Prints `what` for the rank `r` names (or the process, before it knew its rank).
+void report(const Record& r, const std::string& what) {
+  if (r.rank >= 0)
+    log_line({static_cast<int>(r.rank), static_cast<Role>(r.role)}, what);
+  else
+    log_process_line("process " + std::to_string(::getpid()) + " (no rank yet)", what);
+}
+
+std::string signal_name(int signo) {
+  std::string name = std::to_string(signo);
+  if (const char* abbrev = ::sigabbrev_np(signo)) name += std::string(" (SIG") + abbrev + ")";
+  return name;
 }
 
 std::string reason(int signo) {
-  std::string what = "killed by signal " + std::to_string(signo);
-  if (const char* abbrev = ::sigabbrev_np(signo)) what += std::string(" (SIG") + abbrev + ")";
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) == 0) what += std::string(" on host ") + host;
+  std::string what = "killed by signal " + signal_name(signo) + host_name();
   if (signo == SIGKILL) what += ": the out-of-memory killer, or a kill from outside the job";
   return what;
+}
+
+// Waits for the rank to end, or to stay stopped by a signal past its stop limit: a stopped rank holds up every
+// peer that waits on it, and only its watcher can tell it is stopped rather than slow. Returns its wait status
+// when it ends; ends a rank that stays stopped, naming it, and then the watcher (the job ends with it).
+int wait_for(pid_t rank, int from_rank, Record& known) {
+  using Clock = std::chrono::steady_clock;
+  int status = 0;
+  bool stopped = false;
+  Clock::time_point since;
+  for (;;) {
+    const pid_t got = ::waitpid(rank, &status, WUNTRACED | WCONTINUED | (stopped ? WNOHANG : 0));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) ::_exit(1);
+    if (got == 0) {  // still stopped
+      drain(from_rank, known);
+      const std::chrono::duration<double> held = Clock::now() - since;
+      if (held.count() >= known.stop_limit) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    } else if (WIFSTOPPED(status)) {
+      stopped = true;
+      since = Clock::now();
+    } else if (WIFCONTINUED(status)) {
+      stopped = false;
+    } else {
+      return status;
+    }
+  }
+  if (!known.reported)
+    report(known, "stopped by signal " + signal_name(WSTOPSIG(status)) + host_name() + " for " +
+                      std::to_string(static_cast<int>(known.stop_limit)) +
+                      " s (half of liveness_seconds): ended, as every peer that waits on it is held up");
+  ::kill(rank, SIGKILL);
+  while (::waitpid(rank, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::_exit(1);
 }
 
 // The watcher: waits for the rank and ends as it ended.
@@ -86,18 +141,13 @@ std::string reason(int signo) {
   std::signal(SIGPIPE, SIG_IGN);
   ::sigprocmask(SIG_SETMASK, &before, nullptr);
 
-  int status = 0;
-  while (::waitpid(rank, &status, 0) < 0)
-    if (errno != EINTR) ::_exit(1);
+  Record known;
+  known.rank = launcher_rank();
+  const int status = wait_for(rank, from_rank, known);
   if (WIFEXITED(status)) ::_exit(WEXITSTATUS(status));
   const int signo = WTERMSIG(status);
-  const Record r = last_record(from_rank);
-  if (!r.reported) {
-    if (r.rank >= 0)
-      log_line({static_cast<int>(r.rank), static_cast<Role>(r.role)}, reason(signo));
-    else
-      log_process_line("process " + std::to_string(::getpid()) + " (no rank yet)", reason(signo));
-  }
+  drain(from_rank, known);  // the rank is dead: the pipe holds all it will ever hold
+  if (!known.reported) report(known, reason(signo));
   // Die as the rank did, so mpiexec reports the same signal; no core file of the watcher.
   const struct rlimit no_core {0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core);
@@ -143,6 +193,11 @@ void watch_rank() {
 void tell_watcher(const RankInfo& me) {
   g_told.rank = me.rank;
   g_told.role = static_cast<std::int32_t>(me.role);
+  send(g_told);
+}
+
+void tell_watcher_liveness(double liveness_seconds) {
+  g_told.stop_limit = static_cast<float>(liveness_seconds / 2);
   send(g_told);
 }
 

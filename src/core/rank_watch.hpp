@@ -17,6 +17,12 @@ void watch_rank();
 // The rank: who it is, once known; the watcher names it so.
 void tell_watcher(const RankInfo& me);
 
+// The rank: its liveness_seconds. A rank stopped by a signal (SIGSTOP, SIGTSTP) for half of it is ended by its
+// watcher, which names it (`[fedavg] rank N (Role): stopped by signal 19 (SIGSTOP) on host H for 60 s ...`),
+// before the peers that wait on it run out of their own limits (liveness_seconds and more). Until it is told, the
+// limit is 60 s.
+void tell_watcher_liveness(double liveness_seconds);
+
 // The rank: it has printed its failure line, so the watcher adds none when the job's end kills it.
 void tell_watcher_failure_reported();
 

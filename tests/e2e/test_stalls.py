@@ -1,0 +1,66 @@
+"""A rank stopped by a signal (SIGSTOP) is named by its watcher once half of liveness_seconds has passed, whatever
+its role, and the job ends: its peers, which only see a silent rank, would otherwise blame whoever they wait on."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import JOB_TIMEOUT
+
+LIVENESS = 6
+MARGIN = 4  # the watcher polls every 0.1 s; the job's end and mpiexec's teardown take the rest
+
+
+def rank_process(rank):
+    """The pid of rank `rank` (the process its watcher forked), or None."""
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            environ = (proc / "environ").read_bytes().split(b"\0")
+            parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            parent_comm = Path(f"/proc/{parent}/comm").read_text().strip()
+            comm = (proc / "comm").read_text().strip()
+        except (OSError, ValueError, IndexError):
+            continue
+        if comm == "fedavg_mpi" and parent_comm == "fedavg_mpi" and f"PMI_RANK={rank}".encode() in environ:
+            return int(proc.name)
+    return None
+
+
+@pytest.mark.parametrize("rank,role", [(5, "Learner"), (0, "Dispatcher"), (2, "Filter")])
+def test_a_stopped_rank_is_named_within_half_its_liveness_limit(rank, role, app, toy_config, tmp_path):
+    cfg_dir = tmp_path / "config"
+    shutil.copytree(toy_config / "config", cfg_dir)
+    cfg = json.loads((cfg_dir / "cfg.json").read_text())
+    cfg.update({"bpe": 10, "bs": 64, "target": 0.0, "max_rounds": 100000, "max_seconds": 60,
+                "liveness_seconds": LIVENESS, "progress_seconds": 0})
+    (cfg_dir / "cfg.json").write_text(json.dumps(cfg))
+    out = tmp_path / "out"
+    proc = subprocess.Popen(["mpiexec", "-n", "6", str(app), "--config", str(cfg_dir), "--out", str(out),
+                             str(toy_config / "train.txt")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "MPIEXEC_TIMEOUT": str(JOB_TIMEOUT - 5)})
+    try:
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline and not (out / "toy.h5").exists():  # training is under way
+            time.sleep(0.2)
+        pid = rank_process(rank)
+        assert pid, "rank process not found"
+        os.kill(pid, signal.SIGSTOP)
+        t0 = time.monotonic()
+        _, stderr = proc.communicate(timeout=JOB_TIMEOUT)
+        took = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode != 0
+    lines = [line for line in stderr.splitlines() if line.startswith("[fedavg] rank ")]
+    assert lines and lines[0].startswith(f"[fedavg] rank {rank} ({role}): stopped by signal 19 (SIGSTOP)"), stderr
+    assert took < LIVENESS / 2 + MARGIN, (took, stderr)
