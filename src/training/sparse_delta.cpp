@@ -128,6 +128,26 @@ void add_part(SparseDelta::Part& a, const SparseDelta::Part& b, std::size_t cols
   }
 }
 
+// Part p's values (rows of `cols`) as `type` at `at` (an even offset for 16-bit values). `workers` share the rows.
+void encode_values(const SparseDelta::Part& p, std::size_t cols, ValueType type, std::uint8_t* at,
+                   core::Workers* workers) {
+  if (type == ValueType::Float32) {
+    if (!p.values.empty()) std::memcpy(at, p.values.data(), p.values.size() * 4);
+    return;
+  }
+  auto* half = reinterpret_cast<std::uint16_t*>(at);
+  for_rows(workers, p.rows.size(), [&](std::size_t begin, std::size_t end) {
+    const float* v = p.values.data() + begin * cols;
+    const std::size_t m = (end - begin) * cols;
+    std::uint16_t* h = half + begin * cols;
+    if (type == ValueType::Float16) {
+      comm::to_float16(v, h, m);
+    } else {
+      for (std::size_t k = 0; k < m; ++k) h[k] = comm::to_bfloat16(v[k]);
+    }
+  });
+}
+
 }  // namespace
 
 void round_values(float* v, std::size_t n, ValueType type) {
@@ -194,30 +214,6 @@ void SparseDelta::apply_to(float* w, const Layout& layout) const {
     }
   }
 }
-
-namespace {
-
-// Part p's values (rows of `cols`) as `type` at `at` (an even offset for 16-bit values). `workers` share the rows.
-void encode_values(const SparseDelta::Part& p, std::size_t cols, ValueType type, std::uint8_t* at,
-                   core::Workers* workers) {
-  if (type == ValueType::Float32) {
-    if (!p.values.empty()) std::memcpy(at, p.values.data(), p.values.size() * 4);
-    return;
-  }
-  auto* half = reinterpret_cast<std::uint16_t*>(at);
-  for_rows(workers, p.rows.size(), [&](std::size_t begin, std::size_t end) {
-    const float* v = p.values.data() + begin * cols;
-    const std::size_t m = (end - begin) * cols;
-    std::uint16_t* h = half + begin * cols;
-    if (type == ValueType::Float16) {
-      comm::to_float16(v, h, m);
-    } else {
-      for (std::size_t k = 0; k < m; ++k) h[k] = comm::to_bfloat16(v[k]);
-    }
-  });
-}
-
-}  // namespace
 
 void SparseDelta::encode(std::vector<std::uint8_t>& out, const Layout& layout, ValueType type, std::size_t front,
                          core::Workers* workers) const {
