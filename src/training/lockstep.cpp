@@ -7,14 +7,18 @@
 #include "comm/messages.hpp"
 #include "training/dispatcher_run.hpp"
 #include "training/learner_run.hpp"
+#include "training/sparse_dispatcher.hpp"
 #include "training/sparse_exchange.hpp"
+#include "training/sparse_learner.hpp"
 
 namespace fedavg::training {
 
 namespace {
 
-// A full round of the sparse exchange: every change and residual, in float32 (full_sync_every).
-bool full_round(const core::Settings& s, long round) { return s.full_sync_every > 0 && round % s.full_sync_every == 0; }
+// The kind of a round of the sparse exchange: full every full_sync_every rounds.
+RoundKind round_kind(const core::Settings& s, long round) {
+  return s.full_sync_every > 0 && round % s.full_sync_every == 0 ? RoundKind::Full : RoundKind::Regular;
+}
 
 }  // namespace
 
@@ -24,17 +28,16 @@ void Lockstep::after_sparse_round(RoundSync&, const std::vector<float>&) {}
 
 bool Lockstep::has_outer_step() const { return false; }
 
-SparseExchange::Publisher Lockstep::sparse_publisher() const {
-  return has_outer_step() ? SparseExchange::Publisher::Dispatcher : SparseExchange::Publisher::Owners;
-}
+Publisher Lockstep::sparse_publisher() const { return has_outer_step() ? Publisher::Dispatcher : Publisher::Owners; }
 
-void Lockstep::dispatcher_sparse_round(RoundSync& sync, SparseExchange& sparse, std::vector<float>& w, bool full) {
-  if (sparse.publisher() == SparseExchange::Publisher::Owners) {
-    sparse.receive_global(w, full);
+void Lockstep::dispatcher_sparse_round(RoundSync& sync, SparseDispatcher& sparse, std::vector<float>& w,
+                                       RoundKind kind) {
+  if (sparse.publisher() == Publisher::Owners) {
+    sparse.receive_global(w, kind);
   } else {
-    SparseDelta& change = sparse.collect(full);
+    SparseDelta& change = sparse.collect(kind);
     outer_step(change, sparse.layout());
-    sparse.publish(change, w, full);
+    sparse.publish(change, w, kind);
   }
   after_sparse_round(sync, w);
 }
@@ -44,7 +47,7 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
   const core::Settings& s = run.settings();
   using Clock = DispatcherRun::Clock;
   RoundSync sync(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks(), ctx.learner_hosts);
-  std::optional<SparseExchange> sparse;
+  std::optional<SparseDispatcher> sparse;
   if (sparse_exchange(s, run.weights().size(), ctx.learners_on_one_host()))
     sparse.emplace(sync, layout_of(run.shapes()), s, sparse_publisher());
   bool first = true;
@@ -75,7 +78,7 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     sync_start = Clock::now();
     const comm::WindowTotals total = sync.totals(run.no_windows());
     if (sparse) {
-      dispatcher_sparse_round(sync, *sparse, run.weights(), full_round(s, round));
+      dispatcher_sparse_round(sync, *sparse, run.weights(), round_kind(s, round));
     } else {
       close_round(sync, run.weights(), 0.0f);
     }
@@ -91,7 +94,7 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     // (and the Dispatcher's rounding) kept back.
     const double bytes_before = sparse->bytes();
     const double inbound_before = sparse->inbound_bytes();
-    dispatcher_sparse_round(sync, *sparse, run.weights(), true);
+    dispatcher_sparse_round(sync, *sparse, run.weights(), RoundKind::Full);
     run.flushed(sparse->bytes() - bytes_before, sparse->inbound_bytes() - inbound_before);
   }
   run.collect_states();  // every learner sends its state on Stop
@@ -101,7 +104,7 @@ void Lockstep::learner_rounds(LearnerRun& run) {
   const Context& ctx = run.ctx();
   const core::Settings& s = run.settings();
   RoundSync sync(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks(), ctx.learner_hosts);
-  std::optional<SparseExchange> sparse;
+  std::optional<SparseLearner> sparse;
   if (sparse_exchange(s, run.weights().size(), ctx.learners_on_one_host()))
     sparse.emplace(sync, layout_of(run.shapes()), s, sparse_publisher());
   bool first = true;
@@ -109,7 +112,7 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     const comm::Control c = sync.control();
     if (c.command == comm::Control::Command::Stop) {
       if (sparse && sparse->lossy() && !first) {  // the final flush (dispatcher_rounds): every learner counts 1/L
-        sparse->learner_round(run.weights(), 1.0 / ctx.map.learners(), true, run.written_rows());
+        sparse->learner_round(run.weights(), 1.0 / ctx.map.learners(), RoundKind::Full, run.written_rows());
         after_sparse_round(sync, sparse->global());
       }
       run.send_state();
@@ -131,7 +134,7 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     const comm::WindowTotals total = sync.totals(mine);
     const double share = mine.windows / total.windows;
     if (sparse) {
-      sparse->learner_round(run.weights(), share, full_round(s, c.round), run.written_rows());
+      sparse->learner_round(run.weights(), share, round_kind(s, c.round), run.written_rows());
       after_sparse_round(sync, sparse->global());
     } else {
       close_round(sync, run.weights(), static_cast<float>(share));

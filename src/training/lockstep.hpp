@@ -9,6 +9,7 @@
 
 #include "training/round_sync.hpp"
 #include "training/sparse_delta.hpp"
+#include "training/sparse_dispatcher.hpp"
 #include "training/sparse_exchange.hpp"
 #include "training/strategy.hpp"
 
@@ -26,7 +27,7 @@ class Lockstep : public Strategy {
   // After training. Learner: contribute `w` scaled by `share`, its share of the round's windows. Dispatcher:
   // receive the contributions and leave the new global weights in `w` (its `share` is 0).
   virtual void close_round(RoundSync& sync, std::vector<float>& w, float share) = 0;
-  // With the sparse exchange (training::SparseExchange), which takes the place of close_round after the first
+  // With the sparse exchange (sparse_exchange.hpp), which takes the place of close_round after the first
   // round's open_round. Dispatcher: turns the learners' average change into the change of the global weights.
   // Only a strategy with an outer step overrides it (and has_outer_step); without one, the learners that own
   // the rows turn their sum into the global change themselves.
@@ -36,10 +37,9 @@ class Lockstep : public Strategy {
   virtual void after_sparse_round(RoundSync& sync, const std::vector<float>& w);
 
  private:
-  // Dispatcher: the sparse exchange of a round (`full`: every change and residual, in float32), leaving the new
-  // global weights in `w`.
-  void dispatcher_sparse_round(RoundSync& sync, SparseExchange& sparse, std::vector<float>& w, bool full);
-  SparseExchange::Publisher sparse_publisher() const;
+  // Dispatcher: the sparse exchange of a round of `kind`, leaving the new global weights in `w`.
+  void dispatcher_sparse_round(RoundSync& sync, SparseDispatcher& sparse, std::vector<float>& w, RoundKind kind);
+  Publisher sparse_publisher() const;
 };
 
 }  // namespace fedavg::training

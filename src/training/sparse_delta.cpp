@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <utility>
 
 #include "comm/error.hpp"
 #include "comm/float16.hpp"
+#include "training/row_merge.hpp"
 
 namespace fedavg::training {
 namespace {
@@ -13,9 +16,19 @@ constexpr std::uint32_t kWeights = 1;  // header flag: per-row weights follow th
 
 std::size_t value_bytes(ValueType t) { return t == ValueType::Float32 ? 4 : 2; }
 
+// Runs fn over [0, n) in pieces of at least kRowGrain rows: shared among `workers`, or (null) on the caller alone.
+void for_rows(core::Workers* workers, std::size_t n, const std::function<void(std::size_t, std::size_t)>& fn) {
+  if (workers) {
+    workers->for_range(n, kRowGrain, fn);
+    return;
+  }
+  core::Workers alone;
+  alone.for_range(n, kRowGrain, fn);
+}
+
 class Reader {
  public:
-  Reader(const std::vector<std::uint8_t>& b, std::size_t at) : b_(b), at_(at) {}
+  Reader(const std::vector<std::uint8_t>& b, std::size_t at) : b_(b), start_(at), at_(at) {}
   // The next n bytes, in place.
   const std::uint8_t* take(std::size_t n) {
     if (at_ + n > b_.size())
@@ -26,66 +39,113 @@ class Reader {
   void get(void* p, std::size_t n) {
     if (n > 0) std::memcpy(p, take(n), n);
   }
-  bool done() const { return at_ == b_.size(); }
+  // Throws comm::Error unless every byte has been read.
+  void finish() const {
+    if (at_ != b_.size())
+      throw comm::Error("sparse weights: " + std::to_string(b_.size() - start_) + " bytes, more than the rows");
+  }
 
  private:
   const std::vector<std::uint8_t>& b_;
+  std::size_t start_;
   std::size_t at_;
 };
 
-// a += b for one table: merged from the back, in place, so a's vectors only grow.
+// Fills a buffer sized for what is written, field after field.
+class Writer {
+ public:
+  explicit Writer(std::uint8_t* at) : at_(at) {}
+  void put(const void* p, std::size_t n) {
+    if (n > 0) std::memcpy(at_, p, n);
+    at_ += n;
+  }
+  void zeros(std::size_t n) {
+    if (n > 0) std::memset(at_, 0, n);
+    at_ += n;
+  }
+  // The next n bytes, for the caller to fill.
+  std::uint8_t* skip(std::size_t n) {
+    at_ += n;
+    return at_ - n;
+  }
+
+ private:
+  std::uint8_t* at_;
+};
+
+constexpr std::size_t kNone = SIZE_MAX;
+// Each row of a sum of two parts, ascending: its place in the one and in the other (kNone: not there).
+using MergePlan = std::vector<std::pair<std::size_t, std::size_t>>;
+
+void plan_merge(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b, MergePlan& plan) {
+  plan.clear();
+  merge_rows(
+      a, b, [&](std::size_t i) { plan.emplace_back(i, kNone); }, [&](std::size_t j) { plan.emplace_back(kNone, j); },
+      [&](std::size_t i, std::size_t j) { plan.emplace_back(i, j); });
+}
+
+// A vector that must grow takes what the sum holds, or half again its capacity if that is more: a large merge
+// (a full round) allocates what it fills, not up to twice as much, and slow growth from round to round still
+// reallocates rarely.
+template <typename V>
+void grow(V& v, std::size_t size) {
+  if (size > v.capacity()) v.reserve(std::max(size, v.capacity() + v.capacity() / 2));
+  v.resize(size);
+}
+
+// a += b for one table, in place, so a's vectors only grow.
 void add_part(SparseDelta::Part& a, const SparseDelta::Part& b, std::size_t cols) {
   if (b.rows.empty()) return;
   const bool weighted = !a.weights.empty() || !b.weights.empty();
-  const std::size_t na = a.rows.size(), nb = b.rows.size();
-  if (weighted) a.weights.resize(na, 0.0f);  // a row without a weight has weight 0
-  std::size_t n = 0;
-  for (std::size_t i = 0, j = 0; i < na || j < nb; ++n) {
-    if (j == nb || (i < na && a.rows[i] < b.rows[j])) {
-      ++i;
-    } else {
-      if (i < na && a.rows[i] == b.rows[j]) ++i;
-      ++j;
-    }
-  }
-  // A vector that must grow takes what the sum holds, or half again its capacity if that is more: a large merge
-  // (a full round) allocates what it fills, not up to twice as much, and slow growth from round to round still
-  // reallocates rarely.
-  const auto grow = [](auto& v, std::size_t size) {
-    if (size > v.capacity()) v.reserve(std::max(size, v.capacity() + v.capacity() / 2));
-    v.resize(size);
-  };
+  if (weighted) a.weights.resize(a.rows.size(), 0.0f);  // a row without a weight has weight 0
+  MergePlan plan;
+  plan_merge(a.rows, b.rows, plan);
+  const std::size_t n = plan.size();
   grow(a.rows, n);
   grow(a.values, n * cols);
   if (weighted) grow(a.weights, n);
-  // k >= i throughout (b's rows not placed yet are still to come): a row of a moves only to the right.
-  std::size_t i = na, j = nb, k = n;
-  while (j > 0) {
-    --k;
-    const bool from_a = i > 0 && a.rows[i - 1] >= b.rows[j - 1];
-    const bool both = from_a && a.rows[i - 1] == b.rows[j - 1];
+  // From the back: a row of a moves only to the right (k >= i), and so before its own place is written.
+  for (std::size_t k = n; k-- > 0;) {
+    const auto [i, j] = plan[k];
     float* to = a.values.data() + k * cols;
-    if (from_a) {
-      --i;
+    if (i != kNone) {
       a.rows[k] = a.rows[i];
       if (k != i) std::memcpy(to, a.values.data() + i * cols, cols * sizeof(float));
       if (weighted) a.weights[k] = a.weights[i];
     }
-    if (!from_a || both) {
-      --j;
-      const float* v = b.values.data() + j * cols;
-      if (both) {
-        for (std::size_t c = 0; c < cols; ++c) to[c] += v[c];
-      } else {
-        a.rows[k] = b.rows[j];
-        std::memcpy(to, v, cols * sizeof(float));
-      }
-      if (weighted) {
-        const float w = b.weights.empty() ? 0.0f : b.weights[j];
-        a.weights[k] = both ? a.weights[k] + w : w;
-      }
+    if (j == kNone) continue;
+    const float* v = b.values.data() + j * cols;
+    if (i != kNone) {
+      for (std::size_t c = 0; c < cols; ++c) to[c] += v[c];
+    } else {
+      a.rows[k] = b.rows[j];
+      std::memcpy(to, v, cols * sizeof(float));
+    }
+    if (weighted) {
+      const float w = b.weights.empty() ? 0.0f : b.weights[j];
+      a.weights[k] = i != kNone ? a.weights[k] + w : w;
     }
   }
+}
+
+// Part p's values (rows of `cols`) as `type` at `at` (an even offset for 16-bit values). `workers` share the rows.
+void encode_values(const SparseDelta::Part& p, std::size_t cols, ValueType type, std::uint8_t* at,
+                   core::Workers* workers) {
+  if (type == ValueType::Float32) {
+    if (!p.values.empty()) std::memcpy(at, p.values.data(), p.values.size() * 4);
+    return;
+  }
+  auto* half = reinterpret_cast<std::uint16_t*>(at);
+  for_rows(workers, p.rows.size(), [&](std::size_t begin, std::size_t end) {
+    const float* v = p.values.data() + begin * cols;
+    const std::size_t m = (end - begin) * cols;
+    std::uint16_t* h = half + begin * cols;
+    if (type == ValueType::Float16) {
+      comm::to_float16(v, h, m);
+    } else {
+      for (std::size_t k = 0; k < m; ++k) h[k] = comm::to_bfloat16(v[k]);
+    }
+  });
 }
 
 }  // namespace
@@ -129,13 +189,11 @@ void SparseDelta::add(const SparseDelta& o, const Layout& layout) {
 }
 
 void SparseDelta::normalise(const Layout& layout, core::Workers* workers) {
-  core::Workers alone;
-  core::Workers& share = workers ? *workers : alone;
   for (std::size_t t = 0; t < parts.size(); ++t) {
     Part& p = parts[t];
     if (p.weights.empty()) continue;
     const std::size_t cols = layout[t].cols;
-    share.for_range(p.rows.size(), kRowGrain, [&](std::size_t begin, std::size_t end) {
+    for_rows(workers, p.rows.size(), [&](std::size_t begin, std::size_t end) {
       for (std::size_t k = begin; k < end; ++k) {
         const float inv = p.weights[k] > 0 ? 1.0f / p.weights[k] : 0.0f;
         for (std::size_t c = 0; c < cols; ++c) p.values[k * cols + c] *= inv;
@@ -157,16 +215,6 @@ void SparseDelta::apply_to(float* w, const Layout& layout) const {
   }
 }
 
-void SparseDelta::round_to(ValueType type) {
-  for (auto& p : parts) round_values(p.values.data(), p.values.size(), type);
-}
-
-std::vector<std::uint8_t> SparseDelta::encode(const Layout& layout, ValueType type, std::size_t front) const {
-  std::vector<std::uint8_t> out(front, 0);
-  encode(out, layout, type, front);
-  return out;
-}
-
 void SparseDelta::encode(std::vector<std::uint8_t>& out, const Layout& layout, ValueType type, std::size_t front,
                          core::Workers* workers) const {
   bool weighted = false;
@@ -177,56 +225,25 @@ void SparseDelta::encode(std::vector<std::uint8_t>& out, const Layout& layout, V
   }
   if (weighted) bytes += 4 * rows();
   out.resize(bytes);
-  std::uint8_t* at = out.data() + front;
-  auto put = [&at](const void* p, std::size_t n) {
-    if (n > 0) std::memcpy(at, p, n);
-    at += n;
-  };
+  Writer to(out.data() + front);
   const std::uint32_t flags = weighted ? kWeights : 0;
-  put(&flags, 4);
+  to.put(&flags, 4);
   for (const auto& p : parts) {
     const auto n = static_cast<std::uint32_t>(p.rows.size());
-    put(&n, 4);
+    to.put(&n, 4);
   }
-  core::Workers alone;
-  core::Workers& share = workers ? *workers : alone;
   for (std::size_t t = 0; t < parts.size(); ++t) {
     const Part& p = parts[t];
-    put(p.rows.data(), p.rows.size() * 4);
-    const std::size_t n = p.values.size(), cols = layout[t].cols;
-    if (type == ValueType::Float32) {
-      put(p.values.data(), n * 4);
+    to.put(p.rows.data(), p.rows.size() * 4);
+    // 16-bit values start at an even offset (every field before them is a multiple of 2 bytes long).
+    encode_values(p, layout[t].cols, type, to.skip(p.values.size() * value_bytes(type)), workers);
+    if (!weighted) continue;
+    if (p.weights.empty()) {
+      to.zeros(p.rows.size() * 4);
     } else {
-      // 16-bit values start at an even offset (every field before them is a multiple of 2 bytes long).
-      auto* half = reinterpret_cast<std::uint16_t*>(at);
-      share.for_range(p.rows.size(), kRowGrain, [&](std::size_t begin, std::size_t end) {
-        const float* v = p.values.data() + begin * cols;
-        const std::size_t m = (end - begin) * cols;
-        std::uint16_t* h = half + begin * cols;
-        if (type == ValueType::Float16) {
-          comm::to_float16(v, h, m);
-        } else {
-          for (std::size_t k = 0; k < m; ++k) h[k] = comm::to_bfloat16(v[k]);
-        }
-      });
-      at += n * 2;
-    }
-    if (weighted) {
-      if (p.weights.empty()) {
-        std::memset(at, 0, p.rows.size() * 4);
-        at += p.rows.size() * 4;
-      } else {
-        put(p.weights.data(), p.rows.size() * 4);
-      }
+      to.put(p.weights.data(), p.rows.size() * 4);
     }
   }
-}
-
-SparseDelta SparseDelta::decode(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type,
-                                std::size_t skip) {
-  SparseDelta d(layout.size());
-  d.decode_from(bytes, layout, type, skip);
-  return d;
 }
 
 namespace {
@@ -270,33 +287,66 @@ void decode_values(const std::uint8_t* at, ValueType type, float* out, std::size
   }
 }
 
-// n values of `type` from `in` into `out`.
-void read_values(Reader& in, ValueType type, float* out, std::size_t n) {
-  decode_values(in.take(n * value_bytes(type)), type, out, n);
+// One table of an encoded delta, read in place: its rows (checked), and where its values and weights lie.
+struct EncodedPart {
+  std::vector<std::uint32_t> rows;
+  std::size_t row_bytes = 0;                // of one row's values
+  const std::uint8_t* values = nullptr;     // rows.size() x row_bytes
+  const std::uint8_t* weights = nullptr;    // one float per row, or null (none sent)
+
+  // Reads table t's `n` rows from `in`.
+  void read(Reader& in, std::uint32_t n, const Layout& layout, std::size_t t, ValueType type, bool weighted) {
+    read_rows(in, n, layout, t, rows);
+    row_bytes = layout[t].cols * value_bytes(type);
+    values = in.take(n * row_bytes);
+    weights = weighted ? in.take(std::size_t{n} * 4) : nullptr;
+  }
+  // Row k's values into `out`.
+  void row(std::size_t k, ValueType type, float* out, std::size_t cols) const {
+    decode_values(values + k * row_bytes, type, out, cols);
+  }
+  float weight(std::size_t k) const {
+    float w = 0.0f;
+    if (weights) std::memcpy(&w, weights + k * 4, 4);
+    return w;
+  }
+};
+
+// sum = a + b for one table, row by row as `plan` (plan_merge of their rows) lays the sum out. `workers` share the
+// rows.
+void merge_part(const SparseDelta::Part& a, const EncodedPart& b, const MergePlan& plan, std::size_t cols,
+                ValueType type, SparseDelta::Part& sum, core::Workers* workers) {
+  sum.rows.resize(plan.size());
+  for (std::size_t k = 0; k < plan.size(); ++k)
+    sum.rows[k] = plan[k].first != kNone ? a.rows[plan[k].first] : b.rows[plan[k].second];
+  const bool weigh = b.weights || !a.weights.empty();  // a row without a weight has weight 0
+  sum.values.resize(plan.size() * cols);
+  sum.weights.resize(weigh ? plan.size() : 0);
+  for_rows(workers, plan.size(), [&](std::size_t begin, std::size_t end) {
+    for (std::size_t k = begin; k < end; ++k) {
+      const auto [i, j] = plan[k];
+      float* to = sum.values.data() + k * cols;
+      if (j == kNone) {
+        std::memcpy(to, a.values.data() + i * cols, cols * sizeof(float));
+        continue;
+      }
+      b.row(j, type, to, cols);
+      if (i == kNone) continue;
+      const float* x = a.values.data() + i * cols;
+#pragma omp simd
+      for (std::size_t c = 0; c < cols; ++c) to[c] += x[c];
+    }
+  });
+  if (!weigh) return;
+  for (std::size_t k = 0; k < plan.size(); ++k) {
+    const auto [i, j] = plan[k];
+    const float w = j != kNone ? b.weight(j) : 0.0f;
+    const float x = i == kNone || a.weights.empty() ? 0.0f : a.weights[i];
+    sum.weights[k] = i == kNone ? w : j == kNone ? x : x + w;
+  }
 }
 
 }  // namespace
-
-void SparseDelta::decode_from(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type,
-                              std::size_t skip) {
-  Reader in(bytes, skip);
-  bool weighted = false;
-  const auto counts = read_header(in, layout, weighted);
-  parts.resize(layout.size());
-  for (std::size_t t = 0; t < layout.size(); ++t) {
-    Part& p = parts[t];
-    read_rows(in, counts[t], layout, t, p.rows);
-    p.values.resize(p.rows.size() * layout[t].cols);
-    read_values(in, type, p.values.data(), p.values.size());
-    p.weights.clear();
-    if (weighted) {
-      p.weights.resize(p.rows.size());
-      in.get(p.weights.data(), p.weights.size() * 4);
-    }
-  }
-  if (!in.done())
-    throw comm::Error("sparse weights: " + std::to_string(bytes.size() - skip) + " bytes, more than the rows");
-}
 
 void SparseDelta::merge_encoded(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type,
                                 std::size_t skip, SparseDelta& spare, core::Workers* workers) {
@@ -305,63 +355,16 @@ void SparseDelta::merge_encoded(const std::vector<std::uint8_t>& bytes, const La
   const auto counts = read_header(in, layout, weighted);
   parts.resize(layout.size());
   spare.parts.resize(layout.size());
-  core::Workers alone;
-  core::Workers& share = workers ? *workers : alone;
-  std::vector<std::uint32_t> rows;
-  constexpr std::size_t kNone = SIZE_MAX;
-  std::vector<std::pair<std::size_t, std::size_t>> from;  // each row of the sum: its place here and in `bytes`
+  EncodedPart b;
+  MergePlan plan;
   for (std::size_t t = 0; t < layout.size(); ++t) {
-    const std::size_t cols = layout[t].cols;
-    read_rows(in, counts[t], layout, t, rows);
-    const std::size_t row_bytes = cols * value_bytes(type);
-    const std::uint8_t* values = in.take(counts[t] * row_bytes);
-    const std::uint8_t* weights = weighted ? in.take(std::size_t{counts[t]} * 4) : nullptr;
-    Part& a = parts[t];
-    if (rows.empty()) continue;
-    Part& sum = spare.parts[t];
-    from.clear();
-    sum.rows.clear();
-    for (std::size_t i = 0, j = 0; i < a.rows.size() || j < rows.size();) {
-      if (j == rows.size() || (i < a.rows.size() && a.rows[i] < rows[j])) {
-        from.emplace_back(i, kNone);
-        sum.rows.push_back(a.rows[i++]);
-      } else {
-        const bool both = i < a.rows.size() && a.rows[i] == rows[j];
-        from.emplace_back(both ? i++ : kNone, j);
-        sum.rows.push_back(rows[j++]);
-      }
-    }
-    const bool weigh = weights || !a.weights.empty();  // a row without a weight has weight 0
-    sum.values.resize(from.size() * cols);
-    sum.weights.resize(weigh ? from.size() : 0);
-    share.for_range(from.size(), kRowGrain, [&](std::size_t begin, std::size_t end) {
-      for (std::size_t k = begin; k < end; ++k) {
-        const auto [i, j] = from[k];
-        float* to = sum.values.data() + k * cols;
-        if (j == kNone) {
-          std::memcpy(to, a.values.data() + i * cols, cols * sizeof(float));
-          continue;
-        }
-        decode_values(values + j * row_bytes, type, to, cols);
-        if (i == kNone) continue;
-        const float* x = a.values.data() + i * cols;
-#pragma omp simd
-        for (std::size_t c = 0; c < cols; ++c) to[c] += x[c];
-      }
-    });
-    if (weigh) {
-      for (std::size_t k = 0; k < from.size(); ++k) {
-        const auto [i, j] = from[k];
-        float b = 0.0f;
-        if (weights && j != kNone) std::memcpy(&b, weights + j * 4, 4);
-        const float x = i == kNone || a.weights.empty() ? 0.0f : a.weights[i];
-        sum.weights[k] = i == kNone ? b : j == kNone ? x : x + b;
-      }
-    }
-    std::swap(a, sum);
+    b.read(in, counts[t], layout, t, type, weighted);
+    if (b.rows.empty()) continue;
+    plan_merge(parts[t].rows, b.rows, plan);
+    merge_part(parts[t], b, plan, layout[t].cols, type, spare.parts[t], workers);
+    std::swap(parts[t], spare.parts[t]);
   }
-  if (!in.done())
-    throw comm::Error("sparse weights: " + std::to_string(bytes.size() - skip) + " bytes, more than the rows");
+  in.finish();
 }
 
 void SparseDelta::add_encoded(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type,
@@ -369,19 +372,15 @@ void SparseDelta::add_encoded(const std::vector<std::uint8_t>& bytes, const Layo
   Reader in(bytes, skip);
   bool weighted = false;
   const auto counts = read_header(in, layout, weighted);
-  core::Workers alone;
-  core::Workers& share = workers ? *workers : alone;
-  std::vector<std::uint32_t> rows;
+  EncodedPart b;
   for (std::size_t t = 0; t < layout.size(); ++t) {
+    b.read(in, counts[t], layout, t, type, weighted);
     const std::size_t cols = layout[t].cols;
-    read_rows(in, counts[t], layout, t, rows);
-    const std::size_t row_bytes = cols * value_bytes(type);
-    const std::uint8_t* values = in.take(counts[t] * row_bytes);
-    share.for_range(counts[t], kRowGrain, [&](std::size_t begin, std::size_t end) {
+    for_rows(workers, counts[t], [&](std::size_t begin, std::size_t end) {
       std::vector<float> row(cols);
       for (std::size_t k = begin; k < end; ++k) {
-        decode_values(values + k * row_bytes, type, row.data(), cols);
-        const std::size_t at = layout[t].offset + static_cast<std::size_t>(rows[k]) * cols;
+        b.row(k, type, row.data(), cols);
+        const std::size_t at = layout[t].offset + static_cast<std::size_t>(b.rows[k]) * cols;
         float* x = w + at;
 #pragma omp simd
         for (std::size_t c = 0; c < cols; ++c) x[c] += row[c];
@@ -391,10 +390,8 @@ void SparseDelta::add_encoded(const std::vector<std::uint8_t>& bytes, const Layo
         for (std::size_t c = 0; c < cols; ++c) y[c] += row[c];
       }
     });
-    if (weighted) in.take(std::size_t{counts[t]} * 4);
   }
-  if (!in.done())
-    throw comm::Error("sparse weights: " + std::to_string(bytes.size() - skip) + " bytes, more than the rows");
+  in.finish();
 }
 
 }  // namespace fedavg::training

@@ -50,30 +50,20 @@ struct SparseDelta {
   void add(const SparseDelta& o, const Layout& layout);
   // Adds in the delta encoded in bytes [skip, end) (rows summed, values and weights alike) in one pass over its
   // values, building the sum in `spare`, which is then swapped in (so `spare`'s capacity is reused from call to
-  // call). Throws as decode does (the tables before the fault are merged). `workers` share the rows; the result is
-  // the same bits as decode and add.
+  // call). Throws comm::Error on a payload that does not fit `layout` (the tables before the fault are merged).
+  // `workers` share the rows; the result is the same bits as decoding and adding.
   void merge_encoded(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type, std::size_t skip,
                      SparseDelta& spare, core::Workers* workers = nullptr);
   // Divides every row by its weight (and drops the weights). `workers` share the rows.
   void normalise(const Layout& layout, core::Workers* workers = nullptr);
   // w[row] += values, for every row.
   void apply_to(float* w, const Layout& layout) const;
-  // Rounds every value to `type` and back (what the other side will decode).
-  void round_to(ValueType type);
-
-  // `front`: bytes left before the encoding (untouched in `out`, zeroed in a new vector), for the caller's header.
-  // `workers`: threads that share the conversion of the values (none: the caller alone); the bytes are the same.
-  std::vector<std::uint8_t> encode(const Layout& layout, ValueType type, std::size_t front = 0) const;
+  // Encodes into `out`, resized to fit, after `front` bytes left untouched for the caller's header. `workers`:
+  // threads that share the conversion of the values (none: the caller alone); the bytes are the same.
   void encode(std::vector<std::uint8_t>& out, const Layout& layout, ValueType type, std::size_t front = 0,
               core::Workers* workers = nullptr) const;
-  // Decodes bytes [skip, end) of `bytes`. Throws comm::Error on a payload that does not fit `layout`.
-  static SparseDelta decode(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type,
-                            std::size_t skip = 0);
-  // The same into this delta, in place of what it held.
-  void decode_from(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type,
-                   std::size_t skip = 0);
   // Adds the delta encoded in bytes [skip, end) to `w`, and to `also` unless null, without decoding it into a
-  // delta first (one pass over its values). Throws as decode does; its weights, if any, are not used.
+  // delta first (one pass over its values). Throws as merge_encoded does; its weights, if any, are not used.
   // `workers` share the rows (their rows are distinct, so the sums are the same bits).
   static void add_encoded(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type,
                           std::size_t skip, float* w, float* also = nullptr, core::Workers* workers = nullptr);

@@ -11,6 +11,7 @@
 #include "comm/error.hpp"
 #include "comm/float16.hpp"
 #include "core/workers.hpp"
+#include "sparse_reference.hpp"
 #include "training/sparse_delta.hpp"
 
 using namespace fedavg;
@@ -175,9 +176,9 @@ TEST(SparseDelta, MergingAnEncodedDeltaGivesTheBitsOfDecodingAndAdding) {
     a = random(trial % 2 == 0);
     SparseDelta b = random(trial % 4 < 2);
     if (trial == 5) b.parts[0] = SparseDelta::Part{};  // nothing in one table
-    const auto bytes = b.encode(layout, type, 8);
+    const auto bytes = sparse_reference::encode(b, layout, type, 8);
     SparseDelta want = a;
-    want.add(SparseDelta::decode(bytes, layout, type, 8), layout);
+    want.add(sparse_reference::decode(bytes, layout, type, 8), layout);
     a.merge_encoded(bytes, layout, type, 8, spare, trial % 2 ? &four : nullptr);
     for (std::size_t t = 0; t < 2; ++t) {
       ASSERT_EQ(a.parts[t].rows, want.parts[t].rows) << trial;
@@ -185,7 +186,7 @@ TEST(SparseDelta, MergingAnEncodedDeltaGivesTheBitsOfDecodingAndAdding) {
       ASSERT_EQ(a.parts[t].weights, want.parts[t].weights) << trial;
     }
   }
-  auto bytes = a.encode(layout, ValueType::Float16);
+  auto bytes = sparse_reference::encode(a, layout, ValueType::Float16);
   bytes.pop_back();
   EXPECT_THROW(a.merge_encoded(bytes, layout, ValueType::Float16, 0, spare), comm::Error);
 }
@@ -216,7 +217,8 @@ TEST(SparseDelta, ApplyAddsOnlyTheRowsItHolds) {
 TEST(SparseDelta, EncodingRoundTripsExactlyInFloat32AndAsRoundedIn16Bits) {
   SparseDelta d = delta({1, 2, 4}, 0.1f, {3}, -7.3f);
   d.parts[0].weights = {1.0f, 2.0f, 3.0f};
-  const SparseDelta back = SparseDelta::decode(d.encode(kLayout, ValueType::Float32), kLayout, ValueType::Float32);
+  const SparseDelta back = sparse_reference::decode(sparse_reference::encode(d, kLayout, ValueType::Float32), kLayout,
+                                                    ValueType::Float32);
   EXPECT_EQ(back.parts[0].rows, d.parts[0].rows);
   EXPECT_EQ(back.parts[0].values, d.parts[0].values);
   EXPECT_EQ(back.parts[0].weights, d.parts[0].weights);
@@ -224,48 +226,61 @@ TEST(SparseDelta, EncodingRoundTripsExactlyInFloat32AndAsRoundedIn16Bits) {
   EXPECT_EQ(back.parts[1].weights, (std::vector<float>{0.0f}));  // a table without weights gets zeros
 
   for (ValueType t : {ValueType::Float16, ValueType::BFloat16}) {
-    const auto bytes = d.encode(kLayout, t);
-    EXPECT_LT(bytes.size(), d.encode(kLayout, ValueType::Float32).size());
-    SparseDelta rounded = d;
-    rounded.round_to(t);
-    EXPECT_EQ(SparseDelta::decode(bytes, kLayout, t).parts[0].values, rounded.parts[0].values);
+    const auto bytes = sparse_reference::encode(d, kLayout, t);
+    EXPECT_LT(bytes.size(), sparse_reference::encode(d, kLayout, ValueType::Float32).size());
+    EXPECT_EQ(sparse_reference::decode(bytes, kLayout, t).parts[0].values,
+              sparse_reference::rounded(d, t).parts[0].values);
   }
 }
 
-TEST(SparseDelta, EncodingIntoABufferKeepsTheCallersHeaderAndDecodesInPlace) {
+TEST(SparseDelta, EncodingIntoABufferKeepsTheCallersHeaderAndDecodesAfterIt) {
   const SparseDelta d = delta({0, 4}, 1.5f, {1, 2}, -2.0f);
   std::vector<std::uint8_t> buf(8, 0xAB);  // a caller's 8-byte header, then a larger earlier payload's bytes
   buf.resize(500, 0xCD);
   d.encode(buf, kLayout, ValueType::Float16, 8);
-  EXPECT_EQ(buf.size(), d.encode(kLayout, ValueType::Float16, 8).size());
+  EXPECT_EQ(buf.size(), sparse_reference::encode(d, kLayout, ValueType::Float16, 8).size());
   EXPECT_EQ(buf[0], 0xAB);
   EXPECT_EQ(buf[7], 0xAB);
-  SparseDelta back = delta({1, 2, 3}, 9.0f, {0}, 9.0f);  // holds other rows before
-  back.parts[1].weights = {1.0f};
-  back.decode_from(buf, kLayout, ValueType::Float16, 8);
-  EXPECT_EQ(back.parts[0].rows, d.parts[0].rows);
-  EXPECT_EQ(back.parts[0].values, d.parts[0].values);  // all exact in float16
-  EXPECT_EQ(back.parts[1].rows, d.parts[1].rows);
-  EXPECT_EQ(back.parts[1].values, d.parts[1].values);
-  EXPECT_TRUE(back.parts[1].weights.empty());
+  const SparseDelta back = sparse_reference::decode(buf, kLayout, ValueType::Float16, 8);
+  SparseDelta merged(2), spare(2);  // the exchange's own decoder, into an empty delta
+  merged.merge_encoded(buf, kLayout, ValueType::Float16, 8, spare);
+  for (const SparseDelta* x : {&back, static_cast<const SparseDelta*>(&merged)}) {
+    EXPECT_EQ(x->parts[0].rows, d.parts[0].rows);
+    EXPECT_EQ(x->parts[0].values, d.parts[0].values);  // all exact in float16
+    EXPECT_EQ(x->parts[1].rows, d.parts[1].rows);
+    EXPECT_EQ(x->parts[1].values, d.parts[1].values);
+    EXPECT_TRUE(x->parts[1].weights.empty());
+  }
 }
+
+namespace {
+
+// Both of the exchange's decoders, merging into a delta and adding to weights, reject `bytes`.
+void expect_rejected(const std::vector<std::uint8_t>& bytes) {
+  SparseDelta into(2), spare(2);
+  EXPECT_THROW(into.merge_encoded(bytes, kLayout, ValueType::Float32, 0, spare), comm::Error);
+  std::vector<float> w(23, 0.0f);
+  EXPECT_THROW(SparseDelta::add_encoded(bytes, kLayout, ValueType::Float32, 0, w.data()), comm::Error);
+}
+
+}  // namespace
 
 TEST(SparseDelta, DecodeRejectsPayloadsThatDoNotFitTheLayout) {
   const SparseDelta d = delta({1, 2}, 1.0f, {3}, 1.0f);
-  auto bytes = d.encode(kLayout, ValueType::Float32);
+  auto bytes = sparse_reference::encode(d, kLayout, ValueType::Float32);
   auto shorter = bytes;
   shorter.pop_back();
-  EXPECT_THROW(SparseDelta::decode(shorter, kLayout, ValueType::Float32), comm::Error);
+  expect_rejected(shorter);
   auto longer = bytes;
   longer.push_back(0);
-  EXPECT_THROW(SparseDelta::decode(longer, kLayout, ValueType::Float32), comm::Error);
+  expect_rejected(longer);
   // Row 1 of table 1 is 4 bytes after the header (flags, 2 counts) and table 0's two rows and six values.
   auto outside = bytes;
   const std::uint32_t row = 9;  // table 1 has 4 rows
   std::memcpy(outside.data() + 12 + 8 + 24, &row, 4);
-  EXPECT_THROW(SparseDelta::decode(outside, kLayout, ValueType::Float32), comm::Error);
+  expect_rejected(outside);
   auto many = bytes;
   const std::uint32_t count = 1u << 30;
   std::memcpy(many.data() + 4, &count, 4);
-  EXPECT_THROW(SparseDelta::decode(many, kLayout, ValueType::Float32), comm::Error);
+  expect_rejected(many);
 }

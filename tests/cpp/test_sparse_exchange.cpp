@@ -10,10 +10,13 @@
 
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <set>
 
 #include "mpi_main.hpp"
+#include "training/sparse_dispatcher.hpp"
 #include "training/sparse_exchange.hpp"
+#include "training/sparse_learner.hpp"
 
 using namespace fedavg;
 
@@ -57,12 +60,48 @@ std::vector<float> trained(int l, const std::vector<float>& from, int round) {
   return w;
 }
 
-using Publisher = training::SparseExchange::Publisher;
+using training::Publisher;
+using training::RoundKind;
 
 struct Outcome {
   std::vector<float> w;       // every member's weights after the rounds (a learner's hold what it kept back)
   std::vector<float> global;  // every member's global weights
   double inbound = 0.0;       // Dispatcher: bytes received
+};
+
+// This rank's side of the exchange: the Dispatcher's on rank 0, a learner's on every other rank.
+struct Member {
+  std::optional<training::SparseDispatcher> dispatcher;
+  std::optional<training::SparseLearner> learner;
+  const comm::Communicator& comm;
+
+  Member(training::RoundSync& sync, const training::Layout& layout, const core::Settings& s, Publisher publisher)
+      : comm(sync.comm()) {
+    if (sync.on_dispatcher()) {
+      dispatcher.emplace(sync, layout, s, publisher);
+    } else {
+      learner.emplace(sync, layout, s, publisher);
+    }
+  }
+  unsigned threads() const { return dispatcher ? dispatcher->threads() : learner->threads(); }
+  // The Dispatcher's part of a round: it adds no outer step of its own when it publishes.
+  void dispatcher_round(std::vector<float>& w, RoundKind kind) {
+    if (dispatcher->publisher() == Publisher::Owners) {
+      dispatcher->receive_global(w, kind);
+    } else {
+      training::SparseDelta& d = dispatcher->collect(kind);
+      dispatcher->publish(d, w, kind);
+    }
+  }
+  // After the rounds, with this member's weights `w`; waits for every member.
+  Outcome outcome(std::vector<float> w) const {
+    Outcome run;
+    run.global = dispatcher ? w : learner->global();
+    run.inbound = dispatcher ? dispatcher->inbound_bytes() : 0.0;
+    run.w = std::move(w);
+    comm.ibarrier().wait_until(comm::Deadline::after(20));
+    return run;
+  }
 };
 
 // What learner l's model says it wrote in a round (nothing said: every row is read).
@@ -88,27 +127,20 @@ Outcome exchange(const core::Settings& s, Publisher publisher, int rounds, const
   std::vector<int> ranks;
   for (int l = 1; l <= learners(); ++l) ranks.push_back(l);
   training::RoundSync sync(world, world, waits, 20.0, ranks, hosts);
-  training::SparseExchange sparse(sync, kLayout, s, publisher);
-  Outcome run;
-  run.w = start();
-  if (world.rank() != 0) sparse.start_from(run.w);
+  Member sparse(sync, kLayout, s, publisher);
+  std::vector<float> w = start();
+  if (sparse.learner) sparse.learner->start_from(w);
   for (int r = 0; r < rounds; ++r) {
-    const bool is_full = full.count(r) > 0;
-    if (world.rank() == 0 && publisher == Publisher::Owners) {
-      sparse.receive_global(run.w, is_full);
-    } else if (world.rank() == 0) {
-      training::SparseDelta& d = sparse.collect(is_full);
-      sparse.publish(d, run.w, is_full);
+    const RoundKind kind = full.count(r) > 0 ? RoundKind::Full : RoundKind::Regular;
+    if (sparse.dispatcher) {
+      sparse.dispatcher_round(w, kind);
     } else {
-      run.w = train(world.rank(), run.w, r);
-      sparse.learner_round(run.w, 1.0 / learners(), is_full,
-                           written ? written(world.rank(), r) : bridge::WrittenRows{});
+      w = train(world.rank(), w, r);
+      sparse.learner->learner_round(w, 1.0 / learners(), kind,
+                                    written ? written(world.rank(), r) : bridge::WrittenRows{});
     }
   }
-  run.global = world.rank() == 0 ? run.w : sparse.global();
-  run.inbound = sparse.inbound_bytes();
-  world.ibarrier().wait_until(comm::Deadline::after(20));
-  return run;
+  return sparse.outcome(std::move(w));
 }
 
 // Every member holds the same bits.
@@ -339,33 +371,26 @@ Outcome large_exchange(const core::Settings& s, Publisher publisher, int rounds,
   std::vector<int> ranks;
   for (int l = 1; l <= learners(); ++l) ranks.push_back(l);
   training::RoundSync sync(world, world, waits, 20.0, ranks, {});
-  training::SparseExchange sparse(sync, kLargeLayout, s, publisher);
-  Outcome run;
-  run.w.resize(kLargeSize);
-  for (std::size_t i = 0; i < kLargeSize; ++i) run.w[i] = 0.001f * static_cast<float>(i % 977);
-  if (world.rank() != 0) sparse.start_from(run.w);
+  Member sparse(sync, kLargeLayout, s, publisher);
+  std::vector<float> w(kLargeSize);
+  for (std::size_t i = 0; i < kLargeSize; ++i) w[i] = 0.001f * static_cast<float>(i % 977);
+  if (sparse.learner) sparse.learner->start_from(w);
   for (int r = 0; r < rounds; ++r) {
-    const bool full = end_full && r == rounds - 1;
-    if (world.rank() == 0 && publisher == Publisher::Owners) {
-      sparse.receive_global(run.w, full);
-    } else if (world.rank() == 0) {
-      training::SparseDelta& d = sparse.collect(full);
-      sparse.publish(d, run.w, full);
+    const RoundKind kind = end_full && r == rounds - 1 ? RoundKind::Full : RoundKind::Regular;
+    if (sparse.dispatcher) {
+      sparse.dispatcher_round(w, kind);
     } else {
       const auto l = static_cast<std::size_t>(world.rank());
       for (const auto& tab : kLargeLayout)
         for (std::size_t row = 0; row < tab.rows; ++row) {
           if ((row * 7 + l + static_cast<std::size_t>(r)) % 2 != 0) continue;
           for (std::size_t c = 0; c < tab.cols; ++c)
-            run.w[tab.offset + row * tab.cols + c] += 0.01f * static_cast<float>((row * 13 + c * l + 5 * r) % 101);
+            w[tab.offset + row * tab.cols + c] += 0.01f * static_cast<float>((row * 13 + c * l + 5 * r) % 101);
         }
-      sparse.learner_round(run.w, 1.0 / learners(), full);
+      sparse.learner->learner_round(w, 1.0 / learners(), kind);
     }
   }
-  run.global = world.rank() == 0 ? run.w : sparse.global();
-  run.inbound = sparse.inbound_bytes();
-  world.ibarrier().wait_until(comm::Deadline::after(20));
-  return run;
+  return sparse.outcome(std::move(w));
 }
 
 TEST_P(SparseExchange, ThreadsShareTheRowWorkAndGiveTheSameBits) {
@@ -401,7 +426,7 @@ TEST_P(SparseExchange, ByDefaultEachMemberTakesItsShareOfItsHostsCores) {
   core::Settings s = exact();
   const auto threads = [&](const std::vector<int>& hosts) {
     training::RoundSync sync(world, world, waits, 20.0, ranks, hosts);
-    return training::SparseExchange(sync, kLargeLayout, s, GetParam()).threads();
+    return Member(sync, kLargeLayout, s, GetParam()).threads();
   };
   EXPECT_EQ(threads({}), core::share_of_cores(static_cast<unsigned>(world.size())));
   EXPECT_EQ(threads(own_host), core::share_of_cores(1));
