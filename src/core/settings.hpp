@@ -4,6 +4,7 @@
 // "command line: --dim abc: ...".
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -33,6 +34,11 @@ enum class SparseWeighting { Windows, Touched };
 
 // The shard size when shards are needed (pipelines differs from the number of corpus files) and shard_mb is 0.
 inline constexpr double kDefaultShardMb = 64.0;
+
+// A large model, in parameters (8M: 32 MB of weights): the size from which the "auto" choices that depend on it
+// change, the exchange ("auto": sparse when the learners span hosts) and checkpoint_background ("auto": in the
+// background, where a checkpoint takes a noticeable part of a round).
+inline constexpr std::size_t kLargeModel = std::size_t{8} << 20;
 
 // The meaning of every key, with its range, is in the key table (settings.cpp) and `fedavg_mpi --help`.
 struct Settings {

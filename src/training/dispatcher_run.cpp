@@ -18,10 +18,6 @@
 namespace fedavg::training {
 namespace {
 
-// checkpoint_background "auto": in the background from this many parameters (32 MB of weights) on, where a
-// checkpoint takes a noticeable part of a round.
-constexpr std::size_t kBackgroundCheckpointFrom = std::size_t{8} << 20;
-
 std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
@@ -75,7 +71,7 @@ DispatcherRun::DispatcherRun(const Context& ctx, Strategy& strategy)
       outbox_(ctx.world),
       checkpoint_writer_(s_.checkpoint_background == core::CheckpointBackground::Always ||
                          (s_.checkpoint_background == core::CheckpointBackground::Auto &&
-                          weights_.size() >= kBackgroundCheckpointFrom)) {
+                          weights_.size() >= core::kLargeModel)) {
   for (int l = 0; l < learners_; ++l) learner_ranks_.push_back(ctx.map.learner_rank(l));
   for (const auto& c : cfg_.corpora) corpora_.push_back(data::corpus_summary(c));
   std::printf("fedavg_mpi: %s: %d pipeline(s), %d learner(s), strategy %s, vocabulary %d, %zu test windows, "

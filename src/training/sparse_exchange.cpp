@@ -8,7 +8,7 @@ bool sparse_exchange(const core::Settings& s, std::size_t params, bool learners_
     case core::Exchange::Dense: return false;
     case core::Exchange::Auto: break;
   }
-  return params >= kAutoSparseFrom && !learners_on_one_host;
+  return params >= core::kLargeModel && !learners_on_one_host;
 }
 
 }  // namespace fedavg::training

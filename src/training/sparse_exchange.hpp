@@ -28,10 +28,7 @@ enum class Publisher { Owners, Dispatcher };
 // and every publisher's residual, in float32 (full_sync_every, and the final flush).
 enum class RoundKind { Regular, Full };
 
-// Parameters from which "auto" makes the exchange sparse (32 MB of weights).
-constexpr std::size_t kAutoSparseFrom = std::size_t{8} << 20;
-
-// The exchange a run uses: sparse for "sparse", and for "auto" when the model has at least kAutoSparseFrom
+// The exchange a run uses: sparse for "sparse", and for "auto" when the model has at least core::kLargeModel
 // parameters and the Dispatcher and the learners are not all on one host (below that size, or within one host's
 // shared memory, the dense exchange costs less than finding and packing the changed rows).
 bool sparse_exchange(const core::Settings& s, std::size_t params, bool learners_on_one_host);
