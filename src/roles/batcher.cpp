@@ -72,7 +72,7 @@ class WindowStock {
     const auto width = static_cast<std::size_t>(width_);
     auto& front = blocks_.front();
     const std::size_t in_front = front.size() / width - front_used_;
-    const std::size_t take = static_cast<std::size_t>(std::min<std::int64_t>(need, static_cast<std::int64_t>(in_front)));
+    const auto take = static_cast<std::size_t>(std::min<std::int64_t>(need, static_cast<std::int64_t>(in_front)));
     const auto first = front.begin() + static_cast<std::ptrdiff_t>(front_used_ * width);
     batch.insert(batch.end(), first, first + static_cast<std::ptrdiff_t>(take * width));
     front_used_ += take;
