@@ -93,6 +93,15 @@ bool ucx_finalize_progress_linked() {
 
 using fedavg::comm::Serialised;
 
+// An entry point that only runs UCX's own `fn` with the UCX lock held: `params` are its parameters, `args` their
+// names, each in parentheses.
+#define FEDAVG_SERIALISED(ret, fn, params, args) \
+  FEDAVG_EXPORT ret fn params {                  \
+    FEDAVG_REAL(fn);                             \
+    Serialised s;                                \
+    return real args;                            \
+  }
+
 extern "C" {
 
 FEDAVG_EXPORT ucs_status_t ucp_worker_create(ucp_context_h context, const ucp_worker_params_t* params,
@@ -124,64 +133,16 @@ FEDAVG_EXPORT ucs_status_ptr_t ucp_disconnect_nb(ucp_ep_h ep) {
   return real(ep);
 }
 
-FEDAVG_EXPORT unsigned ucp_worker_progress(ucp_worker_h worker) {
-  FEDAVG_REAL(ucp_worker_progress);
-  Serialised s;
-  return real(worker);
-}
-
-FEDAVG_EXPORT ucs_status_t ucp_request_check_status(void* request) {
-  FEDAVG_REAL(ucp_request_check_status);
-  Serialised s;
-  return real(request);
-}
-
-FEDAVG_EXPORT int ucp_request_is_completed(void* request) {
-  FEDAVG_REAL(ucp_request_is_completed);
-  Serialised s;
-  return real(request);
-}
-
-FEDAVG_EXPORT void ucp_request_free(void* request) {
-  FEDAVG_REAL(ucp_request_free);
-  Serialised s;
-  real(request);
-}
-
-FEDAVG_EXPORT void ucp_request_release(void* request) {
-  FEDAVG_REAL(ucp_request_release);
-  Serialised s;
-  real(request);
-}
-
-FEDAVG_EXPORT void ucp_request_cancel(ucp_worker_h worker, void* request) {
-  FEDAVG_REAL(ucp_request_cancel);
-  Serialised s;
-  real(worker, request);
-}
-
-FEDAVG_EXPORT ucs_status_t ucp_ep_flush(ucp_ep_h ep) {
-  FEDAVG_REAL(ucp_ep_flush);
-  Serialised s;
-  return real(ep);
-}
-
-FEDAVG_EXPORT ucs_status_ptr_t ucp_worker_flush_nb(ucp_worker_h worker, unsigned flags, ucp_send_callback_t cb) {
-  FEDAVG_REAL(ucp_worker_flush_nb);
-  Serialised s;
-  return real(worker, flags, cb);
-}
-
-FEDAVG_EXPORT void ucp_rkey_destroy(ucp_rkey_h rkey) {
-  FEDAVG_REAL(ucp_rkey_destroy);
-  Serialised s;
-  real(rkey);
-}
-
-FEDAVG_EXPORT ucs_status_t ucp_mem_unmap(ucp_context_h context, ucp_mem_h memh) {
-  FEDAVG_REAL(ucp_mem_unmap);
-  Serialised s;
-  return real(context, memh);
-}
+FEDAVG_SERIALISED(unsigned, ucp_worker_progress, (ucp_worker_h worker), (worker))
+FEDAVG_SERIALISED(ucs_status_t, ucp_request_check_status, (void* request), (request))
+FEDAVG_SERIALISED(int, ucp_request_is_completed, (void* request), (request))
+FEDAVG_SERIALISED(void, ucp_request_free, (void* request), (request))
+FEDAVG_SERIALISED(void, ucp_request_release, (void* request), (request))
+FEDAVG_SERIALISED(void, ucp_request_cancel, (ucp_worker_h worker, void* request), (worker, request))
+FEDAVG_SERIALISED(ucs_status_t, ucp_ep_flush, (ucp_ep_h ep), (ep))
+FEDAVG_SERIALISED(ucs_status_ptr_t, ucp_worker_flush_nb, (ucp_worker_h worker, unsigned flags, ucp_send_callback_t cb),
+                  (worker, flags, cb))
+FEDAVG_SERIALISED(void, ucp_rkey_destroy, (ucp_rkey_h rkey), (rkey))
+FEDAVG_SERIALISED(ucs_status_t, ucp_mem_unmap, (ucp_context_h context, ucp_mem_h memh), (context, memh))
 
 }  // extern "C"

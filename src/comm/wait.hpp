@@ -42,6 +42,11 @@ class IdleWatch {
   }
   // `factor` scales the liveness limit for this wait (kIndirect for waits caused by a fault elsewhere).
   void idle(const std::function<std::string()>& awaited, double factor = 1.0);
+  // The end of one pass of an event loop: progress() if the pass did useful work, else idle(awaited, factor).
+  template <typename Awaited> void end_pass(bool progressed, const Awaited& awaited, double factor = 1.0) {
+    if (progressed) progress();
+    else idle(awaited, factor);
+  }
 
  private:
   Backoff backoff_;

@@ -33,6 +33,109 @@ int positive_int(const std::string& flag, const std::string& value) {
   return static_cast<int>(v);
 }
 
+// One pass over argv: each argument is a flag without a value, a flag with one (after '=' or in the next
+// argument), a cfg.json key, or a corpus file.
+class ArgvParser {
+ public:
+  ArgvParser(int argc, char** argv) : argc_(argc), argv_(argv) { c_.python_dir = default_python_dir(); }
+
+  CommandLine parse() {
+    for (i_ = 1; i_ < argc_; ++i_) {
+      arg_ = argv_[i_];
+      eq_ = arg_.find('=');
+      name_ = arg_.substr(0, eq_);
+      if (!take_switch() && !take_valued() && !take_prepare_number()) take_setting_or_corpus();
+    }
+    if (!c_.help && !c_.version) check();
+    return c_;
+  }
+
+ private:
+  // The flag's value: after '=' or the next argument.
+  std::string value() {
+    if (eq_ != std::string::npos) return arg_.substr(eq_ + 1);
+    if (i_ + 1 >= argc_) bad(name_ + " needs a value");
+    return argv_[++i_];
+  }
+
+  // --help, --version, --resume, --overwrite, --stopwords.
+  bool take_switch() {
+    if (arg_ == "-h" || arg_ == "--help") c_.help = true;
+    else if (arg_ == "--version") c_.version = true;
+    else if (arg_ == "--resume") c_.resume = true;
+    else if (arg_ == "--overwrite") c_.overwrite = true;
+    else if (arg_ == "--stopwords") c_.prepare.stopwords = prepare_options_ = true;
+    else return false;
+    return true;
+  }
+
+  // --config, --out, --python, --restarted, --inject-fault, --set.
+  bool take_valued() {
+    if (name_ == "--config") c_.config_dir = value();
+    else if (name_ == "--out") c_.out_dir = value();
+    else if (name_ == "--python") c_.python_dir = value();
+    else if (name_ == "--restarted") c_.restarted = value();
+    else if (name_ == "--inject-fault") c_.faults.push_back(parse_fault(value()));
+    else if (name_ == "--set") take_set(value());
+    else return false;
+    return true;
+  }
+
+  void take_set(const std::string& kv) {
+    const auto at = kv.find('=');
+    if (at == std::string::npos || at == 0) bad("--set " + kv + ": expected KEY=VALUE");
+    c_.overrides.push_back({kv.substr(0, at), kv.substr(at + 1), "--set " + kv});
+  }
+
+  // --vocab-size, --min-count, --test-windows.
+  bool take_prepare_number() {
+    static const std::map<std::string, int PrepareOptions::*> numbers = {
+        {"--vocab-size", &PrepareOptions::vocab_size},
+        {"--min-count", &PrepareOptions::min_count},
+        {"--test-windows", &PrepareOptions::test_windows}};
+    const auto it = numbers.find(name_);
+    if (it == numbers.end()) return false;
+    c_.prepare.*(it->second) = positive_int(name_, value());
+    prepare_options_ = true;
+    return true;
+  }
+
+  // --KEY VALUE for a cfg.json key (or a fastText name for one), else a corpus file.
+  void take_setting_or_corpus() {
+    if (arg_.size() > 2 && arg_.rfind("--", 0) == 0) {
+      std::string key = name_.substr(2);
+      std::replace(key.begin(), key.end(), '-', '_');
+      if (const auto alias = aliases().find(key); alias != aliases().end()) key = alias->second;
+      if (!is_settings_key(key)) bad("unknown option " + arg_);
+      const std::string v = value();
+      c_.overrides.push_back({key, v, name_ + " " + v});
+    } else if (arg_.size() > 1 && arg_[0] == '-') {
+      bad("unknown option " + arg_);
+    } else {
+      c_.corpora.push_back(arg_);
+    }
+  }
+
+  // What a run needs besides --help and --version.
+  void check() const {
+    if (c_.corpora.empty()) bad("no corpus file given");
+    if (c_.resume && c_.overwrite)
+      bad("--resume continues the run in the --out folder, --overwrite replaces it: not both");
+    if (prepare_options_ && c_.config_dir)
+      bad("--vocab-size, --min-count, --test-windows and --stopwords only apply when the job prepares its config "
+          "(no --config)");
+  }
+
+  const int argc_;
+  char** const argv_;
+  CommandLine c_;
+  bool prepare_options_ = false;  // a --vocab-size, --min-count, --test-windows or --stopwords was given
+  int i_ = 0;                     // the argument being parsed
+  std::string arg_;               // argv_[i_]
+  std::string::size_type eq_ = std::string::npos;  // where its '=' is
+  std::string name_;                               // it up to its '='
+};
+
 }  // namespace
 
 std::string usage() {
@@ -65,75 +168,6 @@ std::string usage() {
          settings_help();
 }
 
-CommandLine parse_command_line(int argc, char** argv) {
-  CommandLine c;
-  c.python_dir = default_python_dir();
-  bool prepare_options = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const auto eq = a.find('=');
-    const std::string name = a.substr(0, eq);
-    // The flag's value: after '=' or the next argument.
-    auto value = [&]() -> std::string {
-      if (eq != std::string::npos) return a.substr(eq + 1);
-      if (i + 1 >= argc) bad(name + " needs a value");
-      return argv[++i];
-    };
-    if (a == "-h" || a == "--help") {
-      c.help = true;
-    } else if (a == "--version") {
-      c.version = true;
-    } else if (name == "--config") {
-      c.config_dir = value();
-    } else if (name == "--out") {
-      c.out_dir = value();
-    } else if (name == "--python") {
-      c.python_dir = value();
-    } else if (a == "--resume") {
-      c.resume = true;
-    } else if (a == "--overwrite") {
-      c.overwrite = true;
-    } else if (name == "--restarted") {
-      c.restarted = value();
-    } else if (name == "--inject-fault") {
-      c.faults.push_back(parse_fault(value()));
-    } else if (name == "--set") {
-      const std::string kv = value();
-      const auto at = kv.find('=');
-      if (at == std::string::npos || at == 0) bad("--set " + kv + ": expected KEY=VALUE");
-      c.overrides.push_back({kv.substr(0, at), kv.substr(at + 1), "--set " + kv});
-    } else if (name == "--vocab-size") {
-      c.prepare.vocab_size = positive_int(name, value());
-      prepare_options = true;
-    } else if (name == "--min-count") {
-      c.prepare.min_count = positive_int(name, value());
-      prepare_options = true;
-    } else if (name == "--test-windows") {
-      c.prepare.test_windows = positive_int(name, value());
-      prepare_options = true;
-    } else if (a == "--stopwords") {
-      c.prepare.stopwords = true;
-      prepare_options = true;
-    } else if (a.size() > 2 && a.rfind("--", 0) == 0) {
-      std::string key = name.substr(2);
-      std::replace(key.begin(), key.end(), '-', '_');
-      if (const auto alias = aliases().find(key); alias != aliases().end()) key = alias->second;
-      if (!is_settings_key(key)) bad("unknown option " + a);
-      const std::string v = value();
-      c.overrides.push_back({key, v, name + " " + v});
-    } else if (a.size() > 1 && a[0] == '-') {
-      bad("unknown option " + a);
-    } else {
-      c.corpora.push_back(a);
-    }
-  }
-  if (c.help || c.version) return c;
-  if (c.corpora.empty()) bad("no corpus file given");
-  if (c.resume && c.overwrite) bad("--resume continues the run in the --out folder, --overwrite replaces it: not both");
-  if (prepare_options && c.config_dir)
-    bad("--vocab-size, --min-count, --test-windows and --stopwords only apply when the job prepares its config "
-        "(no --config)");
-  return c;
-}
+CommandLine parse_command_line(int argc, char** argv) { return ArgvParser(argc, argv).parse(); }
 
 }  // namespace fedavg::core

@@ -328,6 +328,108 @@ json override_value(const Override& o) {
   }
 }
 
+// cfg.json's text as parsed, checked key by key, with the command line's overrides on top; it remembers where each
+// value came from, for the errors that name it.
+class SettingsParser {
+ public:
+  // Throws InputError unless `text` is a JSON object of known keys, each given once.
+  SettingsParser(const std::string& text, const std::string& path) : text_(text), path_(path) {
+    parse_json();
+    check_keys();
+  }
+
+  const json& doc() const { return doc_; }
+
+  void apply(const std::vector<Override>& overrides) {
+    for (const auto& o : overrides) {
+      if (!find_key(o.key))
+        throw InputError("command line: " + o.flag + ": unknown key \"" + o.key + "\" (known keys: " +
+                         known_keys() + ")");
+      doc_[o.key] = override_value(o);
+      where_[o.key] = "command line: " + o.flag;
+    }
+  }
+
+  // Reads every key given into Settings; records where each came from in `origins` (if any).
+  Settings read(std::map<std::string, std::string>* origins) const {
+    Settings s;
+    for (const auto& k : keys()) {
+      const auto it = doc_.find(k.name);
+      if (it == doc_.end()) {
+        if (k.required) throw InputError(path_ + ":1: missing required key \"" + k.name + "\"");
+        continue;
+      }
+      const std::string at = location(k.name);
+      k.read(Value{*it, k.name, at}, s);
+      if (origins) (*origins)[k.name] = at;
+    }
+    return s;
+  }
+
+  // The checks that span keys.
+  void check(const Settings& s) const {
+    if (s.target <= 0 && s.max_rounds == 0 && s.max_seconds <= 0 && s.max_epochs <= 0)
+      throw InputError(path_ + ":1: nothing would stop the run: set target, max_rounds, max_seconds or max_epochs");
+    if (s.exchange == Exchange::Sparse && (s.strategy == StrategyKind::Easgd || s.strategy == StrategyKind::Hogwild))
+      throw InputError(location("exchange") +
+                       ": \"exchange\": \"sparse\" applies to fedavg, bsp, bmuf and diloco (easgd exchanges every "
+                       "weight; hogwild's learners share one copy)");
+  }
+
+ private:
+  void parse_json() {
+    try {
+      doc_ = json::parse(text_, [this](int, json::parse_event_t event, json& parsed) { return note(event, parsed); });
+    } catch (const json::parse_error& e) {
+      // nlohmann's message reads "[json.exception.parse_error.101] parse error at line L, column C: ..."
+      std::string what = e.what();
+      const auto at = what.find("parse error");
+      if (at != std::string::npos) what = what.substr(at);
+      throw InputError(path_ + ":" + std::to_string(line_of_offset(text_, e.byte == 0 ? 0 : e.byte - 1)) +
+                       ": not valid JSON: " + what);
+    }
+    if (!twice_.empty()) {
+      const auto first = text_.find('"' + twice_ + '"');
+      const auto second = text_.find('"' + twice_ + '"', first + 1);
+      throw InputError(path_ + ":" + std::to_string(line_of_offset(text_, second)) + ": key \"" + twice_ +
+                       "\" is given twice (first on line " + std::to_string(line_of_offset(text_, first)) + ")");
+    }
+  }
+
+  // A key given twice in one object: JSON takes the last silently, which hides a mistake.
+  bool note(json::parse_event_t event, const json& parsed) {
+    if (event == json::parse_event_t::object_start) objects_.emplace_back();
+    if (event == json::parse_event_t::object_end && !objects_.empty()) objects_.pop_back();
+    if (event == json::parse_event_t::key && !objects_.empty() && twice_.empty() &&
+        !objects_.back().insert(parsed.get<std::string>()).second)
+      twice_ = parsed.get<std::string>();
+    return true;
+  }
+
+  void check_keys() const {
+    if (!doc_.is_object()) throw InputError(path_ + ":1: must hold a JSON object such as {\"bpe\": 10, ...}");
+    for (const auto& [key, value] : doc_.items()) {
+      (void)value;
+      if (!find_key(key))
+        throw InputError(path_ + ":" + std::to_string(line_of_key(text_, key)) + ": unknown key \"" + key +
+                         "\" (known keys: " + known_keys() + ")");
+    }
+  }
+
+  // Where `key`'s value came from: the command-line flag, else its line in cfg.json.
+  std::string location(const std::string& key) const {
+    const auto w = where_.find(key);
+    return w != where_.end() ? w->second : path_ + ":" + std::to_string(line_of_key(text_, key));
+  }
+
+  const std::string& text_;
+  const std::string& path_;
+  json doc_;
+  std::vector<std::set<std::string>> objects_;  // the keys of each object being parsed
+  std::string twice_;                           // the first key given twice in one object
+  std::map<std::string, std::string> where_;    // key -> the flag that overrode it
+};
+
 }  // namespace
 
 const char* strategy_name(StrategyKind k) {
@@ -350,72 +452,12 @@ json Settings::to_json() const {
 
 Settings parse_settings(const std::string& text, const std::string& path, const std::vector<Override>& overrides,
                         json* merged, std::map<std::string, std::string>* origins) {
-  json doc;
-  // A key given twice in one object: JSON takes the last silently, which hides a mistake.
-  std::vector<std::set<std::string>> objects;
-  std::string twice;
-  const json::parser_callback_t note_keys = [&](int, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start) objects.emplace_back();
-    if (event == json::parse_event_t::object_end && !objects.empty()) objects.pop_back();
-    if (event == json::parse_event_t::key && !objects.empty() && twice.empty() &&
-        !objects.back().insert(parsed.get<std::string>()).second)
-      twice = parsed.get<std::string>();
-    return true;
-  };
-  try {
-    doc = json::parse(text, note_keys);
-  } catch (const json::parse_error& e) {
-    // nlohmann's message reads "[json.exception.parse_error.101] parse error at line L, column C: ..."
-    std::string what = e.what();
-    const auto at = what.find("parse error");
-    if (at != std::string::npos) what = what.substr(at);
-    throw InputError(path + ":" + std::to_string(line_of_offset(text, e.byte == 0 ? 0 : e.byte - 1)) +
-                     ": not valid JSON: " + what);
-  }
-  if (!twice.empty()) {
-    const auto first = text.find('"' + twice + '"');
-    const auto second = text.find('"' + twice + '"', first + 1);
-    throw InputError(path + ":" + std::to_string(line_of_offset(text, second)) + ": key \"" + twice +
-                     "\" is given twice (first on line " + std::to_string(line_of_offset(text, first)) + ")");
-  }
-  if (!doc.is_object()) throw InputError(path + ":1: must hold a JSON object such as {\"bpe\": 10, ...}");
-  for (const auto& [key, value] : doc.items()) {
-    (void)value;
-    if (!find_key(key))
-      throw InputError(path + ":" + std::to_string(line_of_key(text, key)) + ": unknown key \"" + key +
-                       "\" (known keys: " + known_keys() + ")");
-  }
-  std::map<std::string, std::string> where;  // key -> where its value came from
-  for (const auto& o : overrides) {
-    if (!find_key(o.key))
-      throw InputError("command line: " + o.flag + ": unknown key \"" + o.key + "\" (known keys: " + known_keys() +
-                       ")");
-    doc[o.key] = override_value(o);
-    where[o.key] = "command line: " + o.flag;
-  }
-  Settings s;
-  for (const auto& k : keys()) {
-    const auto it = doc.find(k.name);
-    if (it == doc.end()) {
-      if (k.required) throw InputError(path + ":1: missing required key \"" + k.name + "\"");
-      continue;
-    }
-    const auto w = where.find(k.name);
-    const std::string location =
-        w != where.end() ? w->second : path + ":" + std::to_string(line_of_key(text, k.name));
-    k.read(Value{*it, k.name, location}, s);
-    if (origins) (*origins)[k.name] = location;
-  }
-  if (s.target <= 0 && s.max_rounds == 0 && s.max_seconds <= 0 && s.max_epochs <= 0)
-    throw InputError(path + ":1: nothing would stop the run: set target, max_rounds, max_seconds or max_epochs");
-  if (s.exchange == Exchange::Sparse && (s.strategy == StrategyKind::Easgd || s.strategy == StrategyKind::Hogwild)) {
-    const auto w = where.find("exchange");
-    throw InputError((w != where.end() ? w->second : path + ":" + std::to_string(line_of_key(text, "exchange"))) +
-                     ": \"exchange\": \"sparse\" applies to fedavg, bsp, bmuf and diloco (easgd exchanges every "
-                     "weight; hogwild's learners share one copy)");
-  }
+  SettingsParser parser(text, path);
+  parser.apply(overrides);
+  Settings s = parser.read(origins);
+  parser.check(s);
   if (s.strategy == StrategyKind::Diloco) s.nesterov = true;
-  if (merged) *merged = doc;
+  if (merged) *merged = parser.doc();
   return s;
 }
 

@@ -10,86 +10,127 @@
 #include "data/windower.hpp"
 
 namespace fedavg::roles {
+namespace {
 
-void Filter::run() {
-  const auto& s = ctx_.cfg.settings;
-  const auto& world = ctx_.world;
-  const int pipeline = ctx_.map.pipeline_of_stage(ctx_.me.rank);
-  const int tokenizer = ctx_.map.tokenizer(pipeline);
-  const int batcher = ctx_.map.batcher(pipeline);
-  // With shards, each shard ends with an end-of-file marker and may hold no window; the Dispatcher checks the
-  // whole corpus instead.
-  const bool sharded = ctx_.cfg.sharded();
-  const std::string corpus = sharded ? std::string() : ctx_.cfg.corpora.at(static_cast<std::size_t>(pipeline));
-
-  bridge::Text text(ctx_.py);
-  const core::Vocabulary vocab = text.load_vocab(ctx_.cfg.vocab_path());
-  if (s.sample > 0 && vocab.counts.empty())
-    core::warn(ctx_.me, "vocab.txt has no word counts, so subsampling (sample in cfg.json) is off");
-  data::Subsampler subsampler(vocab.counts, s.sample, s.seed * 1000003u + static_cast<std::uint64_t>(pipeline));
-  data::Windower windower(s.window, s.cross_lines, s.cross_oov);
-  const auto block_windows = static_cast<std::size_t>(s.window_block);
-  comm::Outbox outbox(world);
-  comm::IdleWatch watch(s.liveness_seconds, ctx_.waits.stage());
-
-  outbox.send(comm::Credit{s.credits}.encode(), tokenizer, comm::Tag::Credit);
-  std::vector<std::int32_t> tokens;
-  std::size_t pos = 0;
-  bool have_tokens = false;
-  std::vector<std::int32_t> out;
-  out.reserve(block_windows * static_cast<std::size_t>(windower.width()));
-  comm::CreditLine to_batcher(world, batcher, "Batcher rank " + std::to_string(batcher));
-  long blocks = 0;
-
-  for (;;) {
-    outbox.retire();
-    bool progress = to_batcher.poll();
-    if (to_batcher.stopped()) break;
-    if (!have_tokens) {
-      if (auto a = world.probe(tokenizer, comm::Tag::Tokens)) {
-        world.receive(*a, tokens);
-        ctx_.hooks.reached(++blocks);
-        subsampler.apply(tokens.data(), tokens.size());
-        pos = 0;
-        have_tokens = true;
-        progress = true;
-      }
-    }
-    const bool out_full = out.size() >= block_windows * static_cast<std::size_t>(windower.width());
-    if (have_tokens && !out_full) {
-      pos = windower.feed(tokens.data(), tokens.size(), pos, out, block_windows);
-      if (!sharded && windower.empty_epoch_seen())
-        throw core::Error("corpus " + corpus + ": no window in the whole file of " + data::window_conditions(s));
-      for (const std::int64_t windows : windower.take_finished_passes())
-        outbox.send(std::vector<std::int64_t>{windows}, ctx_.map.dispatcher(), comm::Tag::PassWindows);
-      if (pos == tokens.size()) {
-        have_tokens = false;
-        outbox.send(comm::Credit{1}.encode(), tokenizer, comm::Tag::Credit);
-      }
-      progress = true;
-    }
-    if (out.size() >= block_windows * static_cast<std::size_t>(windower.width()) && to_batcher.can_send()) {
-      std::vector<std::int32_t> full;
-      full.swap(out);
-      out.reserve(full.size());
-      outbox.send(std::move(full), batcher, comm::Tag::Windows);
-      to_batcher.spend();
-      progress = true;
-    }
-    if (progress) {
-      watch.progress();
-    } else {
-      watch.idle(
-          [&] {
-            return have_tokens ? "a credit from " + to_batcher.who()
-                               : "tokens from Tokenizer rank " + std::to_string(tokenizer);
-          },
-          have_tokens ? comm::kIndirect : comm::kDirect);
-    }
+// One Filter's run: the token block it is cutting into windows, the block of windows it is filling, and the
+// credit lines on both sides.
+class FilterRun {
+ public:
+  explicit FilterRun(const Context& ctx)
+      : ctx_(ctx),
+        s_(ctx.cfg.settings),
+        pipeline_(ctx.map.pipeline_of_stage(ctx.me.rank)),
+        tokenizer_(ctx.map.tokenizer(pipeline_)),
+        batcher_(ctx.map.batcher(pipeline_)),
+        sharded_(ctx.cfg.sharded()),
+        corpus_(sharded_ ? std::string() : ctx.cfg.corpora.at(static_cast<std::size_t>(pipeline_))),
+        text_(ctx.py),
+        vocab_(load_vocab()),
+        subsampler_(vocab_.counts, s_.sample, s_.seed * 1000003u + static_cast<std::uint64_t>(pipeline_)),
+        windower_(s_.window, s_.cross_lines, s_.cross_oov),
+        block_ints_(static_cast<std::size_t>(s_.window_block) * static_cast<std::size_t>(windower_.width())),
+        outbox_(ctx.world),
+        watch_(s_.liveness_seconds, ctx.waits.stage()),
+        to_batcher_(ctx.world, batcher_, "Batcher rank " + std::to_string(batcher_)) {
+    out_.reserve(block_ints_);
   }
-  const auto deadline = comm::Deadline::after(s.liveness_seconds);
-  comm::acknowledge_stop(outbox, batcher, deadline);
-  comm::stop_upstream(world, tokenizer, "Tokenizer rank " + std::to_string(tokenizer), deadline);
-}
+
+  void run() {
+    outbox_.send(comm::Credit{s_.credits}.encode(), tokenizer_, comm::Tag::Credit);
+    for (;;) {
+      outbox_.retire();
+      bool progress = to_batcher_.poll();
+      if (to_batcher_.stopped()) break;
+      progress = take_tokens() || progress;
+      progress = cut_windows() || progress;
+      progress = send_windows() || progress;
+      watch_.end_pass(
+          progress,
+          [&] {
+            return have_tokens_ ? "a credit from " + to_batcher_.who()
+                                : "tokens from Tokenizer rank " + std::to_string(tokenizer_);
+          },
+          have_tokens_ ? comm::kIndirect : comm::kDirect);
+    }
+    const auto deadline = comm::Deadline::after(s_.liveness_seconds);
+    comm::acknowledge_stop(outbox_, batcher_, deadline);
+    comm::stop_upstream(ctx_.world, tokenizer_, "Tokenizer rank " + std::to_string(tokenizer_), deadline);
+  }
+
+ private:
+  core::Vocabulary load_vocab() {
+    core::Vocabulary vocab = text_.load_vocab(ctx_.cfg.vocab_path());
+    if (s_.sample > 0 && vocab.counts.empty())
+      core::warn(ctx_.me, "vocab.txt has no word counts, so subsampling (sample in cfg.json) is off");
+    return vocab;
+  }
+
+  // Once the last token block is cut up: receives the next one, if it has arrived, and subsamples it.
+  bool take_tokens() {
+    if (have_tokens_) return false;
+    auto a = ctx_.world.probe(tokenizer_, comm::Tag::Tokens);
+    if (!a) return false;
+    ctx_.world.receive(*a, tokens_);
+    ctx_.hooks.reached(++blocks_);
+    subsampler_.apply(tokens_.data(), tokens_.size());
+    pos_ = 0;
+    have_tokens_ = true;
+    return true;
+  }
+
+  // Cuts windows from the token block until the window block is full or the tokens run out; grants the
+  // Tokenizer a credit for a token block used up.
+  bool cut_windows() {
+    if (!have_tokens_ || out_.size() >= block_ints_) return false;
+    pos_ = windower_.feed(tokens_.data(), tokens_.size(), pos_, out_, static_cast<std::size_t>(s_.window_block));
+    // With shards, each shard ends with an end-of-file marker and may hold no window; the Dispatcher checks the
+    // whole corpus instead.
+    if (!sharded_ && windower_.empty_epoch_seen())
+      throw core::Error("corpus " + corpus_ + ": no window in the whole file of " + data::window_conditions(s_));
+    for (const std::int64_t windows : windower_.take_finished_passes())
+      outbox_.send(std::vector<std::int64_t>{windows}, ctx_.map.dispatcher(), comm::Tag::PassWindows);
+    if (pos_ == tokens_.size()) {
+      have_tokens_ = false;
+      outbox_.send(comm::Credit{1}.encode(), tokenizer_, comm::Tag::Credit);
+    }
+    return true;
+  }
+
+  // Sends the window block to the Batcher once it is full and the Batcher has granted a credit.
+  bool send_windows() {
+    if (out_.size() < block_ints_ || !to_batcher_.can_send()) return false;
+    std::vector<std::int32_t> full;
+    full.swap(out_);
+    out_.reserve(full.size());
+    outbox_.send(std::move(full), batcher_, comm::Tag::Windows);
+    to_batcher_.spend();
+    return true;
+  }
+
+  const Context& ctx_;
+  const core::Settings& s_;
+  const int pipeline_;
+  const int tokenizer_;
+  const int batcher_;
+  const bool sharded_;
+  const std::string corpus_;
+  bridge::Text text_;
+  const core::Vocabulary vocab_;
+  data::Subsampler subsampler_;
+  data::Windower windower_;
+  const std::size_t block_ints_;  // ints in a full block of windows
+  comm::Outbox outbox_;
+  comm::IdleWatch watch_;
+  comm::CreditLine to_batcher_;
+  std::vector<std::int32_t> tokens_;  // the token block being cut up, from pos_ on
+  std::size_t pos_ = 0;
+  bool have_tokens_ = false;
+  std::vector<std::int32_t> out_;  // the block of windows being filled
+  long blocks_ = 0;
+};
+
+}  // namespace
+
+void Filter::run() { FilterRun(ctx_).run(); }
 
 }  // namespace fedavg::roles

@@ -69,129 +69,180 @@ class Sources {
   std::map<std::size_t, std::unique_ptr<data::TokenSource>> sources_;
 };
 
-}  // namespace
+// What reading a corpus file and reading shards share: token blocks go to the Filter against its credits, reports
+// go to the Dispatcher, and a pass with nothing to do waits behind the Filter (kIndirect).
+class TokenStream {
+ public:
+  explicit TokenStream(const Context& ctx)
+      : ctx_(ctx),
+        liveness_(ctx.cfg.settings.liveness_seconds),
+        filter_(ctx.map.filter(ctx.map.pipeline_of_stage(ctx.me.rank))),
+        dispatcher_(ctx.map.dispatcher()),
+        outbox_(ctx.world),
+        watch_(liveness_, ctx.waits.stage()),
+        to_filter_(ctx.world, filter_, "Filter rank " + std::to_string(filter_)) {}
 
-void Tokenizer::run() {
-  if (ctx_.cfg.sharded()) run_shards();
-  else run_file();
-}
+  bool stopped() const { return to_filter_.stopped(); }
+  bool can_send() const { return to_filter_.can_send(); }
+  const std::string& filter_name() const { return to_filter_.who(); }
 
-void Tokenizer::run_file() {
-  const auto& s = ctx_.cfg.settings;
-  const int pipeline = ctx_.map.pipeline_of_stage(ctx_.me.rank);
-  const int filter = ctx_.map.filter(pipeline);
-  const int dispatcher = ctx_.map.dispatcher();
+  // Starts a pass of the event loop: releases completed sends and takes the Filter's credits; returns whether any
+  // came.
+  bool begin_pass() {
+    outbox_.retire();
+    return to_filter_.poll();
+  }
+  template <typename Awaited> void end_pass(bool progressed, const Awaited& awaited) {
+    watch_.end_pass(progressed, awaited, comm::kIndirect);
+  }
+  // Sends the next block of `source` to the Filter against one credit; returns whether it ends a shard.
+  bool send_block(data::TokenSource& source) {
+    ctx_.hooks.reached(++blocks_);
+    auto ids = source.next();
+    const bool last = !ids.empty() && ids.back() == data::kEof;
+    outbox_.send(std::move(ids), filter_, comm::Tag::Tokens);
+    to_filter_.spend();
+    return last;
+  }
+  template <std::size_t N> void report(const std::array<std::int64_t, N>& wire, comm::Tag tag) {
+    outbox_.send(wire, dispatcher_, tag);
+  }
+  void acknowledge_stop() { comm::acknowledge_stop(outbox_, filter_, comm::Deadline::after(liveness_)); }
+  // The final report to the Dispatcher (a negative pass count), then every send completed, then the summary.
+  void finish(std::int64_t offset, const Sources& sources) {
+    report(core::ReadPosition{offset, -1}.encode(), comm::Tag::Position);
+    outbox_.flush(comm::Deadline::after(liveness_));
+    core::note(ctx_.me, sources.summary());
+  }
 
-  Sources sources(ctx_);
-  data::TokenSource& source = sources.of(static_cast<std::size_t>(pipeline));
-  if (ctx_.cfg.resume) {
+ private:
+  const Context& ctx_;
+  const double liveness_;
+  const int filter_;
+  const int dispatcher_;
+  comm::Outbox outbox_;
+  comm::IdleWatch watch_;
+  comm::CreditLine to_filter_;
+  long blocks_ = 0;
+};
+
+// One pipeline per file: reads corpus file p forever, reporting its read position after every block.
+class FileReader {
+ public:
+  explicit FileReader(const Context& ctx)
+      : ctx_(ctx),
+        sources_(ctx),
+        source_(resumed(sources_.of(static_cast<std::size_t>(ctx.map.pipeline_of_stage(ctx.me.rank))))),
+        stream_(ctx) {}
+
+  void run() {
+    while (!stream_.stopped()) {
+      bool progress = stream_.begin_pass();
+      if (stream_.can_send()) {
+        stream_.send_block(source_);
+        stream_.report(source_.position().encode(), comm::Tag::Position);
+        progress = true;
+      }
+      stream_.end_pass(progress, [&] { return "a credit from " + stream_.filter_name(); });
+    }
+    stream_.acknowledge_stop();
+    stream_.finish(source_.position().offset, sources_);
+  }
+
+ private:
+  // With --resume, moves `source` to the read position the Dispatcher sends.
+  data::TokenSource& resumed(data::TokenSource& source) {
+    if (!ctx_.cfg.resume) return source;
     core::ReadPosition::Wire from{};
-    ctx_.world.receive_into(ctx_.world.await_message(dispatcher, comm::Tag::ResumeFrom,
-                                                     comm::Deadline::after(s.liveness_seconds * comm::kIndirect),
-                                                     "the read position from the Dispatcher"),
-                            from.data(), from.size());
+    ctx_.world.receive_into(
+        ctx_.world.await_message(ctx_.map.dispatcher(), comm::Tag::ResumeFrom,
+                                 comm::Deadline::after(ctx_.cfg.settings.liveness_seconds * comm::kIndirect),
+                                 "the read position from the Dispatcher"),
+        from.data(), from.size());
     source.seek(core::ReadPosition::decode(from));
+    return source;
   }
 
-  comm::Outbox outbox(ctx_.world);
-  comm::IdleWatch watch(s.liveness_seconds, ctx_.waits.stage());
-  comm::CreditLine to_filter(ctx_.world, filter, "Filter rank " + std::to_string(filter));
-  long blocks = 0;
+  const Context& ctx_;
+  Sources sources_;
+  data::TokenSource& source_;
+  TokenStream stream_;  // made after the resume, so that its liveness clock starts there
+};
 
-  while (!to_filter.stopped()) {
-    outbox.retire();
-    bool progress = to_filter.poll();
-    if (to_filter.can_send()) {
-      ctx_.hooks.reached(++blocks);
-      outbox.send(source.next(), filter, comm::Tag::Tokens);
-      outbox.send(source.position().encode(), dispatcher, comm::Tag::Position);
-      to_filter.spend();
-      progress = true;
+// Shards: reads the shards the Dispatcher grants, one after the other, and reports each one read.
+class ShardReader {
+ public:
+  explicit ShardReader(const Context& ctx) : ctx_(ctx), sources_(ctx), stream_(ctx) {}
+
+  void run() {
+    while (!stream_.stopped()) {
+      bool progress = stream_.begin_pass();
+      progress = take_grants() || progress;
+      if (!reading_ && !granted_.empty()) start_shard();
+      progress = send_block() || progress;
+      stream_.end_pass(progress, [&] {
+        return reading_ ? "a credit from " + stream_.filter_name() : std::string("a shard from the Dispatcher");
+      });
     }
-    if (progress) {
-      watch.progress();
-    } else {
-      watch.idle([&] { return "a credit from " + to_filter.who(); }, comm::kIndirect);
-    }
+    stream_.acknowledge_stop();
+    // Take the grants still on their way (one for each ShardDone sent), so that no message is left unreceived.
+    comm::poll_until([&] { take_grants(); return received_ == promised_; },
+                     comm::Deadline::after(ctx_.cfg.settings.liveness_seconds * comm::kIndirect),
+                     "the shards the Dispatcher owes");
+    stream_.finish(0, sources_);
   }
-  comm::acknowledge_stop(outbox, filter, comm::Deadline::after(s.liveness_seconds));
-  // The final report: a negative pass count.
-  outbox.send(core::ReadPosition{source.position().offset, -1}.encode(), dispatcher, comm::Tag::Position);
-  outbox.flush(comm::Deadline::after(s.liveness_seconds));
-  core::note(ctx_.me, sources.summary());
-}
 
-void Tokenizer::run_shards() {
-  const auto& s = ctx_.cfg.settings;
-  const int pipeline = ctx_.map.pipeline_of_stage(ctx_.me.rank);
-  const int filter = ctx_.map.filter(pipeline);
-  const int dispatcher = ctx_.map.dispatcher();
-
-  Sources sources(ctx_);
-  comm::Outbox outbox(ctx_.world);
-  comm::IdleWatch watch(s.liveness_seconds, ctx_.waits.stage());
-  comm::CreditLine to_filter(ctx_.world, filter, "Filter rank " + std::to_string(filter));
-  std::deque<comm::ShardGrant> granted;
-  std::optional<comm::ShardGrant> reading;
-  data::TokenSource* source = nullptr;
-  long promised = comm::kShardsAhead;  // grants the Dispatcher owes: kShardsAhead at start, then one per ShardDone
-  long received = 0;
-  long blocks = 0;
-  auto take_grants = [&] {
+ private:
+  // Receives every shard grant that has arrived; returns whether any did.
+  bool take_grants() {
     bool any = false;
-    while (auto a = ctx_.world.probe(dispatcher, comm::Tag::Shard)) {
+    while (auto a = ctx_.world.probe(ctx_.map.dispatcher(), comm::Tag::Shard)) {
       comm::ShardGrant::Wire w{};
       ctx_.world.receive_into(*a, w.data(), w.size());
       const auto g = comm::ShardGrant::decode(w);
       if (g.file >= static_cast<std::int64_t>(ctx_.cfg.corpora.size()))
         throw core::Error("the Dispatcher granted shard " + std::to_string(g.shard) + " of corpus file " +
                           std::to_string(g.file) + ", but there are " + std::to_string(ctx_.cfg.corpora.size()));
-      granted.push_back(g);
-      ++received;
+      granted_.push_back(g);
+      ++received_;
       any = true;
     }
     return any;
-  };
-
-  while (!to_filter.stopped()) {
-    outbox.retire();
-    bool progress = to_filter.poll();
-    progress = take_grants() || progress;
-    if (!reading && !granted.empty()) {
-      reading = granted.front();
-      granted.pop_front();
-      source = &sources.of(static_cast<std::size_t>(reading->file));
-      source->set_range(reading->begin, reading->end);
-    }
-    if (reading && to_filter.can_send()) {
-      ctx_.hooks.reached(++blocks);
-      auto ids = source->next();
-      const bool last = !ids.empty() && ids.back() == data::kEof;
-      outbox.send(std::move(ids), filter, comm::Tag::Tokens);
-      to_filter.spend();
-      if (last) {  // read all of it: report it, which asks for the next
-        outbox.send(comm::ShardDone{reading->shard, reading->epoch}.encode(), dispatcher, comm::Tag::ShardDone);
-        ++promised;
-        reading.reset();
-      }
-      progress = true;
-    }
-    if (progress) {
-      watch.progress();
-    } else {
-      watch.idle(
-          [&] { return reading ? "a credit from " + to_filter.who() : std::string("a shard from the Dispatcher"); },
-          comm::kIndirect);
-    }
   }
-  comm::acknowledge_stop(outbox, filter, comm::Deadline::after(s.liveness_seconds));
-  // Take the grants still on their way (one for each ShardDone sent), so that no message is left unreceived.
-  comm::poll_until([&] { take_grants(); return received == promised; },
-                   comm::Deadline::after(s.liveness_seconds * comm::kIndirect), "the shards the Dispatcher owes");
-  // The final report: a negative pass count.
-  outbox.send(core::ReadPosition{0, -1}.encode(), dispatcher, comm::Tag::Position);
-  outbox.flush(comm::Deadline::after(s.liveness_seconds));
-  core::note(ctx_.me, sources.summary());
+
+  void start_shard() {
+    reading_ = granted_.front();
+    granted_.pop_front();
+    source_ = &sources_.of(static_cast<std::size_t>(reading_->file));
+    source_->set_range(reading_->begin, reading_->end);
+  }
+
+  // Sends the shard's next block against a credit; once it has read all of it, reports it, which asks for the next.
+  bool send_block() {
+    if (!reading_ || !stream_.can_send()) return false;
+    if (stream_.send_block(*source_)) {
+      stream_.report(comm::ShardDone{reading_->shard, reading_->epoch}.encode(), comm::Tag::ShardDone);
+      ++promised_;
+      reading_.reset();
+    }
+    return true;
+  }
+
+  const Context& ctx_;
+  Sources sources_;
+  TokenStream stream_;
+  std::deque<comm::ShardGrant> granted_;
+  std::optional<comm::ShardGrant> reading_;
+  data::TokenSource* source_ = nullptr;
+  long promised_ = comm::kShardsAhead;  // grants the Dispatcher owes: kShardsAhead at start, then one per ShardDone
+  long received_ = 0;
+};
+
+}  // namespace
+
+void Tokenizer::run() {
+  if (ctx_.cfg.sharded()) ShardReader(ctx_).run();
+  else FileReader(ctx_).run();
 }
 
 }  // namespace fedavg::roles

@@ -13,10 +13,6 @@ class Tokenizer : public Role {
   void run() override;
 
  private:
-  // One pipeline per file: reads corpus file p forever, reporting its read position after every block.
-  void run_file();
-  // Shards: reads the shards the Dispatcher grants, one after the other, and reports each one read.
-  void run_shards();
   const Context& ctx_;
 };
 

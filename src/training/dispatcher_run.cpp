@@ -111,32 +111,29 @@ void DispatcherRun::warn_of_repeated_corpora() const {
 }
 
 void DispatcherRun::start() {
-  const auto metrics_path = cfg_.out_dir / (s_.data_name + "_metrics.csv");
   t0_ = Clock::now();
   if (!cfg_.resume) {
-    pipelines_.start();
-    first_loss_ = loss_ = test_loss();
-    metrics_ = std::make_unique<core::MetricsLog>(metrics_path);
-    const auto sc = scores();
-    evaluated_at_ = elapsed();
-    note_restart();
-    metrics_->row(metrics_row(0.0, sc));
-    progress_.show(progress_round(std::nan(""), sc));
+    start_fresh();
     return;
   }
   std::vector<std::pair<std::string, std::size_t>> expected;
   for (const auto& p : model_.shapes) expected.emplace_back(p.name, p.size());
-  core::Checkpoint ck = core::read_checkpoint(checkpoint_path_, expected);
-  if (ck.info.data_name != s_.data_name)
-    throw core::Error(checkpoint_path_ + ": written by run \"" + ck.info.data_name + "\", not \"" + s_.data_name +
-                      "\"");
-  if (ck.info.strategy != core::strategy_name(s_.strategy))
-    throw core::Error(checkpoint_path_ + ": written with strategy " + ck.info.strategy + ", cfg.json says " +
-                      core::strategy_name(s_.strategy));
-  check_corpora(ck.corpora);
-  if (!pipelines_.sharded() && static_cast<int>(ck.positions.size()) != ctx_.map.pipelines())
-    throw core::Error(checkpoint_path_ + ": written with " + std::to_string(ck.positions.size()) +
-                      " corpus file(s), this run has " + std::to_string(ctx_.map.pipelines()));
+  resume_from(core::read_checkpoint(checkpoint_path_, expected));
+}
+
+void DispatcherRun::start_fresh() {
+  pipelines_.start();
+  first_loss_ = loss_ = test_loss();
+  metrics_ = std::make_unique<core::MetricsLog>(metrics_path());
+  const auto sc = scores();
+  evaluated_at_ = elapsed();
+  note_restart();
+  metrics_->row(metrics_row(0.0, sc));
+  progress_.show(progress_round(std::nan(""), sc));
+}
+
+void DispatcherRun::resume_from(const core::Checkpoint& ck) {
+  check_checkpoint(ck);
   std::size_t off = 0;
   for (const auto& a : ck.arrays) {
     std::copy(a.begin(), a.end(), weights_.begin() + static_cast<std::ptrdiff_t>(off));
@@ -149,14 +146,46 @@ void DispatcherRun::start() {
   windows_per_learner_ = ck.info.windows_per_learner;
   seconds_before_ = evaluated_at_ = ck.info.seconds;
   sync_bytes_ = ck.info.sync_bytes;
-  pipelines_.restore(ck.positions, ck.progress, ck.shards);
+  resume_pipelines(ck);
   strategy_.state() = ck.strategy_state;
+  resume_learners(ck);
+  restarts_ = ck.restarts;
+  note_restart();
+  metrics_ = std::make_unique<core::MetricsLog>(metrics_path(), round_);
+  if (metrics_->last_round() < round_) {
+    auto row = metrics_row(0.0, {});
+    row.seconds = seconds_before_;
+    metrics_->row(row);
+  }
+  std::printf("fedavg_mpi: resuming from round %ld (test loss %.4f, %.0f windows per learner, %.1f s)\n", round_,
+              loss_, windows_per_learner_, seconds_before_);
+  std::fflush(stdout);
+}
+
+void DispatcherRun::check_checkpoint(const core::Checkpoint& ck) const {
+  if (ck.info.data_name != s_.data_name)
+    throw core::Error(checkpoint_path_ + ": written by run \"" + ck.info.data_name + "\", not \"" + s_.data_name +
+                      "\"");
+  if (ck.info.strategy != core::strategy_name(s_.strategy))
+    throw core::Error(checkpoint_path_ + ": written with strategy " + ck.info.strategy + ", cfg.json says " +
+                      core::strategy_name(s_.strategy));
+  check_corpora(ck.corpora);
+  if (!pipelines_.sharded() && static_cast<int>(ck.positions.size()) != ctx_.map.pipelines())
+    throw core::Error(checkpoint_path_ + ": written with " + std::to_string(ck.positions.size()) +
+                      " corpus file(s), this run has " + std::to_string(ctx_.map.pipelines()));
+}
+
+void DispatcherRun::resume_pipelines(const core::Checkpoint& ck) {
+  pipelines_.restore(ck.positions, ck.progress, ck.shards);
   if (pipelines_.sharded()) {
     pipelines_.start();
-  } else {
-    for (int p = 0; p < ctx_.map.pipelines(); ++p)
-      outbox_.send(ck.positions[static_cast<std::size_t>(p)].encode(), ctx_.map.tokenizer(p), comm::Tag::ResumeFrom);
+    return;
   }
+  for (int p = 0; p < ctx_.map.pipelines(); ++p)
+    outbox_.send(ck.positions[static_cast<std::size_t>(p)].encode(), ctx_.map.tokenizer(p), comm::Tag::ResumeFrom);
+}
+
+void DispatcherRun::resume_learners(const core::Checkpoint& ck) {
   // Learner l goes on with learner l's state; with fewer learners the others' states are dropped, with more the
   // new ones start afresh (the weights are the global ones either way).
   const auto saved = static_cast<int>(ck.learner_states.size());
@@ -172,18 +201,9 @@ void DispatcherRun::start() {
     learner_states_[static_cast<std::size_t>(l)] = state;
     outbox_.send(std::move(state), learner_ranks_[static_cast<std::size_t>(l)], comm::Tag::LearnerState);
   }
-  restarts_ = ck.restarts;
-  note_restart();
-  metrics_ = std::make_unique<core::MetricsLog>(metrics_path, round_);
-  if (metrics_->last_round() < round_) {
-    auto row = metrics_row(0.0, {});
-    row.seconds = seconds_before_;
-    metrics_->row(row);
-  }
-  std::printf("fedavg_mpi: resuming from round %ld (test loss %.4f, %.0f windows per learner, %.1f s)\n", round_,
-              loss_, windows_per_learner_, seconds_before_);
-  std::fflush(stdout);
 }
+
+std::filesystem::path DispatcherRun::metrics_path() const { return cfg_.out_dir / (s_.data_name + "_metrics.csv"); }
 
 core::MetricsRow DispatcherRun::metrics_row(double sync_seconds, const bridge::Scores::Result& sc) const {
   return {round_,       windows_per_learner_, evaluated_at_, loss_,      train_loss_,

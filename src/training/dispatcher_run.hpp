@@ -85,6 +85,17 @@ class DispatcherRun {
   }
 
  private:
+  // start() of a new run: starts the pipelines and evaluates the initial weights (round 0).
+  void start_fresh();
+  // start() with --resume: continues from checkpoint `ck`: its weights, counters, read positions, strategy and
+  // learner states.
+  void resume_from(const core::Checkpoint& ck);
+  // --resume: throws unless `ck` was written by a run of this name and strategy, from these corpora.
+  void check_checkpoint(const core::Checkpoint& ck) const;
+  // --resume: the pipelines go on from the checkpoint's read positions (or shards); learner l from learner l's state.
+  void resume_pipelines(const core::Checkpoint& ck);
+  void resume_learners(const core::Checkpoint& ck);
+  std::filesystem::path metrics_path() const;
   double elapsed() const { return seconds_before_ + seconds_since(t0_); }
   // Throws, after logging the round, if the test loss is not finite or above max_loss_ratio x the first one.
   void check_divergence(double sync_seconds);

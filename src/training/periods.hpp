@@ -38,6 +38,9 @@ class Periods : public Strategy {
   // Learner: waits for the Dispatcher's answer (`what` names it in a liveness error). On Stop, sends this
   // learner's final state and returns nothing.
   static std::optional<comm::Answer> await_answer(LearnerRun& run, const std::string& what);
+
+ private:
+  class DispatcherLoop;
 };
 
 }  // namespace fedavg::training

@@ -86,7 +86,6 @@ void RoundSync::pass_down(std::vector<T>& data, comm::Tag tag, bool resize, int 
                           const std::vector<int>& children) {
   const auto until = deadline();
   std::vector<comm::Request> sends;
-  const auto from_parent = [&] { return comm_.await_message(parent, tag, until, who(parent), waits_.collective()); };
   const auto pass_on = [&](const auto* chunk, std::size_t n) {
     for (const int child : children)
       if (child < comm_.size()) sends.push_back(comm_.isend(chunk, n, child, tag));
@@ -95,15 +94,15 @@ void RoundSync::pass_down(std::vector<T>& data, comm::Tag tag, bool resize, int 
   std::int64_t size = static_cast<std::int64_t>(data.size());
   if (resize) {
     if (parent >= 0) {
-      comm_.receive_into(from_parent(), &size, 1);
+      comm_.receive_into(await_member(parent, tag, until), &size, 1);
       data.resize(static_cast<std::size_t>(size));
     }
     pass_on(&size, 1);
   }
   const std::size_t step = chunk<T>();
   for (std::size_t c = 0, count = chunks<T>(data.size()); c < count; ++c) {
-    const std::size_t offset = c * step, n = std::min(step, data.size() - std::min(offset, data.size()));
-    if (parent >= 0) comm_.receive_into(from_parent(), data.data() + offset, n);
+    const std::size_t offset = c * step, n = chunk_size<T>(offset, data.size());
+    if (parent >= 0) comm_.receive_into(await_member(parent, tag, until), data.data() + offset, n);
     pass_on(data.data() + offset, n);
   }
   for (auto& r : sends) r.wait_until(until, waits_.collective());
@@ -128,9 +127,9 @@ void RoundSync::average_into_root(std::vector<float>& w, float share) {
     const auto until = deadline();
     const std::size_t step = chunk<float>();
     for (std::size_t c = 0, count = chunks<float>(w.size()); c < count; ++c) {
-      const std::size_t offset = c * step, n = std::min(step, w.size() - std::min(offset, w.size()));
-      comm_.receive_into(comm_.await_message(1, comm::Tag::Average, until, who(1), waits_.collective()),
-                         w.data() + offset, n);
+      const std::size_t offset = c * step;
+      comm_.receive_into(await_member(1, comm::Tag::Average, until), w.data() + offset,
+                         chunk_size<float>(offset, w.size()));
     }
     inbound_bytes_ += static_cast<double>(w.size() * sizeof(float));
   }
@@ -146,12 +145,10 @@ void RoundSync::sum_up(std::vector<float>& w, float share, const std::vector<int
   std::vector<comm::Request> sends;
   const auto until = deadline();
   for (std::size_t c = 0, count = chunks<float>(w.size()); c < count; ++c) {
-    const std::size_t offset = c * step, n = std::min(step, w.size() - std::min(offset, w.size()));
+    const std::size_t offset = c * step, n = chunk_size<float>(offset, w.size());
     float* mine = w.data() + offset;
     for (std::size_t k = 0; k < children.size(); ++k)
-      comm_.receive_into(comm_.await_message(children[k], comm::Tag::Average, until, who(children[k]),
-                                             waits_.collective()),
-                         incoming_.data() + k * n, n);
+      comm_.receive_into(await_member(children[k], comm::Tag::Average, until), incoming_.data() + k * n, n);
     const float* a = incoming_.data();
     if (children.empty()) {
       if (share != 1.0f)
@@ -169,6 +166,10 @@ void RoundSync::sum_up(std::vector<float>& w, float share, const std::vector<int
     if (parent >= 0) sends.push_back(comm_.isend(mine, n, parent, up));
   }
   for (auto& r : sends) r.wait_until(until, waits_.collective());
+}
+
+comm::Arrival RoundSync::await_member(int rank, comm::Tag tag, const comm::Deadline& until) const {
+  return comm_.await_message(rank, tag, until, who(rank), waits_.collective());
 }
 
 std::string RoundSync::who(int rank) const {
@@ -207,89 +208,93 @@ void RoundSync::allreduce_in_place(std::vector<float>& w) {
   complete_reports();
 }
 
-void RoundSync::ring_allreduce(std::vector<float>& w, std::vector<comm::Request>& gather) {
-  const int me = comm_.rank(), learners = ring_.learners();
-  const std::size_t n = w.size(), step = chunk<float>();
-  const auto until = deadline();
-  // Segment `s` has chunks_in(s) chunks (one, empty, for an empty segment); chunk `c` starts at offset(s, c)
-  // and holds count(s, c) elements.
-  const auto chunks_in = [&](int s) {
-    return chunks<float>(ring_.segment_begin(s + 1, n) - ring_.segment_begin(s, n));
-  };
-  const auto offset = [&](int s, std::size_t c) { return ring_.segment_begin(s, n) + c * step; };
-  const auto count = [&](int s, std::size_t c) {
-    const std::size_t end = ring_.segment_begin(s + 1, n);
-    return std::min(step, end - std::min(offset(s, c), end));
-  };
-  // Calls `f(offset, count)` for each chunk of segment `s`.
-  const auto each_chunk = [&](int s, const auto& f) {
-    for (std::size_t c = 0, k = chunks_in(s); c < k; ++c) f(offset(s, c), count(s, c));
-  };
-  const auto from = [&](int rank, comm::Tag tag) {
-    return comm_.await_message(rank, tag, until, who(rank), waits_.collective());
-  };
-  if (me == 0) {
-    // Each segment's sum from the learner that completed it, a chunk at a time from whichever has one in: the
-    // learners send them at once, and taking one learner's whole segment before the next would leave the others'
-    // links idle (a message travels only once its receiver takes it).
-    struct Segment {
-      int s;
-      std::size_t received;  // chunks
-    };
-    std::vector<Segment> missing;
-    for (int s = 0; s < learners; ++s) missing.push_back({s, 0});
-    comm::IdleWatch watch(liveness_, waits_.collective());
-    while (!missing.empty()) {
-      bool progress = false;
-      for (auto it = missing.begin(); it != missing.end();) {
-        const auto arrival = comm_.probe(ring_.completer(it->s), comm::Tag::Allgather);
-        if (!arrival) {
-          ++it;
-          continue;
-        }
-        comm_.receive_into(*arrival, w.data() + offset(it->s, it->received), count(it->s, it->received));
-        progress = true;
-        it = ++it->received == chunks_in(it->s) ? missing.erase(it) : it + 1;
-      }
-      if (progress) {
-        watch.progress();
-      } else {
-        watch.idle([&] { return who(ring_.completer(missing.front().s)); }, comm::kDirect);
-      }
-    }
-  } else if (learners > 1) {  // a ring of one sends the Dispatcher its sum as it adds it (sum_up)
-    const int next = ring_.next(me), previous = ring_.previous(me);
-    incoming_.resize(std::min(step, n));
-    std::vector<comm::Request> scatter;
-    // A chunk of the segment this member completes goes round the ring and to the Dispatcher.
-    const auto completed = [&](const float* sum, std::size_t count) {
-      gather.push_back(comm_.isend(sum, count, next, comm::Tag::Allgather));
-      gather.push_back(comm_.isend(sum, count, 0, comm::Tag::Allgather));
-    };
-    // Reduce-scatter: a member sends its own segment, then for H - 1 steps adds the partial sum of the next
-    // segment that comes in and sends each chunk on as soon as it is added; the last segment it adds is whole.
-    each_chunk(ring_.segment(me, -1), [&](std::size_t at, std::size_t count) {
-      scatter.push_back(comm_.isend(w.data() + at, count, next, comm::Tag::ReduceScatter));
-    });
-    for (int k = 0; k + 1 < learners; ++k)
-      each_chunk(ring_.segment(me, k), [&](std::size_t at, std::size_t count) {
-        comm_.receive_into(from(previous, comm::Tag::ReduceScatter), incoming_.data(), count);
-        float* mine = w.data() + at;
-        for (std::size_t i = 0; i < count; ++i) mine[i] += incoming_[i];
-        if (k + 2 < learners) {
-          scatter.push_back(comm_.isend(mine, count, next, comm::Tag::ReduceScatter));
-        } else {
-          completed(mine, count);
-        }
-      });
-    // The allgather overwrites the segments the reduce-scatter sent from.
-    for (auto& r : scatter) r.wait_until(until, waits_.collective());
-    for (int k = 0; k + 1 < learners; ++k)
-      each_chunk(ring_.segment(me, k + learners - 1), [&](std::size_t at, std::size_t count) {
-        comm_.receive_into(from(previous, comm::Tag::Allgather), w.data() + at, count);
-        if (k + 2 < learners) gather.push_back(comm_.isend(w.data() + at, count, next, comm::Tag::Allgather));
-      });
+template <typename F> void RoundSync::each_chunk(int s, std::size_t n, const F& f) const {
+  const std::size_t begin = ring_.segment_begin(s, n), end = ring_.segment_begin(s + 1, n), step = chunk<float>();
+  for (std::size_t c = 0, k = chunks<float>(end - begin); c < k; ++c) {
+    const std::size_t offset = begin + c * step;
+    f(offset, chunk_size<float>(offset, end));
   }
+}
+
+void RoundSync::ring_allreduce(std::vector<float>& w, std::vector<comm::Request>& gather) {
+  if (comm_.rank() == 0) {
+    gather_segments(w);
+  } else if (ring_.learners() > 1) {  // a ring of one sends the Dispatcher its sum as it adds it (sum_up)
+    const auto until = deadline();
+    reduce_scatter(w, gather, until);
+    allgather(w, gather, until);
+  }
+}
+
+void RoundSync::gather_segments(std::vector<float>& w) {
+  // A chunk at a time from whichever learner has one in: the learners send them at once, and taking one
+  // learner's whole segment before the next would leave the others' links idle (a message travels only once its
+  // receiver takes it).
+  struct Segment {
+    int s;
+    std::size_t next;    // where its next chunk goes
+    std::size_t end;     // where it ends
+    std::size_t chunks;  // still to come
+  };
+  const std::size_t n = w.size();
+  std::vector<Segment> missing;
+  for (int s = 0; s < ring_.learners(); ++s) {
+    const std::size_t begin = ring_.segment_begin(s, n), end = ring_.segment_begin(s + 1, n);
+    missing.push_back({s, begin, end, chunks<float>(end - begin)});
+  }
+  comm::IdleWatch watch(liveness_, waits_.collective());
+  while (!missing.empty()) {
+    bool progress = false;
+    for (auto it = missing.begin(); it != missing.end();) {
+      const auto arrival = comm_.probe(ring_.completer(it->s), comm::Tag::Allgather);
+      if (!arrival) {
+        ++it;
+        continue;
+      }
+      comm_.receive_into(*arrival, w.data() + it->next, chunk_size<float>(it->next, it->end));
+      progress = true;
+      it->next += chunk<float>();
+      it = --it->chunks == 0 ? missing.erase(it) : it + 1;
+    }
+    watch.end_pass(progress, [&] { return who(ring_.completer(missing.front().s)); }, comm::kDirect);
+  }
+}
+
+void RoundSync::reduce_scatter(std::vector<float>& w, std::vector<comm::Request>& gather,
+                               const comm::Deadline& until) {
+  const int me = comm_.rank(), learners = ring_.learners(), next = ring_.next(me);
+  const std::size_t n = w.size();
+  incoming_.resize(std::min(chunk<float>(), n));
+  std::vector<comm::Request> scatter;
+  // A member sends its own segment, then for H - 1 steps adds the partial sum of the next segment that comes in
+  // and sends each chunk on as soon as it is added; the last segment it adds is whole, and each of its chunks
+  // goes round the ring and to the Dispatcher.
+  each_chunk(ring_.segment(me, -1), n, [&](std::size_t at, std::size_t count) {
+    scatter.push_back(comm_.isend(w.data() + at, count, next, comm::Tag::ReduceScatter));
+  });
+  for (int k = 0; k + 1 < learners; ++k)
+    each_chunk(ring_.segment(me, k), n, [&](std::size_t at, std::size_t count) {
+      comm_.receive_into(await_member(ring_.previous(me), comm::Tag::ReduceScatter, until), incoming_.data(), count);
+      float* mine = w.data() + at;
+      for (std::size_t i = 0; i < count; ++i) mine[i] += incoming_[i];
+      if (k + 2 < learners) {
+        scatter.push_back(comm_.isend(mine, count, next, comm::Tag::ReduceScatter));
+      } else {
+        gather.push_back(comm_.isend(mine, count, next, comm::Tag::Allgather));
+        gather.push_back(comm_.isend(mine, count, 0, comm::Tag::Allgather));
+      }
+    });
+  // The allgather overwrites the segments the reduce-scatter sent from.
+  for (auto& r : scatter) r.wait_until(until, waits_.collective());
+}
+
+void RoundSync::allgather(std::vector<float>& w, std::vector<comm::Request>& gather, const comm::Deadline& until) {
+  const int me = comm_.rank(), learners = ring_.learners();
+  for (int k = 0; k + 1 < learners; ++k)
+    each_chunk(ring_.segment(me, k + learners - 1), w.size(), [&](std::size_t at, std::size_t count) {
+      comm_.receive_into(await_member(ring_.previous(me), comm::Tag::Allgather, until), w.data() + at, count);
+      if (k + 2 < learners) gather.push_back(comm_.isend(w.data() + at, count, ring_.next(me), comm::Tag::Allgather));
+    });
 }
 
 bool RoundSync::same_everywhere(double value) {

@@ -118,10 +118,24 @@ class RoundSync {
   // The ring stage of allreduce_in_place, for its members and the Dispatcher; a member leaves in `gather` its
   // last sends, from `w`, which it does not change again.
   void ring_allreduce(std::vector<float>& w, std::vector<comm::Request>& gather);
+  // The Dispatcher's part of the ring stage: each segment's sum from the learner that completed it.
+  void gather_segments(std::vector<float>& w);
+  // A ring member's part: the reduce-scatter, which sends the chunks of the segment this member completes round
+  // the ring and to the Dispatcher (left in `gather`), then the allgather, by `until`.
+  void reduce_scatter(std::vector<float>& w, std::vector<comm::Request>& gather, const comm::Deadline& until);
+  void allgather(std::vector<float>& w, std::vector<comm::Request>& gather, const comm::Deadline& until);
+  // Calls `f(offset, count)` for each chunk of ring segment `s` of `n` floats (one, empty, for an empty segment).
+  template <typename F> void each_chunk(int s, std::size_t n, const F& f) const;
+  // Waits by `until` for a message `tag` from member `rank`, during a collective.
+  comm::Arrival await_member(int rank, comm::Tag tag, const comm::Deadline& until) const;
   // Elements of T per chunk, and how many chunks `n` elements make (at least one: an empty vector still sends).
   template <typename T> std::size_t chunk() const { return std::max<std::size_t>(1, chunk_bytes_ / sizeof(T)); }
   template <typename T> std::size_t chunks(std::size_t n) const {
     return n == 0 ? 1 : (n + chunk<T>() - 1) / chunk<T>();
+  }
+  // Elements of T in the chunk at `offset` of data that ends at `end` (none from the end on).
+  template <typename T> std::size_t chunk_size(std::size_t offset, std::size_t end) const {
+    return std::min(chunk<T>(), end - std::min(offset, end));
   }
   const comm::Communicator& comm_;
   const comm::Communicator& world_;
