@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <random>
@@ -25,12 +26,22 @@ fs::path fresh_dir() {
   return d;
 }
 
+// A learner state as engine.get_state writes it (python/state_codec.py): a safetensors header that holds the
+// state's JSON, here the number 7, and no arrays.
+std::vector<std::uint8_t> learner_state() {
+  const std::string header = R"({"__metadata__":{"fedavg_state":"7","fedavg_kinds":"[]"}})";
+  std::vector<std::uint8_t> bytes(8 + header.size(), 0);
+  bytes[0] = static_cast<std::uint8_t>(header.size());
+  std::copy(header.begin(), header.end(), bytes.begin() + 8);
+  return bytes;
+}
+
 // A run's state: a 3 x 4 table, one learner state, one read position.
 struct State {
   std::vector<float> table = std::vector<float>(12);
   std::vector<fedavg::core::NamedArray> arrays;
   fedavg::core::CheckpointInfo info;
-  std::vector<std::vector<std::uint8_t>> learner_states{{1, 2, 3}};
+  std::vector<std::vector<std::uint8_t>> learner_states{learner_state()};
   std::vector<fedavg::core::ReadPosition> positions{{7, 1}};
   std::vector<float> strategy_state;
   std::vector<std::string> vocabulary{"a", "b", "c"};
@@ -70,7 +81,7 @@ TEST(CheckpointWriter, ABackgroundWriteHoldsTheStateOfItsCallAndEqualsAnInlineOn
   const auto got = read(dir / "bg.h5");
   EXPECT_EQ(got.info.round, 5);
   EXPECT_EQ(got.arrays.at(0), State(5.0f).table);
-  EXPECT_EQ(got.learner_states.at(0), (std::vector<std::uint8_t>{1, 2, 3}));
+  EXPECT_EQ(got.learner_states.at(0), learner_state());
   ASSERT_EQ(got.corpora.size(), 2u);
   EXPECT_EQ(got.corpora[0].bytes, 4096);
   EXPECT_EQ(got.corpora[0].hash, 12345);
@@ -139,5 +150,21 @@ TEST(Checkpoint, AWriteThatRunsOutOfRoomSaysWhyAndKeepsTheCheckpointBefore) {
   EXPECT_NE(error.find("File too large"), std::string::npos) << error;  // the system's reason
   EXPECT_FALSE(fs::exists(dir / "run.h5.tmp"));
   EXPECT_EQ(read(path).info.round, 1);
+  fs::remove_all(dir);
+}
+
+TEST(Checkpoint, ALearnerStateThatIsNotPlainArraysAndJsonIsRefusedNamingTheFileAndDataset) {
+  const auto dir = fresh_dir();
+  const auto path = dir / "run.h5";
+  State state(1.0f);
+  state.learner_states = {{0x80, 0x04, 0x95, 1, 2, 3, 4, 5, 6, 7, 8, 9}};  // how a pickle begins
+  fedavg::core::write_checkpoint(path, state.content(), false);
+  try {
+    read(path);
+    FAIL() << "a pickled learner state was read";
+  } catch (const fedavg::core::Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(path.string() + ": dataset learner_state/0 is not a learner state", 0), 0u)
+        << e.what();
+  }
   fs::remove_all(dir);
 }
