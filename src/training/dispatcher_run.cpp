@@ -18,12 +18,6 @@
 namespace fedavg::training {
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 // "  similarity 0.123  analogies 0.045" for the progress line (the parts that were scored), or "".
 std::string scores_text(const bridge::Scores::Result& sc) {
   std::string out;

@@ -5,13 +5,14 @@
 #include <cstdio>
 
 namespace fedavg::training {
-namespace {
 
 std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
 }
+
+namespace {
 
 // 1234567 -> "1.23M", 81234 -> "81.2k".
 std::string count(double v) {

@@ -12,6 +12,9 @@
 
 namespace fedavg::training {
 
+// `v` printed with the printf format `f` ("%.3f"), for the progress line and the run's statistics.
+std::string fmt(const char* f, double v);
+
 class Progress {
  public:
   struct Round {
