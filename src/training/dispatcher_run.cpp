@@ -134,7 +134,7 @@ void DispatcherRun::resume_from(const core::Checkpoint& ck) {
     off += a.size();
   }
   round_ = last_checkpoint_ = ck.info.round;
-  loss_ = ck.info.test_loss;
+  loss_ = measured_loss(ck.info.test_loss);
   train_loss_ = ck.info.train_loss;
   first_loss_ = ck.info.first_loss;
   windows_per_learner_ = ck.info.windows_per_learner;
@@ -151,9 +151,20 @@ void DispatcherRun::resume_from(const core::Checkpoint& ck) {
     row.seconds = seconds_before_;
     metrics_->row(row);
   }
-  std::printf("fedavg_mpi: resuming from round %ld (test loss %.4f, %.0f windows per learner, %.1f s)\n", round_,
+  std::printf("fedavg_mpi: resuming from round %ld (test loss %.4f measured, as recorded; %.0f windows per learner, "
+              "%.1f s)\n",
+              round_,
               loss_, windows_per_learner_, seconds_before_);
   std::fflush(stdout);
+}
+
+double DispatcherRun::measured_loss(double recorded) {
+  const double measured = test_loss();
+  if (!(std::abs(measured - recorded) <= kResumeLossTolerance * std::max(1.0, std::abs(recorded))))
+    throw core::Error(checkpoint_path_ + ": the test loss of its weights is " + fmt("%.6f", measured) +
+                      ", it recorded " + fmt("%.6f", recorded) + " when it was written: the file, or the test set " +
+                      cfg_.test_path().string() + ", has changed since");
+  return measured;
 }
 
 void DispatcherRun::check_checkpoint(const core::Checkpoint& ck) const {

@@ -85,6 +85,10 @@ class DispatcherRun {
   }
 
  private:
+  // How far (relative) the test loss of resumed weights may be from the one their checkpoint recorded: the same
+  // weights and test set give the same loss up to the order of the sums.
+  static constexpr double kResumeLossTolerance = 1e-5;
+
   // start() of a new run: starts the pipelines and evaluates the initial weights (round 0).
   void start_fresh();
   // start() with --resume: continues from checkpoint `ck`: its weights, counters, read positions, strategy and
@@ -92,6 +96,9 @@ class DispatcherRun {
   void resume_from(const core::Checkpoint& ck);
   // --resume: throws unless `ck` was written by a run of this name and strategy, from these corpora.
   void check_checkpoint(const core::Checkpoint& ck) const;
+  // The test loss of the weights just loaded, checked against the one the checkpoint `recorded` (within
+  // kResumeLossTolerance, relative): a checkpoint whose weights do not give its loss is refused.
+  double measured_loss(double recorded);
   // --resume: the pipelines go on from the checkpoint's read positions (or shards); learner l from learner l's state.
   void resume_pipelines(const core::Checkpoint& ck);
   void resume_learners(const core::Checkpoint& ck);

@@ -1,12 +1,14 @@
 """A checkpoint is checked data: a damaged dataset, or a learner state that is not plain arrays and JSON (a crafted
 pickle), is refused on --resume with one line naming the file and the dataset, the checkpoint is left as it was,
-and nothing in it runs."""
+and nothing in it runs. A resume measures the test loss of the weights it read, and refuses a checkpoint whose
+weights do not give the loss it recorded."""
 
 import ctypes
 import pickle
 
 import h5py
 import numpy as np
+import pytest
 
 ABORT_SECONDS = 30  # a refused resume ends well within this
 
@@ -66,3 +68,29 @@ def test_a_crafted_pickle_as_learner_state_runs_nothing(run_job, tmp_path):
     line = refused(run_job, checkpoint, "learner_state/0")
     assert "is not a learner state in this version's format" in line
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("strategy", ["hogwild", "easgd", "bmuf"])
+def test_a_resume_measures_the_test_loss_its_checkpoint_recorded(strategy, run_job):
+    """The weights read back give the loss the checkpoint recorded, also where learners train while the
+    Dispatcher checkpoints (hogwild's shared weights, easgd's rounds without a barrier)."""
+    job = run_job(6, cfg={"max_rounds": 2, "strategy": strategy})
+    assert job.rc == 0, job.stderr
+    job = run_job(6, cfg={"max_rounds": 3, "strategy": strategy}, extra=["--resume"])
+    assert job.rc == 0, job.stderr
+    assert "measured, as recorded" in job.stdout
+
+
+def test_a_resume_whose_weights_do_not_give_the_recorded_loss_is_refused(run_job, tmp_path):
+    checkpoint = finished_run(run_job)
+    test = tmp_path / "config" / "test.txt"
+    lines = test.read_text().splitlines(keepends=True)
+    test.write_text("".join(lines[:10]))  # another test set: another loss for the same weights
+    before = checkpoint.read_bytes()
+    job = run_job(6, cfg={"max_rounds": 4}, extra=["--resume"], timeout=ABORT_SECONDS + 30)
+    assert job.rc != 0
+    lines = [line for line in job.stderr.splitlines() if line.startswith("[fedavg] rank ")]
+    assert lines and lines[0].startswith(f"[fedavg] rank 0 (Dispatcher): {checkpoint}: the test loss of its weights is "), \
+        job.stderr
+    assert f"the file, or the test set {test}, has changed since" in lines[0]
+    assert checkpoint.read_bytes() == before
