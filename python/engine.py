@@ -330,7 +330,7 @@ def _instance(cls, opts):
         model = cls(opts)
     except (ConfigError, ModelError):
         raise
-    except Exception as e:  # noqa: BLE001 - reported, not swallowed
+    except Exception as e:  # reported, not swallowed
         raise ModelError(f"{cls.__name__}.__init__: {type(e).__name__}: "
                          f"{e}") from e
     model.lr = opts["lr"]
