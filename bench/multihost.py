@@ -104,7 +104,7 @@ def main():
     print(jobs.table(rows, ["model", "round, one host", "round, two hosts", "two / one", "exchange, one host",
                             "exchange, two hosts", "learners' host receives per round"]))
     share = figures["checkpoint_round"] / figures["no_checkpoint_round"] - 1
-    print(f"\n### A checkpoint every round (neg, one host)\n")
+    print("\n### A checkpoint every round (neg, one host)\n")
     print(jobs.table([[f"{figures['checkpoint_round']:.3f} s", f"{figures['no_checkpoint_round']:.3f} s",
                        f"{100 * share:.1f} %"]],
                      ["round, checkpoint_every 1", "round, no checkpoints", "share of a round"]))

@@ -28,7 +28,8 @@ import jobs  # noqa: E402
 def rate(metrics, learners):
     """Windows per second, all learners together, from round 1 to the last round."""
     first, last = metrics[1], metrics[-1]
-    return (last["windows_per_learner"] - first["windows_per_learner"]) * learners / (last["seconds"] - first["seconds"])
+    windows = (last["windows_per_learner"] - first["windows_per_learner"]) * learners
+    return windows / (last["seconds"] - first["seconds"])
 
 
 def round_seconds(metrics):

@@ -11,7 +11,6 @@ import datetime
 import os
 import platform
 import subprocess
-import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -129,7 +128,7 @@ MANY_CORES_ONLY = {"exchange_threads.py"}
 
 def section_body(command, out):
     """A benchmark's printed markdown under its command; its own headings go one level down."""
-    lines = [("#" + l if l.startswith("## ") else l) for l in out.strip().splitlines()]
+    lines = [("#" + ln if ln.startswith("## ") else ln) for ln in out.strip().splitlines()]
     return f"`{command}`\n\n" + "\n".join(lines) + "\n"
 
 
@@ -198,8 +197,8 @@ def main():
             sections.append((title, body))
         else:
             sections.append((title, run(script, *script_args)))
-    cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
-                if l.startswith("model name")), platform.processor())
+    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                if ln.startswith("model name")), platform.processor())
     lines = ["# Performance", "",
              f"Measured on {cpu} (last regenerated {datetime.date.today()}), 2 cores, Debian 12, "
              "python3-torch 1.13 with OpenBLAS, "

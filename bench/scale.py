@@ -8,9 +8,10 @@ in float16) and the top 20 % of the rows in float16 (both weightings), and print
 exchange's share of it (sync_seconds; no checkpoints, which would add the same to every round), the bytes moved and
 the Dispatcher's inbound bytes, and the test loss after the same windows. Then dense, the sparse defaults and the
 top 20 % for each of fedavg, bsp, bmuf and diloco. Then dense, the sparse defaults and the top 20 % at smaller
-vocabularies of the same text (--smaller-words, default 15,000 and 30,000 words). Then, with 2, 4 and 8 learners (oversubscribed on a small
-machine: the exchange time, not the round time, is the figure), the Dispatcher's inbound bytes and exchange time
-per round: fedavg dense and sparse, and bsp's ring (dense). Then a checkpoint every round, written between rounds
+vocabularies of the same text (--smaller-words, default 15,000 and 30,000 words). Then, with 2, 4 and 8 learners
+(oversubscribed on a small machine: the exchange time, not the round time, is the figure), the Dispatcher's inbound
+bytes and exchange time per round: fedavg dense and sparse, and bsp's ring (dense).
+Then a checkpoint every round, written between rounds
 or in the background (checkpoint_background), with 1 and 2 learners. Last, as root, the same rounds on three
 emulated hosts (network namespaces, TCP between them; the Dispatcher and the pipeline on one, a learner on each of
 the others), on uncapped links and on links capped at --link (default 1 Gbit/s): dense against sparse, and fedavg's

@@ -102,7 +102,7 @@ def job(workdir, corpus, out, max_epochs, timeout, **settings):
     t = time.monotonic()
     metrics, samples, stdout = jobs.run(5, [corpus], cfg, out, timeout=timeout, sample_every=1.0)
     wall = time.monotonic() - t
-    import h5py  # noqa: PLC0415  (only the benchmark needs it)
+    import h5py  # only the benchmark needs it
     with h5py.File(Path(out) / "kjv.h5", "r") as f:
         pass_windows = float(f["pipeline_progress"][0][1])
     return metrics, samples, pass_windows, wall, stdout

@@ -39,7 +39,8 @@ def main():
         growth = (end_rss - start_rss) / start_rss
         figures.append({"rank": rank, "role": jobs.role_of(rank, 1), "rss_after_warmup_mib": start_rss,
                         "rss_end_mib": end_rss, "growth": growth})
-        rows.append([rank, jobs.role_of(rank, 1), f"{start_rss:.1f} MiB", f"{end_rss:.1f} MiB", f"{100 * growth:+.1f} %"])
+        rows.append([rank, jobs.role_of(rank, 1), f"{start_rss:.1f} MiB", f"{end_rss:.1f} MiB",
+                     f"{100 * growth:+.1f} %"])
     result = {"rounds": int(metrics[-1]["round"]), "seconds": metrics[-1]["seconds"], "ranks": figures}
     if args.json:
         print(json.dumps(result, indent=2))

@@ -105,7 +105,8 @@ def parse_args(argv):
     p.add_argument("--out", required=True, type=Path, help="study folder")
     p.add_argument("--learners", type=comma_list(int), default=[1, 2, 4, 8, 12])
     p.add_argument("--pipelines", type=comma_list(str), default=list(MODES), help="shared,per-learner")
-    p.add_argument("--strategies", type=comma_list(str), default=["fedavg", "bsp", "bmuf", "diloco", "easgd", "hogwild"])
+    p.add_argument("--strategies", type=comma_list(str),
+                   default=["fedavg", "bsp", "bmuf", "diloco", "easgd", "hogwild"])
     p.add_argument("--time-limit", type=float, default=300, help="max_seconds of every run (default 300)")
     p.add_argument("--target", type=float, help="test loss target (default: the prepared config's)")
     p.add_argument("--vocab-size", type=int, help="default 5000 for bible, 10000 otherwise")
@@ -281,8 +282,8 @@ def execute(combo, args, data_dir, prep_spec, base):
 def error_line(run_dir):
     """The job's reason for failing: its last "[fedavg] rank N (Role): reason" line, else its last stderr line
     (mpiexec's own abort and timeout messages come after the reason)."""
-    lines = [l.strip() for l in (run_dir / "job.stderr").read_text(errors="replace").splitlines() if l.strip()]
-    reasons = [l for l in lines if l.startswith("[fedavg]")]
+    lines = [ln.strip() for ln in (run_dir / "job.stderr").read_text(errors="replace").splitlines() if ln.strip()]
+    reasons = [ln for ln in lines if ln.startswith("[fedavg]")]
     return (reasons or lines or [""])[-1]
 
 
@@ -490,7 +491,8 @@ def reference_text(args, choice, target):
         return "the 1-learner fedavg run"
     windows, seconds = choice["windows_to_target"][0], choice["seconds_to_target"][0]
     if windows is None:
-        return f"the best 1-learner fedavg runs of {', '.join(map(str, args.reference))}, none of which reached {target:g}"
+        return (f"the best 1-learner fedavg runs of {', '.join(map(str, args.reference))}, "
+                f"none of which reached {target:g}")
     if seconds == windows:
         return f"the 1-learner fedavg runs of {windows}"
     return f"the 1-learner fedavg runs of {windows} (in seconds: of {seconds}, the fastest)"

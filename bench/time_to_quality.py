@@ -69,7 +69,8 @@ def main():
                 metrics, _, _ = jobs.run(6, [tmp / "train.txt"], tmp / "cfg", out, sample_every=5)
                 rounds = int(metrics[-1]["round"])
                 s = score_file(out / "text8.w2v.txt")
-                point = {"strategy": strategy, "schedule": schedule, "seconds": metrics[-1]["seconds"], "rounds": rounds,
+                point = {"strategy": strategy, "schedule": schedule, "seconds": metrics[-1]["seconds"],
+                         "rounds": rounds,
                          "windows_per_learner": metrics[-1]["windows_per_learner"],
                          "test_loss": metrics[-1]["test_loss"], **s}
                 ours.append(point)

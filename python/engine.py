@@ -31,6 +31,7 @@ import math
 import numbers
 import re
 import warnings
+from typing import cast
 
 import numpy as np
 import torch
@@ -149,7 +150,7 @@ def current_lr(model) -> float:
     return float("nan")
 
 
-def written_rows(model) -> list:
+def written_rows(model) -> list | None:
     """Per parameter, in param_shapes order: the rows (ids along its first
     dimension, ascending int32) the steps wrote since the last call, or
     None where the model does not say, so any row may have changed (a Dense
@@ -240,13 +241,13 @@ def _options(cfg):
         value = opts[key]
         low = 0 if key == "seed" else 1
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
-                or value < low:
+                or int(value) < low:
             raise ConfigError(key, f"{key} must be an integer >= {low}, "
                                    f"got {value!r}")
         opts[key] = int(value)
     lr = opts["lr"]
     if isinstance(lr, bool) or not isinstance(lr, numbers.Real) \
-            or not lr > 0:
+            or not cast(float, lr) > 0:  # numbers.Real declares no comparisons to mypy
         raise ConfigError("lr", f"lr must be a number > 0, got {lr!r}")
     opts["lr"] = float(lr)
     _device(opts)
@@ -319,7 +320,7 @@ def _instance(cls, opts):
         model = cls(opts)
     except (ConfigError, ModelError):
         raise
-    except Exception as e:  # noqa: BLE001 - reported, not swallowed
+    except Exception as e:  # reported, not swallowed
         raise ModelError(f"{cls.__name__}.__init__: {type(e).__name__}: "
                          f"{e}") from e
     model.lr = opts["lr"]

@@ -141,7 +141,7 @@ class HandwrittenNegCBOW:
                                      "needs model_args.decay_steps or "
                                      "max_rounds (with bpe)")
                 self.decay_steps = bpe * int_arg("max_rounds",
-                                                  opts["max_rounds"], 1)
+                                                 opts["max_rounds"], 1)
         self.step = 0  # this learner's steps so far (restored by load_state)
         self._sign = torch.full((self.negatives + 1,), -1.0, device=dev)
         self._sign[0] = 1.0

@@ -75,8 +75,8 @@ def read_metrics(path):
 
 def read_stats(path):
     """The key=value pairs of the last "final:" line of a stats file."""
-    lines = [l for l in Path(path).read_text().splitlines()
-             if l.startswith("final:")]
+    lines = [ln for ln in Path(path).read_text().splitlines()
+             if ln.startswith("final:")]
     if not lines:
         return {}
     pairs = (item.split("=", 1) for item in lines[-1].split()[1:]

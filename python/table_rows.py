@@ -35,7 +35,7 @@ class TableRows:
         # (adopt_state), between steps an empty [0, cols] tensor, during a
         # step the unique rows the batch touched.
         self.param = torch.nn.Parameter(torch.zeros(1, self.cols,
-                                                     device=dev))
+                                                    device=dev))
         self.calls = []           # (row ids, leaf) per indexing in the loss
         self.row_state = {}       # optimizer state key -> [rows, ...] tensor
         self.scalar_state = {}    # optimizer state that is not per row

@@ -70,8 +70,10 @@ def load_vocab(path):
     Raises ValueError("<path>:<line>: <reason>") for an empty file, a
     duplicate word, an invalid word, a count without a word, or mixed counts.
     """
-    words, counts, lines = [], [], []
-    first_line = {}
+    words: list[str] = []
+    counts: list[int | None] = []
+    lines: list[int] = []
+    first_line: dict[str, int] = {}
     for lineno, text in _read_lines(path):
         for tok in text.split():
             if _COUNT_RE.fullmatch(tok):
@@ -198,8 +200,8 @@ class Tokenizer:
         if ascii_only:
             text = raw
         else:
-            text = str(raw, "utf-8", "replace").lower()
-            text = _NON_ASCII_NON_WORD_RE.sub(" ", text).encode("utf-8")
+            lowered = str(raw, "utf-8", "replace").lower()
+            text = _NON_ASCII_NON_WORD_RE.sub(" ", lowered).encode("utf-8")
         toks = text.translate(_BYTE_TABLE).replace(b"\x01", b" \x01 ").split()
         get = self._byte_ids.get
         ids = np.fromiter(map(get, toks, repeat(OOV)), np.int32, len(toks))

@@ -356,5 +356,5 @@ def _call(where, fn, *args):
         return fn(*args)
     except ModelError:
         raise
-    except Exception as e:  # noqa: BLE001 - reported, not swallowed
+    except Exception as e:  # reported, not swallowed
         raise ModelError(f"{where}: {type(e).__name__}: {e}") from e

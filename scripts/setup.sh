@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
 # Installs the Debian packages fedavg_mpi needs (only those missing) and builds it with Meson into
 # ${BUILD_DIR:-build}. Safe to run again: it installs and rebuilds only what is missing or out of date.
+#   bash scripts/setup.sh [--packages-only [EXTRA_PACKAGE...]]: install only, adding the extra Debian packages
+#   (scripts/check.sh: its tools, and the build's packages for the sanitizer builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+packages_only=false
+if [ "${1:-}" = "--packages-only" ]; then
+  packages_only=true
+  shift
+elif [ $# -gt 0 ]; then
+  echo "setup: unknown argument $1 (extra packages go after --packages-only)" >&2
+  exit 2
+fi
 
 packages=(
   g++ pkg-config meson ninja-build
@@ -12,6 +22,7 @@ packages=(
   libopenblas0-pthread
   libhdf5-dev nlohmann-json3-dev libpcg-cpp-dev libgtest-dev libxxhash-dev
   bible-kjv
+  "$@"
 )
 
 missing=()
@@ -28,6 +39,7 @@ if ((${#missing[@]})); then
   "${sudo[@]}" apt-get update -q
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+$packages_only && exit 0
 
 build=${BUILD_DIR:-build}
 werror=false

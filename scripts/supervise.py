@@ -157,7 +157,7 @@ def main(argv=None):
         if status == 0 or status in STOPPED or stop.is_set():
             return status
         if failure and ("command line:" in failure.group(3) or ".json:" in failure.group(3)):
-            print(f"supervise: not restarting: the job's input is wrong", file=sys.stderr)
+            print("supervise: not restarting: the job's input is wrong", file=sys.stderr)
             return status
         if restarts >= opts.restarts:
             print(f"supervise: the job failed again (status {status}) and {opts.restarts} restarts are used up",

@@ -68,7 +68,7 @@ def test_bad_config_folder(case, app, toy_config, tmp_path, run_job):
     job = run_job(5, config_dir=cfg_dir, timeout=60)
     took = time.monotonic() - t0
     assert job.rc != 0
-    lines = [l for l in job.stderr.splitlines() if l.startswith("[fedavg] rank ") and " WARNING: " not in l]
+    lines = [ln for ln in job.stderr.splitlines() if ln.startswith("[fedavg] rank ") and " WARNING: " not in ln]
     assert len(lines) == 1, job.stderr  # reported once, on one line
     for part in expected:
         assert part in lines[0], lines[0]
@@ -84,7 +84,7 @@ def test_library_that_does_not_parse(broken_python, run_job):
     job = run_job(5, python_dir=python_dir, timeout=60)
     took = time.monotonic() - t0
     assert job.rc != 0
-    lines = [l for l in job.stderr.splitlines() if l.startswith("[fedavg] ")]
+    lines = [ln for ln in job.stderr.splitlines() if ln.startswith("[fedavg] ")]
     assert lines == [f"[fedavg] rank 0 (Dispatcher): {python_dir / 'library.py'}:{line}: SyntaxError: invalid "
                      f"syntax: def broken(:"], job.stderr
     assert took < LIMIT, f"took {took:.1f} s"

@@ -57,7 +57,7 @@ def test_model_code_that_fails_at_start_up_is_reported_once(run_job, broken_pyth
     """Every rank that runs the model fails alike: rank 0 reports it, with the traceback into library.py."""
     job, took = timed(run_job, 6, cfg={"model": "neg_autograd"}, python_dir=broken_python(code))
     assert job.rc != 0
-    lines = [l for l in job.stderr.splitlines() if l.startswith("[fedavg] rank ")]
+    lines = [ln for ln in job.stderr.splitlines() if ln.startswith("[fedavg] rank ")]
     assert len(lines) == 1 and lines[0].startswith(f"[fedavg] rank 0 (Dispatcher): {expected}"), job.stderr
     assert "library.py" in job.stderr  # the traceback
     assert took < LIMIT
@@ -121,7 +121,7 @@ def test_diverging_weights_end_the_job_and_keep_the_last_checkpoint(run_job):
     job, took = timed(run_job, 6, cfg={"strategy": "bmuf", "block_lr": 10, "block_momentum": 0.9,
                                        "max_rounds": 200})
     assert job.rc != 0
-    line = next(l for l in job.stderr.splitlines() if "the weights diverged" in l)
+    line = next(ln for ln in job.stderr.splitlines() if "the weights diverged" in ln)
     assert "rank 0 (Dispatcher): test loss" in line
     assert "(lower lr, block_lr or block_momentum)" in line
     rows = job.metrics()

@@ -45,7 +45,7 @@ def test_raw_text_to_vectors_in_one_command(app, corpus, tmp_path):
     held = json.loads((config / "heldout.json").read_text())["corpora"]
     assert len(held) == 1 and held[0]["bytes"] == corpus.stat().st_size and held[0]["offsets"]
     lines = corpus.read_bytes().split(b"\n")
-    starts = np.cumsum([0] + [len(l) + 1 for l in lines])[:-1]
+    starts = np.cumsum([0] + [len(ln) + 1 for ln in lines])[:-1]
     assert set(held[0]["offsets"]) <= set(starts.tolist())  # every offset is a line start
     assert len((config / "test.txt").read_text().splitlines()) > 100
     # Vectors, and the run stopped after its passes over the text.

@@ -47,7 +47,7 @@ def test_hung_rank_is_named_by_its_peer(rank, blamed, run_job):
     t0 = time.monotonic()
     job = run_job(6, cfg={"max_rounds": 50, "liveness_seconds": 3}, extra=["--inject-fault", f"{rank}:2:hang"])
     assert job.rc != 0
-    first = [l for l in job.stderr.splitlines() if "liveness limit" in l][0]
+    first = [ln for ln in job.stderr.splitlines() if "liveness limit" in ln][0]
     assert blamed in first, job.stderr
     assert time.monotonic() - t0 < 40
 
@@ -65,7 +65,7 @@ def test_a_resume_on_another_corpus_is_refused_and_a_copy_is_not(run_job, toy_co
     corpus.write_text(changed)
     job = run_job(6, corpora=[corpus], cfg={"max_rounds": 4}, extra=["--resume"])
     assert job.rc != 0
-    lines = [l for l in job.stderr.splitlines() if l.startswith("[fedavg] rank ")]
+    lines = [ln for ln in job.stderr.splitlines() if ln.startswith("[fedavg] rank ")]
     assert len(lines) == 1 and lines[0].startswith(f"[fedavg] rank 0 (Dispatcher): corpus {corpus}: not the file "), \
         job.stderr
     assert "(its first or last MiB differ); resume with the same corpora" in lines[0]

@@ -144,6 +144,6 @@ def test_asynchronous_strategies_name_a_learner_that_stops(run_job, strategy, wh
     job = run_job(7, cfg={"max_rounds": 100000, "strategy": strategy, "liveness_seconds": 3},
                   extra=["--inject-fault", "6:3:hang"])
     assert job.rc != 0
-    first = [l for l in job.stderr.splitlines() if "liveness limit" in l][0]
+    first = [ln for ln in job.stderr.splitlines() if "liveness limit" in ln][0]
     assert f"rank 0 (Dispatcher): liveness limit: {what} from learner rank 6" in first, job.stderr
     assert time.monotonic() - t0 < 40

@@ -145,7 +145,7 @@ def test_a_killed_remote_learner_costs_one_round_and_no_human_step(hosts, toy, t
     cfg = config(toy, tmp_path, target=2.6, max_rounds=200)
     out = tmp_path / "out"
     job = h.mpiexec([(0, 4), (1, 2)], ["--config", cfg, "--out", out, "--inject-fault", "5:2:kill",
-                                        toy / "train.txt"], supervise=["--restarts", "2"], timeout=JOB_TIMEOUT)
+                                       toy / "train.txt"], supervise=["--restarts", "2"], timeout=JOB_TIMEOUT)
     assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-3000:]
     assert "restart 1 of 2" in job.stderr
     s = stats(out)

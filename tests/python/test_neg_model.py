@@ -28,7 +28,7 @@ def cyclic_windows(n, window=W, offset=0, vocab=V):
 
 def test_param_shapes():
     assert engine.param_shapes(CFG) == [("embedding", (V, D)),
-                                         ("out_vectors", (V, D))]
+                                        ("out_vectors", (V, D))]
 
 
 def test_init_like_word2vec_and_seeded():
@@ -164,7 +164,7 @@ def test_duplicate_rows_scaled(mode, factor):
         before = weights.copy()
         model._noise = lambda count: np.array([7, 9] * (count // 2))
         engine.train_step(model, np.repeat([[4, 5, 2, 11, 12]], batch, 0)
-                           .astype(np.int32))
+                          .astype(np.int32))
         steps[batch] = weights - before
     assert np.allclose(steps[2], 2 * factor * steps[1], atol=1e-6)
 

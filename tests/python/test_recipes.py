@@ -37,7 +37,7 @@ def test_the_four_recipes_are_there():
 def test_docs_show_the_recipe_verbatim(recipe):
     diff = (HERE / "recipes" / f"{recipe}.diff").read_text()
     assert diff in (ROOT / "docs" / "models.md").read_text()
-    changed = [l for l in diff.splitlines()[2:] if l[:1] in "+-"]
+    changed = [ln for ln in diff.splitlines()[2:] if ln[:1] in "+-"]
     assert len(changed) <= 13, changed          # a few lines of PyTorch, not a rewrite
 
 

@@ -161,6 +161,7 @@ def test_of_several_references_each_target_takes_the_best_that_always_reached_it
             {"strategy": "fedavg", "pipelines": "shared", "learners": 1, "repeat": 1, "run": "runs/keep"})
     references = [(tmp_path / "steady", study.load_reference(tmp_path / "steady", tmp_path / "steady" / "data")),
                   (fast, study.load_reference(fast, tmp_path / "steady" / "data"))]
+
     def best(target):
         return study.reference_at(references, target)["windows_to_target"]
     folder, rows = best(3.0)                                  # fast: mean of 1000 and 2000 < 2000

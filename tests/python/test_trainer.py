@@ -234,7 +234,7 @@ BAD = {
                            r"Bad.proj holds weights of its own \(Linear\): only what params\(\) declares is "
                            r"averaged, checkpointed and evaluated"),
     "__init__ raises": (_bad(__init__=lambda self, cfg: cfg["hidden_size"]),
-                    "Bad.__init__: KeyError: 'hidden_size'"),
+                        "Bad.__init__: KeyError: 'hidden_size'"),
 }
 
 

@@ -115,5 +115,5 @@ def test_a_rerun_in_a_later_folder_replaces_the_same_seed(tmp_path):
     write_side(rerun / "pair", 2, {0: (950e3, 22.5)}, seed=202)
     seeds = wall_time.pooled([first, rerun])
     assert [(s.name, s.single.reached, s.time_ratio) for s in seeds] == [("seed 201", True, 2.0),
-                                                                          ("seed 202", True, 4.0)]
+                                                                         ("seed 202", True, 4.0)]
     assert wall_time.summary(seeds)["missed"] == []
