@@ -90,7 +90,7 @@ def test_a_resume_whose_weights_do_not_give_the_recorded_loss_is_refused(run_job
     job = run_job(6, cfg={"max_rounds": 4}, extra=["--resume"], timeout=ABORT_SECONDS + 30)
     assert job.rc != 0
     lines = [line for line in job.stderr.splitlines() if line.startswith("[fedavg] rank ")]
-    assert lines and lines[0].startswith(f"[fedavg] rank 0 (Dispatcher): {checkpoint}: the test loss of its weights is "), \
-        job.stderr
+    expected = f"[fedavg] rank 0 (Dispatcher): {checkpoint}: the test loss of its weights is "
+    assert lines and lines[0].startswith(expected), job.stderr
     assert f"the file, or the test set {test}, has changed since" in lines[0]
     assert checkpoint.read_bytes() == before
