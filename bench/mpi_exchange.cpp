@@ -58,7 +58,8 @@ int main(int argc, char** argv) {
   const int reps = argc > 2 ? std::atoi(argv[2]) : 30;
   std::vector<float> mine(static_cast<std::size_t>(n), 1.0f), sum(static_cast<std::size_t>(n)),
       incoming(static_cast<std::size_t>(n));
-  const char* names[] = {"MPI_Reduce (blocking)", "MPI_Ireduce", "MPI_Iallreduce", "MPI_Ibcast",
+  const char* names[] = {"MPI_Reduce (blocking)", "MPI_Ireduce",
+                         "MPI_Iallreduce",        "MPI_Ibcast",
                          "Isend to rank 0 + add", "Isend down the tree (broadcast)"};
   for (int op = 0; op < 6; ++op) {
     std::vector<double> ms;
@@ -67,18 +68,10 @@ int main(int argc, char** argv) {
       const auto t0 = std::chrono::steady_clock::now();
       std::vector<MPI_Request> r(1, MPI_REQUEST_NULL);
       switch (op) {
-        case 0:
-          MPI_Reduce(mine.data(), sum.data(), n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
-          break;
-        case 1:
-          MPI_Ireduce(mine.data(), sum.data(), n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD, &r[0]);
-          break;
-        case 2:
-          MPI_Iallreduce(mine.data(), sum.data(), n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &r[0]);
-          break;
-        case 3:
-          MPI_Ibcast(mine.data(), n, MPI_FLOAT, 0, MPI_COMM_WORLD, &r[0]);
-          break;
+        case 0: MPI_Reduce(mine.data(), sum.data(), n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD); break;
+        case 1: MPI_Ireduce(mine.data(), sum.data(), n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD, &r[0]); break;
+        case 2: MPI_Iallreduce(mine.data(), sum.data(), n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &r[0]); break;
+        case 3: MPI_Ibcast(mine.data(), n, MPI_FLOAT, 0, MPI_COMM_WORLD, &r[0]); break;
         case 5: {
           // Rank 0 sends to 1; rank r receives from its parent (0 for 1, else r/2) and passes on to 2r and 2r+1.
           if (rank != 0) probe_then_receive(incoming.data(), n, rank == 1 ? 0 : rank / 2, 1);
@@ -86,8 +79,7 @@ int main(int argc, char** argv) {
           for (int child : {rank == 0 ? 1 : 2 * rank, rank == 0 ? -1 : 2 * rank + 1}) {
             if (child < 1 || child >= size) continue;
             sends.emplace_back();
-            MPI_Isend(rank == 0 ? mine.data() : incoming.data(), n, MPI_FLOAT, child, 1, MPI_COMM_WORLD,
-                      &sends.back());
+            MPI_Isend(rank == 0 ? mine.data() : incoming.data(), n, MPI_FLOAT, child, 1, MPI_COMM_WORLD, &sends.back());
           }
           if (!sends.empty()) wait_all(sends);
           r[0] = MPI_REQUEST_NULL;

@@ -73,7 +73,8 @@ py::module_ import_checked(const char* module, std::initializer_list<const char*
   });
   std::string missing;
   for (const char* name : required) {
-    if (!py::hasattr(m, name) || !PyCallable_Check(m.attr(name).ptr())) missing += (missing.empty() ? "" : ", ") + std::string(name);
+    if (!py::hasattr(m, name) || !PyCallable_Check(m.attr(name).ptr()))
+      missing += (missing.empty() ? "" : ", ") + std::string(name);
   }
   if (!missing.empty()) {
     std::string file = py::hasattr(m, "__file__") ? std::string(py::str(m.attr("__file__"))) : module;

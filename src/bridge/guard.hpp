@@ -24,8 +24,7 @@ void rethrow_config_error(pybind11::error_already_set& e);
 // Runs f(); a Python exception becomes PythonError("<context>: <Type>: <message>\n<traceback>"), but an
 // engine.ConfigError becomes ConfigError. When `input_errors` is set, a ValueError/OSError becomes
 // core::InputError with just its message: it reports bad input the user can fix, not a bug.
-template <typename F>
-auto guarded(const std::string& context, F&& f, bool input_errors = false) {
+template <typename F> auto guarded(const std::string& context, F&& f, bool input_errors = false) {
   try {
     return std::forward<F>(f)();
   } catch (pybind11::error_already_set& e) {

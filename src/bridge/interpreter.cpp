@@ -19,7 +19,7 @@ struct Interpreter::Impl {
 Interpreter::Interpreter(const std::filesystem::path& python_dir, int blas_threads) {
   if (!std::filesystem::is_directory(python_dir))
     throw PythonError("python folder " + python_dir.string() + " does not exist (--python DIR)");
-  setenv("PYTHONUNBUFFERED", "1", 1);     // no Python output is lost when the job aborts
+  setenv("PYTHONUNBUFFERED", "1", 1);  // no Python output is lost when the job aborts
   setenv("PYTHONDONTWRITEBYTECODE", "1", 0);
   // Read once, when the library loads. With several ranks per core, OpenBLAS's own threads (one per core, spinning
   // on sched_yield after each call) take the cores that the learners need (docs/performance.md).

@@ -18,13 +18,10 @@ namespace py = pybind11;
 
 namespace {
 
-py::object to_python(const nlohmann::json& j) {
-  return py::module_::import("json").attr("loads")(j.dump());
-}
+py::object to_python(const nlohmann::json& j) { return py::module_::import("json").attr("loads")(j.dump()); }
 
 // A NumPy view of caller memory: no copy, no ownership.
-template <typename T>
-py::array_t<T> view(const T* data, std::vector<py::ssize_t> shape) {
+template <typename T> py::array_t<T> view(const T* data, std::vector<py::ssize_t> shape) {
   std::vector<py::ssize_t> strides(shape.size());
   py::ssize_t stride = sizeof(T);
   for (std::size_t i = shape.size(); i-- > 0;) {
@@ -173,7 +170,8 @@ std::string Library::device() {
 core::Matrix Library::embeddings() {
   return detail::guarded("engine.embeddings", [&] {
     py::array_t<float, py::array::c_style | py::array::forcecast> a = impl_->mod.attr("embeddings")(impl_->model);
-    if (a.ndim() != 2) throw core::Error("engine.embeddings must return a 2-D array, got " + std::to_string(a.ndim()) + "-D");
+    if (a.ndim() != 2)
+      throw core::Error("engine.embeddings must return a 2-D array, got " + std::to_string(a.ndim()) + "-D");
     core::Matrix m;
     m.rows = static_cast<std::size_t>(a.shape(0));
     m.cols = static_cast<std::size_t>(a.shape(1));

@@ -43,8 +43,8 @@ std::vector<std::int32_t> Text::load_test(const std::filesystem::path& path, int
   return detail::guarded(
       "textpipe.load_test",
       [&] {
-        py::array_t<std::int32_t, py::array::c_style | py::array::forcecast> a =
-            impl_->mod.attr("load_test")(path.string(), impl_->vocab, window);
+        py::array_t<std::int32_t, py::array::c_style | py::array::forcecast> a = impl_->mod.attr(
+            "load_test")(path.string(), impl_->vocab, window);
         return std::vector<std::int32_t>(a.data(), a.data() + a.size());
       },
       true);

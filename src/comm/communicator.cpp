@@ -9,7 +9,8 @@ namespace fedavg::comm {
 namespace {
 
 int to_int_count(std::size_t n, const std::string& what) {
-  if (n > static_cast<std::size_t>(INT_MAX)) throw Error(what + ": message of " + std::to_string(n) + " elements is too large");
+  if (n > static_cast<std::size_t>(INT_MAX))
+    throw Error(what + ": message of " + std::to_string(n) + " elements is too large");
   return static_cast<int>(n);
 }
 
@@ -107,9 +108,7 @@ Request Communicator::isend_raw(const void* data, std::size_t n, MPI_Datatype ty
   return Request(r, what);
 }
 
-Request Communicator::isend_empty(int dest, Tag tag) const {
-  return isend_raw(nullptr, 0, MPI_BYTE, dest, tag);
-}
+Request Communicator::isend_empty(int dest, Tag tag) const { return isend_raw(nullptr, 0, MPI_BYTE, dest, tag); }
 
 std::optional<Arrival> Communicator::probe(int source, std::optional<Tag> tag) const {
   int flag = 0;

@@ -41,8 +41,8 @@ __attribute__((target("avx,f16c"))) void from_float16_f16c(const std::uint16_t* 
 __attribute__((target("avx,f16c"))) void round_f16c(float* v, std::size_t n) {
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(v + i, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(v + i),
-                                                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+    _mm256_storeu_ps(
+        v + i, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(v + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
   for (; i < n; ++i) v[i] = from_float16(to_float16(v[i]));
 }
 
@@ -83,7 +83,7 @@ std::uint16_t to_float16(float f) {
   if (exp == 0xffu) return static_cast<std::uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0u));  // inf, nan
   const int e = static_cast<int>(exp) - 127 + 15;
   if (e >= 31) return static_cast<std::uint16_t>(sign | 0x7c00u);  // too large: infinity
-  if (e <= 0) {                                                   // subnormal or zero
+  if (e <= 0) {                                                    // subnormal or zero
     if (e < -10) return static_cast<std::uint16_t>(sign);
     mant |= 0x800000u;
     const int shift = 14 - e;

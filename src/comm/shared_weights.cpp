@@ -28,8 +28,8 @@ SharedWeights::SharedWeights(const Communicator& comm, std::size_t n, const Dead
   const std::size_t head = (static_cast<std::size_t>(learners_) * sizeof(std::int64_t) + kPage - 1) / kPage * kPage;
   const std::size_t bytes = head + n * sizeof(float);
   void* mine = nullptr;
-  check_mpi(MPI_Win_allocate_shared(static_cast<MPI_Aint>(comm.rank() == 0 ? bytes : 0), 1, MPI_INFO_NULL,
-                                    comm.comm_, &mine, &win_),
+  check_mpi(MPI_Win_allocate_shared(static_cast<MPI_Aint>(comm.rank() == 0 ? bytes : 0), 1, MPI_INFO_NULL, comm.comm_,
+                                    &mine, &win_),
             "MPI_Win_allocate_shared of " + std::to_string(bytes) + " bytes");
   MPI_Aint size = 0;
   int unit = 0;

@@ -9,8 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "comm/wait.hpp"
 #include "comm/communicator.hpp"
+#include "comm/wait.hpp"
 
 namespace fedavg::comm {
 

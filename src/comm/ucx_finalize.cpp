@@ -16,10 +16,10 @@ namespace {
 
 // Process-wide by nature: MPICH calls the entry points below from C, with no object to hang state on.
 struct Finalizing {
-  std::recursive_mutex ucx;            // held by every UCX call while the thread runs
-  std::atomic<bool> active{false};     // from the first endpoint close
+  std::recursive_mutex ucx;         // held by every UCX call while the thread runs
+  std::atomic<bool> active{false};  // from the first endpoint close
   std::atomic<bool> stop{false};
-  std::vector<ucp_worker_h> workers;   // MPICH's, as created
+  std::vector<ucp_worker_h> workers;  // MPICH's, as created
   std::thread progress;
 };
 
@@ -29,10 +29,7 @@ Finalizing& state() {
 }
 
 // UCX's own definition of `name` (the next one after the program's).
-template <typename F>
-F next(const char* name) {
-  return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
-}
+template <typename F> F next(const char* name) { return reinterpret_cast<F>(dlsym(RTLD_NEXT, name)); }
 
 #define FEDAVG_REAL(fn) static const auto real = ::fedavg::comm::next<decltype(&::fn)>(#fn)
 

@@ -89,8 +89,7 @@ void put_attr(hid_t target, const char* name, hid_t type, const T& value, const 
   check(H5Awrite(attr.get(), type, &value), file + ": cannot write attribute " + name);
 }
 
-template <typename T>
-T get_attr(hid_t target, const char* name, hid_t type, const std::string& file) {
+template <typename T> T get_attr(hid_t target, const char* name, hid_t type, const std::string& file) {
   Handle attr(H5Aopen(target, name, H5P_DEFAULT), H5Aclose, file + ": attribute " + name + " is missing");
   T value{};
   check(H5Aread(attr.get(), type, &value), file + ": cannot read attribute " + name);
@@ -163,7 +162,8 @@ void put_dataset(hid_t where, const std::string& name, hid_t file_type, hid_t me
 // Throws naming the file and the dataset unless `set` carries the checksum `sum`.
 void verify(hid_t set, const std::string& name, std::uint64_t sum, const std::string& file) {
   if (H5Aexists(set, kChecksum) <= 0)
-    throw Error(file + ": dataset " + name + " carries no checksum (a checkpoint of an older version; it cannot "
+    throw Error(file + ": dataset " + name +
+                " carries no checksum (a checkpoint of an older version; it cannot "
                 "be checked, so it is refused)");
   if (get_attr<std::uint64_t>(set, kChecksum, H5T_NATIVE_UINT64, file) != sum)
     throw Error(file + ": dataset " + name + " is damaged: its values do not match their checksum");
@@ -194,7 +194,8 @@ std::vector<T> get_dataset(hid_t where, const std::string& name, hid_t mem_type,
   const auto n = H5Sget_simple_extent_npoints(space.get());
   if (n < 0) throw Error(file + ": cannot size dataset " + name);
   std::vector<T> out(static_cast<std::size_t>(n));
-  if (n > 0) check(H5Dread(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), file + ": cannot read " + name);
+  if (n > 0)
+    check(H5Dread(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), file + ": cannot read " + name);
   verify(set.get(), name, checksum(out.data(), out.size() * sizeof(T)), file);
   return out;
 }
@@ -216,7 +217,8 @@ std::vector<std::uint8_t> learner_state(std::vector<std::uint8_t> bytes, const s
          header["__metadata__"].contains("fedavg_state");
   }
   if (!ok)
-    throw Error(file + ": dataset " + name + " is not a learner state in this version's format (plain arrays and "
+    throw Error(file + ": dataset " + name +
+                " is not a learner state in this version's format (plain arrays and "
                 "JSON; a pickle, as older versions wrote, is refused: nothing in a checkpoint is run)");
   return bytes;
 }
@@ -268,8 +270,7 @@ void write_checkpoint(const std::filesystem::path& path, const CheckpointContent
       put_dataset(file.get(), "shards", H5T_STD_I64LE, H5T_NATIVE_INT64, {c.shards.size(), 5}, c.shards.data(), tmp);
     static_assert(sizeof(CorpusSummary) == 2 * sizeof(std::int64_t), "CorpusSummary must pack to two int64");
     if (!c.corpora.empty())
-      put_dataset(file.get(), "corpora", H5T_STD_I64LE, H5T_NATIVE_INT64, {c.corpora.size(), 2}, c.corpora.data(),
-                  tmp);
+      put_dataset(file.get(), "corpora", H5T_STD_I64LE, H5T_NATIVE_INT64, {c.corpora.size(), 2}, c.corpora.data(), tmp);
     const hid_t root = file.get();
     put_attr(root, "round", H5T_NATIVE_INT64, info.round, tmp);
     put_attr(root, "test_loss", H5T_NATIVE_DOUBLE, info.test_loss, tmp);

@@ -27,8 +27,8 @@ struct CheckpointInfo {
   double train_loss = 0.0;
   double first_loss = 0.0;
   double windows_per_learner = 0.0;  // stored rounded, as an integer
-  double seconds = 0.0;  // training time so far
-  double sync_bytes = 0.0;  // bytes of weights exchanged so far; stored as an integer
+  double seconds = 0.0;              // training time so far
+  double sync_bytes = 0.0;           // bytes of weights exchanged so far; stored as an integer
   std::uint64_t seed = 0;
   std::string data_name;
   std::string strategy;  // a run resumes only with the strategy that wrote its checkpoint
@@ -53,15 +53,15 @@ struct ShardProgress {
 
 struct Checkpoint {
   CheckpointInfo info;
-  std::vector<std::string> names;                       // parameter datasets, in file order
-  std::vector<std::vector<float>> arrays;               // their values
+  std::vector<std::string> names;                         // parameter datasets, in file order
+  std::vector<std::vector<float>> arrays;                 // their values
   std::vector<std::vector<std::uint8_t>> learner_states;  // one per learner (may be empty)
-  std::vector<ReadPosition> positions;                  // one per pipeline
-  std::vector<PipelineProgress> progress;               // one per pipeline (zeros in older checkpoints)
-  std::vector<std::string> restarts;                    // the job's restarts after failures, with reasons
-  std::vector<float> strategy_state;                    // e.g. bmuf's block momentum (may be empty)
-  std::vector<ShardProgress> shards;                    // with shards only (else empty)
-  std::vector<CorpusSummary> corpora;                   // one per corpus file (empty in older checkpoints)
+  std::vector<ReadPosition> positions;                    // one per pipeline
+  std::vector<PipelineProgress> progress;                 // one per pipeline (zeros in older checkpoints)
+  std::vector<std::string> restarts;                      // the job's restarts after failures, with reasons
+  std::vector<float> strategy_state;                      // e.g. bmuf's block momentum (may be empty)
+  std::vector<ShardProgress> shards;                      // with shards only (else empty)
+  std::vector<CorpusSummary> corpora;                     // one per corpus file (empty in older checkpoints)
 };
 
 // What a checkpoint is written from: views of the run's state.

@@ -11,8 +11,8 @@ namespace {
 
 // fastText's names for settings keys.
 const std::map<std::string, std::string>& aliases() {
-  static const std::map<std::string, std::string> a = {{"epoch", "max_epochs"}, {"epochs", "max_epochs"},
-                                                       {"ws", "window"}};
+  static const std::map<std::string, std::string> a = {
+      {"epoch", "max_epochs"}, {"epochs", "max_epochs"}, {"ws", "window"}};
   return a;
 }
 
@@ -89,10 +89,10 @@ class ArgvParser {
 
   // --vocab-size, --min-count, --test-windows.
   bool take_prepare_number() {
-    static const std::map<std::string, int PrepareOptions::*> numbers = {
-        {"--vocab-size", &PrepareOptions::vocab_size},
-        {"--min-count", &PrepareOptions::min_count},
-        {"--test-windows", &PrepareOptions::test_windows}};
+    static const std::map<std::string, int PrepareOptions::*> numbers = {{"--vocab-size", &PrepareOptions::vocab_size},
+                                                                         {"--min-count", &PrepareOptions::min_count},
+                                                                         {"--test-windows",
+                                                                          &PrepareOptions::test_windows}};
     const auto it = numbers.find(name_);
     if (it == numbers.end()) return false;
     c_.prepare.*(it->second) = positive_int(name_, value());

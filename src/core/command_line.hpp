@@ -23,14 +23,14 @@ struct PrepareOptions {
 struct CommandLine {
   std::optional<std::filesystem::path> config_dir;  // --config; none: the job prepares OUT/config itself
   std::filesystem::path out_dir = "trained";
-  std::filesystem::path python_dir;                 // --python, default <source>/python
-  std::vector<std::string> corpora;                 // one pipeline per file
+  std::filesystem::path python_dir;  // --python, default <source>/python
+  std::vector<std::string> corpora;  // one pipeline per file
   bool help = false;
   bool version = false;
-  bool resume = false;     // continue the run whose checkpoint is in out_dir
-  bool overwrite = false;  // replace the run in out_dir (kept until the new run's first checkpoint)
-  std::string restarted;   // --restarted REASON: this launch takes up a job that failed (scripts/supervise.py)
-  std::vector<Fault> faults;       // --inject-fault, for tests
+  bool resume = false;              // continue the run whose checkpoint is in out_dir
+  bool overwrite = false;           // replace the run in out_dir (kept until the new run's first checkpoint)
+  std::string restarted;            // --restarted REASON: this launch takes up a job that failed (scripts/supervise.py)
+  std::vector<Fault> faults;        // --inject-fault, for tests
   std::vector<Override> overrides;  // --set KEY=VALUE, --KEY VALUE
   PrepareOptions prepare;
 };

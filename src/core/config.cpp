@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include <fstream>
-#include <string>
 #include <sstream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 

@@ -28,8 +28,8 @@ std::vector<std::int64_t> held_out_lines(const std::filesystem::path& path, cons
   const auto& list = doc.contains("corpora") ? doc["corpora"] : nlohmann::json();
   if (!list.is_array()) throw InputError(file + ": must hold {\"corpora\": [...]}" + redo);
   if (list.size() != corpora.size())
-    throw InputError(file + ": written for " + std::to_string(list.size()) + " corpus file(s), the command line names " +
-                     std::to_string(corpora.size()) + redo);
+    throw InputError(file + ": written for " + std::to_string(list.size()) +
+                     " corpus file(s), the command line names " + std::to_string(corpora.size()) + redo);
   const auto& entry = list[index];
   const auto bytes = std::filesystem::file_size(corpora[index], ec);
   if (!ec && entry.value("bytes", std::int64_t{-1}) != static_cast<std::int64_t>(bytes))

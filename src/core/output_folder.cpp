@@ -63,8 +63,8 @@ void OutputFolder::claim(const fs::path& dir, bool resume, bool overwrite, bool 
   }
   if (!overwrite) {
     if (!files.empty() && fs::exists(previous))
-      throw InputError("output folder " + dir.string() + " holds what an interrupted --overwrite left (" +
-                       list(files) + ") and, in " + previous.string() +
+      throw InputError("output folder " + dir.string() + " holds what an interrupted --overwrite left (" + list(files) +
+                       ") and, in " + previous.string() +
                        ", the run it was replacing: --overwrite replaces that run, or move its files back");
     if (!files.empty())
       throw InputError("output folder " + dir.string() + " holds an earlier run (" + list(files) +

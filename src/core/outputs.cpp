@@ -97,8 +97,7 @@ void write_text_embeddings(const std::filesystem::path& report, const std::files
   named.done();
 }
 
-void write_word2vec_binary(const std::filesystem::path& path, const std::vector<std::string>& words,
-                           const Matrix& m) {
+void write_word2vec_binary(const std::filesystem::path& path, const std::vector<std::string>& words, const Matrix& m) {
   static_assert(sizeof(float) == 4, "float32 rows");
   static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the format's floats are little-endian, as this host's");
   check_words(words, m);

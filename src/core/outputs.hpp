@@ -26,8 +26,7 @@ void write_text_embeddings(const std::filesystem::path& report, const std::files
                            const std::vector<std::string>& words, const Matrix& m);
 // word2vec binary format (gensim's binary=True): "V dim" header, then per row the word, a space, dim
 // little-endian float32 values and a newline.
-void write_word2vec_binary(const std::filesystem::path& path, const std::vector<std::string>& words,
-                           const Matrix& m);
+void write_word2vec_binary(const std::filesystem::path& path, const std::vector<std::string>& words, const Matrix& m);
 
 // One row of the metrics log.
 struct MetricsRow {
@@ -44,10 +43,10 @@ struct MetricsRow {
 };
 
 // round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes,similarity,analogy,restarts —
-// one flushed row per round (round 0, before training, has train_loss nan); sync_seconds is the time the round's weight exchange took (broadcast + averaging
-// collectives; easgd: the Dispatcher's handling of the round's pushes); sync_bytes counts the weights exchanged
-// since the run began; similarity (Spearman rho) and analogy (accuracy) are "nan" in rounds not scored; restarts
-// counts the times the job was restarted after a failure (scripts/supervise.py) so far.
+// one flushed row per round (round 0, before training, has train_loss nan); sync_seconds is the time the round's weight
+// exchange took (broadcast + averaging collectives; easgd: the Dispatcher's handling of the round's pushes); sync_bytes
+// counts the weights exchanged since the run began; similarity (Spearman rho) and analogy (accuracy) are "nan" in
+// rounds not scored; restarts counts the times the job was restarted after a failure (scripts/supervise.py) so far.
 class MetricsLog {
  public:
   // Starts a new log, or (resume) keeps the rows up to and including `keep_through` and appends after them.

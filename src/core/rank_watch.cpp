@@ -7,11 +7,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <chrono>
 #include <string>
 #include <thread>
 
@@ -75,10 +75,8 @@ std::string host_name() {
 
 // Prints `what` for the rank `r` names (or the process, before it knew its rank).
 void report(const Record& r, const std::string& what) {
-  if (r.rank >= 0)
-    log_line({static_cast<int>(r.rank), static_cast<Role>(r.role)}, what);
-  else
-    log_process_line("process " + std::to_string(::getpid()) + " (no rank yet)", what);
+  if (r.rank >= 0) log_line({static_cast<int>(r.rank), static_cast<Role>(r.role)}, what);
+  else log_process_line("process " + std::to_string(::getpid()) + " (no rank yet)", what);
 }
 
 std::string signal_name(int signo) {
@@ -149,7 +147,7 @@ int wait_for(pid_t rank, int from_rank, Record& known) {
   drain(from_rank, known);  // the rank is dead: the pipe holds all it will ever hold
   if (!known.reported) report(known, reason(signo));
   // Die as the rank did, so mpiexec reports the same signal; no core file of the watcher.
-  const struct rlimit no_core {0, 0};
+  const struct rlimit no_core { 0, 0 };
   ::setrlimit(RLIMIT_CORE, &no_core);
   std::signal(signo, SIG_DFL);
   sigset_t only;

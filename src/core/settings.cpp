@@ -77,8 +77,9 @@ Key number(const char* name, double Settings::*m, double lo, double hi, const ch
             if (!x.v.is_number()) x.must_be("a number");
             const double v = x.v.get<double>();
             if (!(open_low ? v > lo : v >= lo) || !(v <= hi))
-              x.fail("\"" + x.key + "\" must be " + (open_low ? "above " + show(lo) + " and at most " + show(hi)
-                                                              : "between " + show(lo) + " and " + show(hi)) +
+              x.fail("\"" + x.key + "\" must be " +
+                     (open_low ? "above " + show(lo) + " and at most " + show(hi)
+                               : "between " + show(lo) + " and " + show(hi)) +
                      ", got " + show(v));
             s.*m = v;
           },
@@ -118,8 +119,8 @@ Key choice(const char* name, E Settings::*m, const std::pair<const char*, E> (&t
 
 bool is_safe_name(const std::string& s) {
   return !s.empty() && s.size() <= 100 && s[0] != '.' && std::all_of(s.begin(), s.end(), [](unsigned char c) {
-           return std::isalnum(c) || c == '_' || c == '-' || c == '.';
-         });
+    return std::isalnum(c) || c == '_' || c == '-' || c == '.';
+  });
 }
 
 constexpr std::pair<const char*, StrategyKind> kStrategies[] = {
@@ -133,7 +134,8 @@ constexpr std::pair<const char*, WaitProfile> kWaitProfiles[] = {
 constexpr std::pair<const char*, Exchange> kExchanges[] = {
     {"auto", Exchange::Auto}, {"dense", Exchange::Dense}, {"sparse", Exchange::Sparse}};
 constexpr std::pair<const char*, CheckpointBackground> kCheckpointBackground[] = {
-    {"auto", CheckpointBackground::Auto}, {"always", CheckpointBackground::Always},
+    {"auto", CheckpointBackground::Auto},
+    {"always", CheckpointBackground::Always},
     {"never", CheckpointBackground::Never}};
 constexpr std::pair<const char*, ExchangeType> kExchangeTypes[] = {
     {"float32", ExchangeType::Float32}, {"float16", ExchangeType::Float16}, {"bfloat16", ExchangeType::BFloat16}};
@@ -144,7 +146,9 @@ constexpr std::pair<const char*, SparseWeighting> kWeightings[] = {{"windows", S
 const std::vector<Key>& keys() {
   static const std::vector<Key> table = [] {
     std::vector<Key> k;
-    Key data_name{"data_name", "text", "run name: output files are NAME.h5, NAME_metrics.csv, ...",
+    Key data_name{"data_name",
+                  "text",
+                  "run name: output files are NAME.h5, NAME_metrics.csv, ...",
                   [](const Value& x, Settings& s) {
                     if (!x.v.is_string()) x.must_be("a string");
                     s.data_name = x.v.get<std::string>();
@@ -152,7 +156,8 @@ const std::vector<Key>& keys() {
                       x.fail("\"data_name\" must be 1-100 letters, digits, '_', '-' or '.', got \"" + s.data_name +
                              "\"");
                   },
-                  [](const Settings&) { return std::string("-"); }, true};
+                  [](const Settings&) { return std::string("-"); },
+                  true};
     k.push_back(data_name);
     k.push_back(integer("bpe", &Settings::bpe, 1, 1'000'000, "batches per learner per round"));
     k.back().required = true;
@@ -160,20 +165,22 @@ const std::vector<Key>& keys() {
     k.push_back(integer("bs", &Settings::bs, 1, 1'000'000, "windows per batch"));
     k.back().required = true;
     k.back().show_default = [](const Settings&) { return std::string("-"); };
-    k.push_back(number("target", &Settings::target, 0.0, 1e300, "stop once the test loss is at or below this (0: no target)"));
+    k.push_back(
+        number("target", &Settings::target, 0.0, 1e300, "stop once the test loss is at or below this (0: no target)"));
     k.back().required = true;
     k.back().show_default = [](const Settings&) { return std::string("-"); };
     k.push_back(number("max_epochs", &Settings::max_epochs, 0.0, 1e9,
                        "stop after this many passes over every corpus file (0: no limit)"));
-    k.push_back(integer("max_rounds", &Settings::max_rounds, 0, 100'000'000, "stop after this many rounds (0: no limit)"));
+    k.push_back(
+        integer("max_rounds", &Settings::max_rounds, 0, 100'000'000, "stop after this many rounds (0: no limit)"));
     k.push_back(number("max_seconds", &Settings::max_seconds, 0.0, 1e9,
                        "stop after this much training time, in seconds (0: no limit)"));
     k.push_back(choice("strategy", &Settings::strategy, kStrategies,
                        "how the learners' models are combined (docs/strategies.md)"));
     k.push_back(integer("window", &Settings::window, 1, 50, "context words on each side of the target"));
     k.push_back(integer("dim", &Settings::dim, 1, 4096, "embedding dimension"));
-    k.push_back(number("lr", &Settings::lr, 0.0, 1e3, "learning rate of the learners' model (absent: the model's own)",
-                       true));
+    k.push_back(
+        number("lr", &Settings::lr, 0.0, 1e3, "learning rate of the learners' model (absent: the model's own)", true));
     k.back().show_default = [](const Settings&) { return std::string("model's"); };
     Key seed{"seed", "integer 0..2^53", "same seed, same initial weights, drops and shuffles",
              [](const Value& x, Settings& s) {
@@ -202,13 +209,12 @@ const std::vector<Key>& keys() {
                        "word2vec's subsampling threshold for frequent words (0: off; needs counts in vocab.txt)"));
     k.push_back(boolean("cross_lines", &Settings::cross_lines, "a window may span a line end"));
     k.push_back(boolean("cross_oov", &Settings::cross_oov, "a window may span a word outside the vocabulary"));
-    k.push_back(number("block_lr", &Settings::block_lr, 0.0, 100.0, "bmuf, diloco: step size of the outer update",
-                       true));
-    k.push_back(number("block_momentum", &Settings::block_momentum, 0.0, 0.9999,
-                       "bmuf, diloco: momentum of the outer update"));
+    k.push_back(
+        number("block_lr", &Settings::block_lr, 0.0, 100.0, "bmuf, diloco: step size of the outer update", true));
+    k.push_back(
+        number("block_momentum", &Settings::block_momentum, 0.0, 0.9999, "bmuf, diloco: momentum of the outer update"));
     k.push_back(boolean("nesterov", &Settings::nesterov, "bmuf: Nesterov outer momentum (diloco always uses it)"));
-    k.push_back(number("elastic_alpha", &Settings::elastic_alpha, 0.0, 1.0,
-                       "easgd: moving rate (0: 0.9 / learners)"));
+    k.push_back(number("elastic_alpha", &Settings::elastic_alpha, 0.0, 1.0, "easgd: moving rate (0: 0.9 / learners)"));
     k.push_back(choice("exchange", &Settings::exchange, kExchanges,
                        "fedavg, bsp, bmuf, diloco: send every weight, or only the rows that changed (auto: sparse "
                        "from 8M parameters on, when the learners span hosts)"));
@@ -240,8 +246,9 @@ const std::vector<Key>& keys() {
                         "rounds between word-similarity/analogy scores (0: never)"));
     k.push_back(number("max_loss_ratio", &Settings::max_loss_ratio, 0.0, 1e12,
                        "a test loss above this times the untrained model's is an error (0: never)"));
-    k.push_back(number("progress_seconds", &Settings::progress_seconds, 0.0, 1e6,
-                       "when stdout is not a terminal, at most one progress line per this many seconds (0: every round)"));
+    k.push_back(
+        number("progress_seconds", &Settings::progress_seconds, 0.0, 1e6,
+               "when stdout is not a terminal, at most one progress line per this many seconds (0: every round)"));
     k.push_back(number("liveness_seconds", &Settings::liveness_seconds, 0.1, 1e7,
                        "longest wait for any peer before the job fails naming it"));
     k.push_back(choice("wait_profile", &Settings::wait_profile, kWaitProfiles,
@@ -254,8 +261,8 @@ const std::vector<Key>& keys() {
                  if (!x.v.is_string()) x.must_be("\"auto\", \"cpu\", \"cuda\" or \"cuda:N\"");
                  const std::string d = x.v.get<std::string>();
                  const auto digit = [](unsigned char c) { return std::isdigit(c) != 0; };
-                 const bool gpu_index =
-                     d.size() > 5 && d.compare(0, 5, "cuda:") == 0 && std::all_of(d.begin() + 5, d.end(), digit);
+                 const bool gpu_index = d.size() > 5 && d.compare(0, 5, "cuda:") == 0 &&
+                                        std::all_of(d.begin() + 5, d.end(), digit);
                  if (d != "auto" && d != "cpu" && d != "cuda" && !gpu_index)
                    x.must_be("\"auto\", \"cpu\", \"cuda\" or \"cuda:N\"");
                  s.device = d;
@@ -343,8 +350,8 @@ class SettingsParser {
   void apply(const std::vector<Override>& overrides) {
     for (const auto& o : overrides) {
       if (!find_key(o.key))
-        throw InputError("command line: " + o.flag + ": unknown key \"" + o.key + "\" (known keys: " +
-                         known_keys() + ")");
+        throw InputError("command line: " + o.flag + ": unknown key \"" + o.key + "\" (known keys: " + known_keys() +
+                         ")");
       doc_[o.key] = override_value(o);
       where_[o.key] = "command line: " + o.flag;
     }
@@ -441,10 +448,17 @@ const char* strategy_name(StrategyKind k) {
 bool is_settings_key(const std::string& key) { return find_key(key) != nullptr; }
 
 json Settings::to_json() const {
-  json j{{"data_name", data_name}, {"bpe", bpe},       {"bs", bs},
-         {"target", target},       {"window", window}, {"dim", dim},
-         {"seed", seed},           {"model", model},   {"max_rounds", max_rounds},
-         {"torch_threads", torch_threads},             {"model_args", model_args},
+  json j{{"data_name", data_name},
+         {"bpe", bpe},
+         {"bs", bs},
+         {"target", target},
+         {"window", window},
+         {"dim", dim},
+         {"seed", seed},
+         {"model", model},
+         {"max_rounds", max_rounds},
+         {"torch_threads", torch_threads},
+         {"model_args", model_args},
          {"device", strategy == StrategyKind::Hogwild ? std::string("cpu") : device}};
   if (lr > 0) j["lr"] = lr;
   return j;

@@ -50,7 +50,7 @@ struct Settings {
   int dim = 32;
   double lr = 0.0;  // 0: the model's own
   std::uint64_t seed = 1;
-  int max_rounds = 1000;       // 0: no limit
+  int max_rounds = 1000;        // 0: no limit
   double max_seconds = 3600.0;  // 0: no limit
   double max_epochs = 0.0;      // 0: no limit
   std::string model = "neg";
@@ -61,7 +61,7 @@ struct Settings {
   StrategyKind strategy = StrategyKind::FedAvg;
   double block_lr = 1.0;
   double block_momentum = 0.3;
-  bool nesterov = false;  // diloco: always
+  bool nesterov = false;       // diloco: always
   double elastic_alpha = 0.0;  // 0: 0.9 / learners
   int slow_learners = 0;
   double slow_factor = 1.0;
@@ -71,7 +71,7 @@ struct Settings {
   double sparse_rows = 1.0;
   ExchangeType sparse_values = ExchangeType::Float16;
   SparseWeighting sparse_weighting = SparseWeighting::Touched;
-  int full_sync_every = 0;  // 0: never
+  int full_sync_every = 0;   // 0: never
   int exchange_threads = 0;  // 0: the rank's share of its host's cores (core::share_of_cores)
   double liveness_seconds = 120.0;
   WaitProfile wait_profile = WaitProfile::Auto;
@@ -81,7 +81,7 @@ struct Settings {
   int text_block_bytes = 1 << 18;
   int window_block = 4096;
   int credits = 4;
-  int pipelines = 0;     // 0: one per corpus file
+  int pipelines = 0;      // 0: one per corpus file
   double shard_mb = 0.0;  // 0: no shards, unless pipelines differs from the number of files (then kDefaultShardMb)
   bool token_cache = true;
   std::string token_cache_dir;  // empty: OUT/cache

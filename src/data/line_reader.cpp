@@ -58,7 +58,7 @@ void LineReader::rewind() {
 void LineReader::seek(std::int64_t offset, std::int64_t epochs) {
   if (offset < range_begin_ || offset >= range_end_)
     throw core::Error("corpus " + path_ + ": the checkpoint's read position " + std::to_string(offset) +
-                " lies outside the file (" + std::to_string(size_) + " bytes); was the corpus changed?");
+                      " lies outside the file (" + std::to_string(size_) + " bytes); was the corpus changed?");
   check_line_start(offset, "the checkpoint's read position");
   in_.clear();
   in_.seekg(offset);
@@ -79,7 +79,8 @@ bool LineReader::next_block(std::string& out) {
     if (carry_.size() >= block_bytes_ || at_eof) {
       auto nl = carry_.rfind('\n');
       if (nl != std::string::npos || at_eof) {
-        std::size_t cut = (at_eof && (nl == std::string::npos || carry_.size() < block_bytes_)) ? carry_.size() : nl + 1;
+        std::size_t cut = (at_eof && (nl == std::string::npos || carry_.size() < block_bytes_)) ? carry_.size()
+                                                                                                : nl + 1;
         out.assign(carry_, 0, cut);
         carry_.erase(0, cut);
         break;
@@ -92,11 +93,14 @@ bool LineReader::next_block(std::string& out) {
       const auto got = static_cast<std::size_t>(in_.gcount());
       if (in_.bad()) throw core::Error("corpus " + path_ + ": read error: " + std::strerror(errno));
       if (std::memchr(chunk.data(), '\0', got) != nullptr) {
-        const auto at = carry_.size() + static_cast<std::size_t>(
-            static_cast<const char*>(std::memchr(chunk.data(), '\0', got)) - chunk.data());
+        const auto at = carry_.size() +
+                        static_cast<std::size_t>(static_cast<const char*>(std::memchr(chunk.data(), '\0', got)) -
+                                                 chunk.data());
         carry_.append(chunk, 0, got);
-        const auto line = next_line_ + std::count(carry_.begin(), carry_.begin() + static_cast<std::ptrdiff_t>(at), '\n');
-        throw core::Error(path_ + ":" + std::to_string(line) + ": binary content (NUL byte); a corpus must be UTF-8 text");
+        const auto line = next_line_ +
+                          std::count(carry_.begin(), carry_.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+        throw core::Error(path_ + ":" + std::to_string(line) +
+                          ": binary content (NUL byte); a corpus must be UTF-8 text");
       }
       carry_.append(chunk, 0, got);
       at_eof = got < chunk.size();  // the range's end (or the file's, if it shrank) was reached
@@ -104,7 +108,8 @@ bool LineReader::next_block(std::string& out) {
       const auto nl = carry_.find('\n', scan_from);
       if (nl == std::string::npos && static_cast<std::int64_t>(carry_.size()) > max_line_bytes_)
         throw core::Error(path_ + ":" + std::to_string(next_line_ + std::count(carry_.begin(), carry_.end(), '\n')) +
-                    ": line longer than " + std::to_string(max_line_bytes_) + " bytes (max_line_bytes in cfg.json)");
+                          ": line longer than " + std::to_string(max_line_bytes_) +
+                          " bytes (max_line_bytes in cfg.json)");
       if (nl == std::string::npos) scan_from = carry_.size();
     }
   }

@@ -43,8 +43,8 @@ class LineReader {
   std::size_t block_bytes_;
   std::int64_t max_line_bytes_;
   std::ifstream in_;
-  std::string carry_;          // bytes read past the last complete line
-  std::int64_t offset_ = 0;    // file offset of carry_'s first byte
+  std::string carry_;        // bytes read past the last complete line
+  std::int64_t offset_ = 0;  // file offset of carry_'s first byte
   std::int64_t next_line_ = 1;
   std::int64_t block_line_ = 1;
   std::int64_t epochs_ = 0;

@@ -40,8 +40,8 @@ std::vector<Shard> cut_shards(const std::vector<std::string>& corpora, std::int6
     const auto size = static_cast<std::int64_t>(in.tellg());
     if (size <= 0) throw core::InputError("corpus " + path + ": the file is empty");
     for (std::int64_t begin = 0; begin < size;) {
-      const std::int64_t end =
-          begin + shard_bytes >= size ? size : next_line_start(in, path, begin + shard_bytes - 1, size);
+      const std::int64_t end = begin + shard_bytes >= size ? size
+                                                           : next_line_start(in, path, begin + shard_bytes - 1, size);
       out.push_back({static_cast<std::int64_t>(f), begin, end});
       begin = end;
     }

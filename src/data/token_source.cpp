@@ -51,8 +51,8 @@ void TokenSource::seek(const core::ReadPosition& from) {
 }
 
 bool TokenSource::open_cache(std::int64_t at) {
-  auto cache = TokenCache::open(token_cache_path(cache_spec_.dir, key_, range_begin_, range_end_), key_,
-                                range_begin_, range_end_);
+  auto cache = TokenCache::open(token_cache_path(cache_spec_.dir, key_, range_begin_, range_end_), key_, range_begin_,
+                                range_end_);
   if (!cache) return false;
   const std::size_t first = cache->find(at);
   if (first == cache->blocks()) return false;

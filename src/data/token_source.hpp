@@ -76,8 +76,8 @@ class TokenSource {
   std::uint64_t key_ = 0;
   std::int64_t range_begin_ = 0;
   std::int64_t range_end_ = 0;
-  std::int64_t offset_ = 0;   // of the next block
-  std::int64_t passes_ = 0;   // completed passes over the range
+  std::int64_t offset_ = 0;  // of the next block
+  std::int64_t passes_ = 0;  // completed passes over the range
   std::optional<TokenCache> replay_;
   std::size_t next_block_ = 0;  // in replay_
   std::unique_ptr<TokenCacheWriter> writer_;

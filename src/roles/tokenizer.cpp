@@ -186,9 +186,12 @@ class ShardReader {
     }
     stream_.acknowledge_stop();
     // Take the grants still on their way (one for each ShardDone sent), so that no message is left unreceived.
-    comm::poll_until([&] { take_grants(); return received_ == promised_; },
-                     comm::Deadline::after(ctx_.cfg.settings.liveness_seconds * comm::kIndirect),
-                     "the shards the Dispatcher owes");
+    comm::poll_until(
+        [&] {
+          take_grants();
+          return received_ == promised_;
+        },
+        comm::Deadline::after(ctx_.cfg.settings.liveness_seconds * comm::kIndirect), "the shards the Dispatcher owes");
     stream_.finish(0, sources_);
   }
 

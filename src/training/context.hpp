@@ -15,7 +15,9 @@ namespace fedavg::comm {
 class Communicator;
 class WaitPolicy;
 }  // namespace fedavg::comm
-namespace fedavg::bridge { class Interpreter; }
+namespace fedavg::bridge {
+class Interpreter;
+}
 
 namespace fedavg::training {
 
@@ -27,9 +29,9 @@ struct Context {
   const comm::Communicator& learners;  // Dispatcher (rank 0 here) + Learners; invalid on pipeline ranks
   std::vector<int> learner_hosts;      // by rank of `learners`: its host (Communicator::hosts); empty off it
   bridge::Interpreter& py;
-  const core::StopSignal& signals;     // SIGINT/SIGTERM seen by this rank
-  const comm::WaitPolicy& waits;       // how this rank's waits sleep
-  core::Hooks& hooks;                  // --inject-fault and the slow-learner option, for this rank
+  const core::StopSignal& signals;  // SIGINT/SIGTERM seen by this rank
+  const comm::WaitPolicy& waits;    // how this rank's waits sleep
+  core::Hooks& hooks;               // --inject-fault and the slow-learner option, for this rank
 
   // Every member of `learners` runs on one host (shares its memory).
   bool learners_on_one_host() const {

@@ -63,15 +63,16 @@ DispatcherRun::DispatcherRun(const Context& ctx, Strategy& strategy)
       progress_(s_, learners_),
       learner_states_(static_cast<std::size_t>(learners_)),
       outbox_(ctx.world),
-      checkpoint_writer_(s_.checkpoint_background == core::CheckpointBackground::Always ||
-                         (s_.checkpoint_background == core::CheckpointBackground::Auto &&
-                          weights_.size() >= core::kLargeModel)) {
+      checkpoint_writer_(
+          s_.checkpoint_background == core::CheckpointBackground::Always ||
+          (s_.checkpoint_background == core::CheckpointBackground::Auto && weights_.size() >= core::kLargeModel)) {
   for (int l = 0; l < learners_; ++l) learner_ranks_.push_back(ctx.map.learner_rank(l));
   for (const auto& c : cfg_.corpora) corpora_.push_back(data::corpus_summary(c));
-  std::printf("fedavg_mpi: %s: %d pipeline(s), %d learner(s), strategy %s, vocabulary %d, %zu test windows, "
-              "%zu parameters, model on %s\n",
-              s_.data_name.c_str(), ctx.map.pipelines(), learners_, core::strategy_name(s_.strategy), vocab_.size(),
-              test_windows_, weights_.size(), lib_.device().c_str());
+  std::printf(
+      "fedavg_mpi: %s: %d pipeline(s), %d learner(s), strategy %s, vocabulary %d, %zu test windows, "
+      "%zu parameters, model on %s\n",
+      s_.data_name.c_str(), ctx.map.pipelines(), learners_, core::strategy_name(s_.strategy), vocab_.size(),
+      test_windows_, weights_.size(), lib_.device().c_str());
   std::fflush(stdout);
   warn_of_repeated_corpora();
 }
@@ -85,11 +86,11 @@ void DispatcherRun::check_corpora(const std::vector<core::CorpusSummary>& saved)
   for (std::size_t i = 0; i < saved.size(); ++i) {
     const core::CorpusSummary &was = saved[i], &now = corpora_[i];
     if (was.bytes < 0 || now.bytes < 0 || (was.bytes == now.bytes && was.hash == now.hash)) continue;
-    throw core::InputError(
-        "corpus " + cfg_.corpora[i] + ": not the file " + checkpoint_path_ + " was written from (" +
-        (was.bytes != now.bytes ? "it had " + std::to_string(was.bytes) + " bytes, now " + std::to_string(now.bytes)
+    throw core::InputError("corpus " + cfg_.corpora[i] + ": not the file " + checkpoint_path_ + " was written from (" +
+                           (was.bytes != now.bytes
+                                ? "it had " + std::to_string(was.bytes) + " bytes, now " + std::to_string(now.bytes)
                                 : std::string("its first or last MiB differ")) +
-        "); resume with the same corpora, or start a new run with --overwrite");
+                           "); resume with the same corpora, or start a new run with --overwrite");
   }
 }
 
@@ -151,10 +152,10 @@ void DispatcherRun::resume_from(const core::Checkpoint& ck) {
     row.seconds = seconds_before_;
     metrics_->row(row);
   }
-  std::printf("fedavg_mpi: resuming from round %ld (test loss %.4f measured, as recorded; %.0f windows per learner, "
-              "%.1f s)\n",
-              round_,
-              loss_, windows_per_learner_, seconds_before_);
+  std::printf(
+      "fedavg_mpi: resuming from round %ld (test loss %.4f measured, as recorded; %.0f windows per learner, "
+      "%.1f s)\n",
+      round_, loss_, windows_per_learner_, seconds_before_);
   std::fflush(stdout);
 }
 
@@ -218,8 +219,7 @@ core::MetricsRow DispatcherRun::metrics_row(double sync_seconds, const bridge::S
 void DispatcherRun::note_restart() {
   if (cfg_.restarted.empty()) return;
   restarts_.push_back("round " + std::to_string(round_) + ": " + cfg_.restarted);
-  std::printf("fedavg_mpi: restart %zu, from round %ld, after: %s\n", restarts_.size(), round_,
-              cfg_.restarted.c_str());
+  std::printf("fedavg_mpi: restart %zu, from round %ld, after: %s\n", restarts_.size(), round_, cfg_.restarted.c_str());
   std::fflush(stdout);
 }
 
@@ -235,8 +235,8 @@ bool DispatcherRun::should_stop() {
 }
 
 void DispatcherRun::training_begins() {
-  t0_ = Clock::now() - std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(evaluated_at_ - seconds_before_));
+  t0_ = Clock::now() -
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(evaluated_at_ - seconds_before_));
 }
 
 void DispatcherRun::end_round(const comm::WindowTotals& trained, double sync_seconds) {
@@ -271,13 +271,14 @@ void DispatcherRun::check_divergence(double sync_seconds) {
   row.seconds = elapsed();
   metrics_->row(row);
   char what[160];
-  std::snprintf(what, sizeof what, "test loss %g after round %ld, above max_loss_ratio %g times the untrained model's %g",
-                loss_, round_, s_.max_loss_ratio, first_loss_);
-  throw core::Error(std::string(std::isfinite(loss_) ? what : "test loss is not finite after round " +
-                                                                  std::to_string(round_)) +
-                    ": the weights diverged (" + strategy_.divergence_hint(learners_) + "); " +
-                    (last_checkpoint_ >= 0 ? "the checkpoint of round " + std::to_string(last_checkpoint_) + " is kept"
-                                           : std::string("no checkpoint was written")));
+  std::snprintf(what, sizeof what,
+                "test loss %g after round %ld, above max_loss_ratio %g times the untrained model's %g", loss_, round_,
+                s_.max_loss_ratio, first_loss_);
+  throw core::Error(
+      std::string(std::isfinite(loss_) ? what : "test loss is not finite after round " + std::to_string(round_)) +
+      ": the weights diverged (" + strategy_.divergence_hint(learners_) + "); " +
+      (last_checkpoint_ >= 0 ? "the checkpoint of round " + std::to_string(last_checkpoint_) + " is kept"
+                             : std::string("no checkpoint was written")));
 }
 
 double DispatcherRun::test_loss() {
@@ -312,16 +313,16 @@ void DispatcherRun::checkpoint() {
     off += p.size();
   }
   pipelines_.drain();
-  const core::CheckpointInfo info{round_,       loss_,       train_loss_, first_loss_, windows_per_learner_,
-                                  elapsed(),    sync_bytes_, s_.seed,     s_.data_name, core::strategy_name(s_.strategy)};
+  const core::CheckpointInfo info{round_,    loss_,       train_loss_, first_loss_,  windows_per_learner_,
+                                  elapsed(), sync_bytes_, s_.seed,     s_.data_name, core::strategy_name(s_.strategy)};
   const auto progress = pipelines_.progress();
   const auto shards = pipelines_.shard_progress();
-  checkpoint_writer_.write(
-      checkpoint_path_,
-      {arrays, info, learner_states_, pipelines_.positions(), strategy_.state(), vocab_.words, progress, restarts_,
-       shards, corpora_},
-      ctx_.hooks.kill_in_checkpoint(round_),
-      [dir = cfg_.out_dir] { core::OutputFolder::commit(dir); });  // what --overwrite replaced may go now
+  checkpoint_writer_.write(checkpoint_path_,
+                           {arrays, info, learner_states_, pipelines_.positions(), strategy_.state(), vocab_.words,
+                            progress, restarts_, shards, corpora_},
+                           ctx_.hooks.kill_in_checkpoint(round_), [dir = cfg_.out_dir] {
+                             core::OutputFolder::commit(dir);
+                           });  // what --overwrite replaced may go now
   last_checkpoint_ = round_;
 }
 
@@ -352,8 +353,7 @@ void DispatcherRun::finish() {
                             " windows_per_learner=" + fmt("%.0f", windows_per_learner_) +
                             " first_loss=" + fmt("%.4f", first_loss_) + " final_loss=" + fmt("%.4f", loss_) +
                             " target=" + fmt("%g", s_.target) + " stopped=" + stopped_ +
-                            " strategy=" + core::strategy_name(s_.strategy) +
-                            " learners=" + std::to_string(learners_) +
+                            " strategy=" + core::strategy_name(s_.strategy) + " learners=" + std::to_string(learners_) +
                             " pipelines=" + std::to_string(ctx_.map.pipelines()) + " epochs=" + epochs +
                             " sync_bytes=" + fmt("%.0f", sync_bytes_) +
                             " inbound_bytes=" + fmt("%.0f", inbound_bytes_) +

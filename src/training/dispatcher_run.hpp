@@ -80,9 +80,7 @@ class DispatcherRun {
   // Learner l's latest state, for the checkpoint.
   std::vector<std::uint8_t>& learner_state(std::size_t l) { return learner_states_[l]; }
 
-  static double seconds_since(Clock::time_point t) {
-    return std::chrono::duration<double>(Clock::now() - t).count();
-  }
+  static double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
  private:
   // How far (relative) the test loss of resumed weights may be from the one their checkpoint recorded: the same
@@ -151,13 +149,13 @@ class DispatcherRun {
   // Restarted when the Dispatcher's set-up is done, and paused from the round-0 evaluation until every
   // learner's is (training_begins): seconds count training only, not the learners' torch import and set-up.
   Clock::time_point t0_ = Clock::now();
-  double seconds_before_ = 0.0;          // training time of the run this one resumes
-  double evaluated_at_ = 0.0;            // training time when the current weights were last evaluated
+  double seconds_before_ = 0.0;  // training time of the run this one resumes
+  double evaluated_at_ = 0.0;    // training time when the current weights were last evaluated
   long round_ = 0;
   double loss_ = 0.0, first_loss_ = 0.0, windows_per_learner_ = 0.0;
   double train_loss_ = std::nan("");  // none before the first round
-  double sync_bytes_ = 0.0;  // bytes of weights exchanged, all runs of a resumed job together
-  double inbound_bytes_ = 0.0;  // of which the Dispatcher received, this run
+  double sync_bytes_ = 0.0;           // bytes of weights exchanged, all runs of a resumed job together
+  double inbound_bytes_ = 0.0;        // of which the Dispatcher received, this run
   double flush_inbound_bytes_ = 0.0;  // of which in the final flush
   std::string stopped_;
   std::vector<std::string> restarts_;  // "round R: why the run before failed", all runs of a job

@@ -61,8 +61,8 @@ void Hogwild::learner_rounds(LearnerRun& run) {
   while (answer) {
     run.ctx().hooks.reached(round);
     run.next_batch();
-    const comm::WindowTotals period =
-        run.train(0, [&](std::int64_t windows) { shared_->add_trained(learner, windows); });
+    const comm::WindowTotals period = run.train(0,
+                                                [&](std::int64_t windows) { shared_->add_trained(learner, windows); });
     if (answer_due) {
       answer = await_answer(run, "the Dispatcher's answer to a report");
       if (!answer) break;

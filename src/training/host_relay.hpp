@@ -19,7 +19,8 @@ class HostRelay {
   // For a learner communicator of `size` members on `hosts` (`hosts[r]`: rank r's host, any ids,
   // comm::Communicator::hosts; empty: one host).
   HostRelay(const std::vector<int>& hosts, int size)
-      : groups_(ranks_by_host(hosts, 0, size)), group_(static_cast<std::size_t>(size)),
+      : groups_(ranks_by_host(hosts, 0, size)),
+        group_(static_cast<std::size_t>(size)),
         relay_(static_cast<std::size_t>(size)) {
     for (std::size_t g = 0; g < groups_.size(); ++g)
       for (const int r : groups_[g]) group_[static_cast<std::size_t>(r)] = g;

@@ -8,8 +8,12 @@
 #include "core/command_line.hpp"
 #include "core/config.hpp"
 
-namespace fedavg::comm { class Communicator; }
-namespace fedavg::bridge { class Interpreter; }
+namespace fedavg::comm {
+class Communicator;
+}
+namespace fedavg::bridge {
+class Interpreter;
+}
 
 namespace fedavg::training {
 

@@ -59,11 +59,10 @@ void LearnerRun::next_batch() {
   const auto period_ints = static_cast<std::size_t>(s_.windows_per_round() * s_.window_width());
   const std::size_t needed = static_cast<std::size_t>(ready_) * batch_ints + period_ints;
   if (batch_.size() < needed) batch_.resize(needed);  // grows once, the first time a cut leaves batches over
-  ctx_.world.receive_into(
-      ctx_.world.await_message(batcher_, comm::Tag::Batch,
-                               comm::Deadline::after(s_.liveness_seconds * comm::kBatch),
-                               "a batch from Batcher rank " + std::to_string(batcher_)),
-      batch_.data() + static_cast<std::size_t>(ready_) * batch_ints, period_ints);
+  ctx_.world.receive_into(ctx_.world.await_message(batcher_, comm::Tag::Batch,
+                                                   comm::Deadline::after(s_.liveness_seconds * comm::kBatch),
+                                                   "a batch from Batcher rank " + std::to_string(batcher_)),
+                          batch_.data() + static_cast<std::size_t>(ready_) * batch_ints, period_ints);
   ready_ += s_.bpe;
   outbox_.retire();
   request_batch();

@@ -56,13 +56,13 @@ class LearnerRun {
   const core::Settings& s_;
   const int learner_;
   const int batcher_;
-  std::vector<float> weights_;  // declared before the model that views it, so it outlives the model
+  std::vector<float> weights_;    // declared before the model that views it, so it outlives the model
   const core::Vocabulary vocab_;  // read before torch is imported, so a bad vocab.txt fails fast
   bridge::Library lib_;
   std::vector<bridge::ParamShape> shapes_;
   comm::Outbox outbox_;
   std::vector<std::int32_t> batch_;  // its first `ready_` batches of bs windows are not trained yet, in order
-  int ready_ = 0;  // batches in batch_: a period's, plus what a cut period left (balance_rounds)
+  int ready_ = 0;                    // batches in batch_: a period's, plus what a cut period left (balance_rounds)
 };
 
 }  // namespace fedavg::training

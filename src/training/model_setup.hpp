@@ -18,15 +18,14 @@ namespace fedavg::training {
 
 struct ModelSetup {
   std::vector<bridge::ParamShape> shapes;
-  nlohmann::json cfg;  // the dict library.py received
+  nlohmann::json cfg;        // the dict library.py received
   std::size_t size() const;  // parameters in all
 };
 
 // Runs f() (a call that builds the model). What it raises happens alike on every rank that runs the model, so it
 // becomes core::InputError, reported once, by rank 0: a cfg value the model refuses (bridge::ConfigError) named
 // where the value was set, any other Python error (bad model code) with its traceback.
-template <typename F>
-decltype(auto) refused_as_input(const core::Config& cfg, F&& f) {
+template <typename F> decltype(auto) refused_as_input(const core::Config& cfg, F&& f) {
   try {
     return std::forward<F>(f)();
   } catch (const bridge::ConfigError& e) {

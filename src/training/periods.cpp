@@ -44,8 +44,12 @@ class Periods::DispatcherLoop {
       backoff_.reset();
       answer(*a);
     }
-    comm::poll_until([&] { take_states(); return all_states_in(); },
-                     comm::Deadline::after(run_.settings().liveness_seconds), "the learners' final states");
+    comm::poll_until(
+        [&] {
+          take_states();
+          return all_states_in();
+        },
+        comm::Deadline::after(run_.settings().liveness_seconds), "the learners' final states");
   }
 
  private:

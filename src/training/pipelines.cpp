@@ -67,8 +67,7 @@ void Pipelines::shard_windows(int p, std::int64_t windows) {
   if (std::find(shard_windows_.begin(), shard_windows_.end(), -1) != shard_windows_.end()) return;
   epoch_windows_ = static_cast<double>(std::accumulate(shard_windows_.begin(), shard_windows_.end(), std::int64_t{0}));
   if (epoch_windows_ == 0)
-    throw core::Error("no window in a whole epoch over the corpora of " +
-                      data::window_conditions(ctx_.cfg.settings));
+    throw core::Error("no window in a whole epoch over the corpora of " + data::window_conditions(ctx_.cfg.settings));
 }
 
 void Pipelines::tally(std::int64_t epoch, std::int64_t windows) {
@@ -207,8 +206,8 @@ void Pipelines::restore(const std::vector<core::ReadPosition>& positions,
       }
     epoch_windows_ = 0;
     if (std::find(shard_windows_.begin(), shard_windows_.end(), -1) == shard_windows_.end())
-      epoch_windows_ =
-          static_cast<double>(std::accumulate(shard_windows_.begin(), shard_windows_.end(), std::int64_t{0}));
+      epoch_windows_ = static_cast<double>(
+          std::accumulate(shard_windows_.begin(), shard_windows_.end(), std::int64_t{0}));
     // The windows trained count as a whole: the checkpoint may have had another number of pipelines.
     std::fill(trained_.begin(), trained_.end(), 0.0);
     for (const auto& pr : progress) trained_[0] += pr.trained;

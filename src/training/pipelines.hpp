@@ -65,21 +65,21 @@ class Pipelines {
 
   const Context& ctx_;
   std::vector<core::ReadPosition> positions_;
-  std::vector<double> trained_;            // windows trained from each pipeline, all runs of a resumed job
-  std::vector<double> pass_windows_;       // windows in a whole pass; 0 until known
-  std::vector<bool> partial_pass_;         // the Filter's next PassWindows report covers part of a pass
-  std::vector<double> file_bytes_;         // corpus sizes, for the estimate (0 if unknown)
+  std::vector<double> trained_;       // windows trained from each pipeline, all runs of a resumed job
+  std::vector<double> pass_windows_;  // windows in a whole pass; 0 until known
+  std::vector<bool> partial_pass_;    // the Filter's next PassWindows report covers part of a pass
+  std::vector<double> file_bytes_;    // corpus sizes, for the estimate (0 if unknown)
   int finals_ = 0;
   // With shards:
   std::optional<data::ShardQueue> queue_;
-  std::vector<std::int64_t> shard_windows_;  // per shard, -1 until its Filter reported it
+  std::vector<std::int64_t> shard_windows_;                        // per shard, -1 until its Filter reported it
   std::vector<std::deque<data::ShardQueue::Assignment>> granted_;  // per pipeline, in the order it reads them
-  double epoch_windows_ = 0.0;               // windows of a whole epoch; 0 until every shard's are known
+  double epoch_windows_ = 0.0;  // windows of a whole epoch; 0 until every shard's are known
   struct Tally {
     std::int64_t shards = 0;
     std::int64_t windows = 0;
   };
-  std::map<std::int64_t, Tally> tallies_;    // epochs being read: shards read in them, their windows
+  std::map<std::int64_t, Tally> tallies_;  // epochs being read: shards read in them, their windows
   comm::Outbox outbox_;
 };
 

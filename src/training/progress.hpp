@@ -19,14 +19,14 @@ class Progress {
  public:
   struct Round {
     long round = 0;
-    double seconds = 0;              // training time
+    double seconds = 0;  // training time
     double windows_per_learner = 0;
     double test_loss = 0;
-    double train_loss = 0;           // NaN before the first round
-    double lr = 0;                   // NaN if the model does not say
-    std::vector<double> epochs;      // per pipeline; NaN if unknown
-    bool epochs_exact = true;        // false: estimated from the read positions
-    std::string scores;              // "  similarity 0.41 ..." when scored
+    double train_loss = 0;       // NaN before the first round
+    double lr = 0;               // NaN if the model does not say
+    std::vector<double> epochs;  // per pipeline; NaN if unknown
+    bool epochs_exact = true;    // false: estimated from the read positions
+    std::string scores;          // "  similarity 0.41 ..." when scored
   };
 
   Progress(const core::Settings& s, int learners) : s_(s), learners_(learners) {}

@@ -137,8 +137,7 @@ void RoundSync::average_into_root(std::vector<float>& w, float share) {
   complete_reports();
 }
 
-void RoundSync::sum_up(std::vector<float>& w, float share, const std::vector<int>& children, int parent,
-                       comm::Tag up) {
+void RoundSync::sum_up(std::vector<float>& w, float share, const std::vector<int>& children, int parent, comm::Tag up) {
   // Chunk by chunk: scale its own weights, add the children's sums and send the total to the parent.
   const std::size_t step = chunk<float>();
   incoming_.resize(children.size() * std::min(step, w.size()));
@@ -256,12 +255,12 @@ void RoundSync::gather_segments(std::vector<float>& w) {
       it->next += chunk<float>();
       it = --it->chunks == 0 ? missing.erase(it) : it + 1;
     }
-    watch.end_pass(progress, [&] { return who(ring_.completer(missing.front().s)); }, comm::kDirect);
+    watch.end_pass(
+        progress, [&] { return who(ring_.completer(missing.front().s)); }, comm::kDirect);
   }
 }
 
-void RoundSync::reduce_scatter(std::vector<float>& w, std::vector<comm::Request>& gather,
-                               const comm::Deadline& until) {
+void RoundSync::reduce_scatter(std::vector<float>& w, std::vector<comm::Request>& gather, const comm::Deadline& until) {
   const int me = comm_.rank(), learners = ring_.learners(), next = ring_.next(me);
   const std::size_t n = w.size();
   incoming_.resize(std::min(chunk<float>(), n));

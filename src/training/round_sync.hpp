@@ -146,7 +146,7 @@ class RoundSync {
   std::vector<int> hosts_;
   LearnerTree tree_;
   LearnerRing ring_;
-  comm::Outbox reports_;  // Ready/RoundDone in flight
+  comm::Outbox reports_;         // Ready/RoundDone in flight
   std::vector<float> incoming_;  // a learner: chunks it adds to its own (average_into_root, allreduce_in_place)
   comm::Cadence control_wait_;   // Learner: how long the Control of a round takes to come
   comm::Cadence training_wait_;  // Dispatcher: how long the first RoundDone of a round takes to come

@@ -87,8 +87,7 @@ void plan_merge(const std::vector<std::uint32_t>& a, const std::vector<std::uint
 // A vector that must grow takes what the sum holds, or half again its capacity if that is more: a large merge
 // (a full round) allocates what it fills, not up to twice as much, and slow growth from round to round still
 // reallocates rarely.
-template <typename V>
-void grow(V& v, std::size_t size) {
+template <typename V> void grow(V& v, std::size_t size) {
   if (size > v.capacity()) v.reserve(std::max(size, v.capacity() + v.capacity() / 2));
   v.resize(size);
 }
@@ -290,9 +289,9 @@ void decode_values(const std::uint8_t* at, ValueType type, float* out, std::size
 // One table of an encoded delta, read in place: its rows (checked), and where its values and weights lie.
 struct EncodedPart {
   std::vector<std::uint32_t> rows;
-  std::size_t row_bytes = 0;                // of one row's values
-  const std::uint8_t* values = nullptr;     // rows.size() x row_bytes
-  const std::uint8_t* weights = nullptr;    // one float per row, or null (none sent)
+  std::size_t row_bytes = 0;              // of one row's values
+  const std::uint8_t* values = nullptr;   // rows.size() x row_bytes
+  const std::uint8_t* weights = nullptr;  // one float per row, or null (none sent)
 
   // Reads table t's `n` rows from `in`.
   void read(Reader& in, std::uint32_t n, const Layout& layout, std::size_t t, ValueType type, bool weighted) {

@@ -26,8 +26,8 @@ const std::vector<std::uint32_t>* SparseLearner::written_in(std::size_t t, const
   if (kind == RoundKind::Full || written.empty() || !written[t]) return nullptr;
   const auto& rows = *written[t];
   if (!rows.empty() && rows.back() >= layout()[t].rows)
-    throw core::Error("engine.written_rows: row " + std::to_string(rows.back()) + " of parameter " +
-                      std::to_string(t) + ", which has " + std::to_string(layout()[t].rows) + " rows");
+    throw core::Error("engine.written_rows: row " + std::to_string(rows.back()) + " of parameter " + std::to_string(t) +
+                      ", which has " + std::to_string(layout()[t].rows) + " rows");
   return &rows;
 }
 
@@ -168,8 +168,7 @@ void SparseLearner::clear_parts() {
   }
 }
 
-void SparseLearner::own_delta(std::vector<float>& w, double share, RoundKind kind,
-                              const bridge::WrittenRows& written) {
+void SparseLearner::own_delta(std::vector<float>& w, double share, RoundKind kind, const bridge::WrittenRows& written) {
   if (!written.empty() && written.size() != layout().size())
     throw core::Error("engine.written_rows gave " + std::to_string(written.size()) + " parameters, the model has " +
                       std::to_string(layout().size()));

@@ -44,8 +44,7 @@ class SparseLearner {
   void clear_parts();
   // The rows of table `t` that `written` names, ascending; null when any row may have changed (a full round reads
   // every row).
-  const std::vector<std::uint32_t>* written_in(std::size_t t, const bridge::WrittenRows& written,
-                                               RoundKind kind) const;
+  const std::vector<std::uint32_t>* written_in(std::size_t t, const bridge::WrittenRows& written, RoundKind kind) const;
   // Into chosen_: table `t`'s changed rows of those `rows` names (every row when null). Nothing waits.
   void every_change(std::size_t t, const std::vector<float>& w, const std::vector<std::uint32_t>* rows);
   // Into chosen_: table `t`'s largest changes (with what waited from earlier rounds), by L2 norm; the others wait.
@@ -87,16 +86,16 @@ class SparseLearner {
   std::vector<float> start_;  // the global weights
   // Kept from round to round for their capacity: a round allocates nothing once it has seen its largest (but for
   // a full round's, given back after it).
-  std::vector<SparseDelta> parts_;  // its delta by owner; its own part becomes the sum of its rows
+  std::vector<SparseDelta> parts_;              // its delta by owner; its own part becomes the sum of its rows
   std::vector<std::vector<std::uint8_t>> out_;  // the messages in flight, by learner rank - 1
   std::vector<std::pair<float, std::uint32_t>> candidates_;  // rows with a change, and its size
-  std::vector<float> scan_;                                 // scan's result
-  std::vector<float> sizes_;                                // candidates' norms, for select's cut
-  std::vector<std::uint32_t> chosen_;                       // the rows of a table it sends
-  std::vector<std::size_t> slot_;                           // each chosen row's place in its owner's part
-  std::vector<std::vector<std::uint32_t>> waiting_;  // by table: changed rows a lossy round did not send
-  std::vector<std::vector<float>> norms_;            // by table and row: a waiting row's squared norm
-  double sent_ = 0.0;  // payload bytes it sent this round
+  std::vector<float> scan_;                                  // scan's result
+  std::vector<float> sizes_;                                 // candidates' norms, for select's cut
+  std::vector<std::uint32_t> chosen_;                        // the rows of a table it sends
+  std::vector<std::size_t> slot_;                            // each chosen row's place in its owner's part
+  std::vector<std::vector<std::uint32_t>> waiting_;          // by table: changed rows a lossy round did not send
+  std::vector<std::vector<float>> norms_;                    // by table and row: a waiting row's squared norm
+  double sent_ = 0.0;                                        // payload bytes it sent this round
 };
 
 }  // namespace fedavg::training

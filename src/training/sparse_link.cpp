@@ -56,8 +56,8 @@ SparseLink::SparseLink(RoundSync& sync, Layout layout, const core::Settings& s, 
       workers_(exchange_threads(s, sync)) {}
 
 void SparseLink::receive(int from, comm::Tag tag, const comm::Deadline& deadline) {
-  sync_.comm().receive(
-      sync_.comm().await_message(from, tag, deadline, sync_.who(from), sync_.waits().collective()), msg_);
+  sync_.comm().receive(sync_.comm().await_message(from, tag, deadline, sync_.who(from), sync_.waits().collective()),
+                       msg_);
 }
 
 void SparseLink::receive_counted(int from, comm::Tag tag, const comm::Deadline& deadline) {

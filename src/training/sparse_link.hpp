@@ -86,8 +86,8 @@ class SparseLink {
   ValueType type_;
   double fraction_;
   Publisher publisher_;
-  RowOwners block_;   // the rows this member publishes: a learner its own (Owners), the Dispatcher every row
-  HostRelay relay_;   // how the owners' sums reach every member (Publisher::Owners)
+  RowOwners block_;              // the rows this member publishes: a learner its own (Owners), the Dispatcher every row
+  HostRelay relay_;              // how the owners' sums reach every member (Publisher::Owners)
   std::vector<float> residual_;  // a publisher's rounding, by block_ (16-bit values)
   // Kept from round to round for their capacity (but for a full round's, given back after it).
   std::vector<std::vector<std::uint8_t>> passed_;  // a relay: the other hosts' sums it is passing on

@@ -6,10 +6,10 @@
 
 #include "comm/environment.hpp"
 
-#define FEDAVG_MPI_TEST_MAIN                                                   \
-  int main(int argc, char** argv) {                                            \
-    fedavg::comm::Environment env(argc, argv);                                 \
-    ::testing::InitGoogleTest(&argc, argv);                                    \
-    if (env.world_rank() != 0) ::testing::GTEST_FLAG(output) = "";             \
-    return RUN_ALL_TESTS();                                                    \
+#define FEDAVG_MPI_TEST_MAIN                                       \
+  int main(int argc, char** argv) {                                \
+    fedavg::comm::Environment env(argc, argv);                     \
+    ::testing::InitGoogleTest(&argc, argv);                        \
+    if (env.world_rank() != 0) ::testing::GTEST_FLAG(output) = ""; \
+    return RUN_ALL_TESTS();                                        \
   }

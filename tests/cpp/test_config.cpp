@@ -5,13 +5,13 @@
 
 #include "core/command_line.hpp"
 #include "core/config.hpp"
-#include "core/settings.hpp"
 #include "core/error.hpp"
+#include "core/settings.hpp"
 
 using fedavg::core::InputError;
+using fedavg::core::parse_settings;
 using fedavg::core::StrategyKind;
 using fedavg::core::WaitProfile;
-using fedavg::core::parse_settings;
 
 namespace {
 
@@ -78,17 +78,16 @@ TEST(Config, StrategyKeys) {
   EXPECT_NE(error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "strategy": "gossip"})")
                 .find("must be one of fedavg, bsp, bmuf, diloco, easgd, hogwild"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "strategy": ""})")
-                .find("must be one of fedavg"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "strategy": ""})").find("must be one of fedavg"),
+      std::string::npos);
   EXPECT_STREQ(fedavg::core::strategy_name(StrategyKind::Hogwild), "hogwild");
 }
 
 TEST(Config, WaitProfile) {
   EXPECT_EQ(parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json").wait_profile,
             WaitProfile::Auto);
-  EXPECT_EQ(parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "wait_profile": "plain"})",
-                           "cfg.json")
+  EXPECT_EQ(parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "wait_profile": "plain"})", "cfg.json")
                 .wait_profile,
             WaitProfile::Plain);
   EXPECT_NE(error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "wait_profile": "fast"})")
@@ -108,8 +107,9 @@ TEST(Config, ShuffleWindows) {
 
 TEST(Config, BalanceRounds) {
   EXPECT_FALSE(parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json").balance_rounds);
-  EXPECT_TRUE(parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "balance_rounds": true})", "cfg.json")
-                  .balance_rounds);
+  EXPECT_TRUE(
+      parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "balance_rounds": true})", "cfg.json")
+          .balance_rounds);
   const auto e = error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "balance_rounds": 1})");
   EXPECT_NE(e.find("balance_rounds"), std::string::npos) << e;
 }
@@ -117,10 +117,10 @@ TEST(Config, BalanceRounds) {
 TEST(Config, MaxLossRatio) {
   EXPECT_DOUBLE_EQ(parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json").max_loss_ratio,
                    10.0);
-  EXPECT_DOUBLE_EQ(
-      parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "max_loss_ratio": 0})", "cfg.json")
-          .max_loss_ratio,
-      0.0);
+  EXPECT_DOUBLE_EQ(parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "max_loss_ratio": 0})",
+                                  "cfg.json")
+                       .max_loss_ratio,
+                   0.0);
   EXPECT_NE(error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "max_loss_ratio": -1})"), "");
 }
 
@@ -147,7 +147,8 @@ TEST(Config, MissingKeyIsNamed) {
 }
 
 TEST(Config, UnknownKeyNamesItsLine) {
-  const auto e = error_of("{\n  \"data_name\": \"x\",\n  \"bpe\": 1,\n  \"bs\": 1,\n  \"target\": 1,\n  \"windw\": 3\n}");
+  const auto e = error_of(
+      "{\n  \"data_name\": \"x\",\n  \"bpe\": 1,\n  \"bs\": 1,\n  \"target\": 1,\n  \"windw\": 3\n}");
   EXPECT_NE(e.find("cfg.json:6: unknown key \"windw\""), std::string::npos) << e;
 }
 
@@ -175,9 +176,9 @@ TEST(Config, AKeyGivenTwiceNamesBothLines) {
   "model_args": {"negatives": 3, "negatives": 4}})");
   EXPECT_NE(nested.find("key \"negatives\" is given twice"), std::string::npos) << nested;
   // The same key in two objects is fine.
-  EXPECT_EQ(error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "model_args": {"bpe": 3}})")
-                .find("given twice"),
-            std::string::npos);
+  EXPECT_EQ(
+      error_of(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "model_args": {"bpe": 3}})").find("given twice"),
+      std::string::npos);
 }
 
 TEST(Config, DataNameMustBeSafeForFileNames) {
@@ -218,8 +219,8 @@ TEST(Config, WithoutConfigTheJobPreparesOutConfig) {
 }
 
 TEST(Config, SettingsFromTheCommandLine) {
-  const char* argv[] = {"fedavg_mpi", "--set", "dim=100", "--lr", "0.05", "--max-rounds=7", "--epoch", "3",
-                        "--set", "strategy=diloco", "a.txt", nullptr};
+  const char* argv[] = {"fedavg_mpi", "--set", "dim=100",         "--lr",  "0.05", "--max-rounds=7", "--epoch",
+                        "3",          "--set", "strategy=diloco", "a.txt", nullptr};
   const auto line = fedavg::core::parse_command_line(11, const_cast<char**>(argv));
   ASSERT_EQ(line.overrides.size(), 5u);
   EXPECT_EQ(line.overrides[1].key, "lr");
@@ -277,8 +278,7 @@ TEST(Config, SomethingMustStopTheRun) {
                 .find("nothing would stop the run"),
             std::string::npos);
   const auto s = parse_settings(
-      R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 0, "max_rounds": 0, "max_seconds": 0, "max_epochs": 2})",
-      "c");
+      R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 0, "max_rounds": 0, "max_seconds": 0, "max_epochs": 2})", "c");
   EXPECT_DOUBLE_EQ(s.max_epochs, 2.0);
 }
 

@@ -72,8 +72,10 @@ TEST(Utf8, FindsTheFirstInvalidByte) {
   using fedavg::data::first_invalid_utf8;
   EXPECT_EQ(first_invalid_utf8("plain ascii\n"), std::string_view::npos);
   EXPECT_EQ(first_invalid_utf8("caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x98\x80"), std::string_view::npos);
-  EXPECT_EQ(first_invalid_utf8("ab\xff" "cd"), 2u);
-  EXPECT_EQ(first_invalid_utf8("ab\xc3"), 2u);            // cut off
-  EXPECT_EQ(first_invalid_utf8("\xc0\xaf"), 0u);          // overlong
-  EXPECT_EQ(first_invalid_utf8("x\xed\xa0\x80"), 1u);     // surrogate
+  EXPECT_EQ(first_invalid_utf8("ab\xff"
+                               "cd"),
+            2u);
+  EXPECT_EQ(first_invalid_utf8("ab\xc3"), 2u);         // cut off
+  EXPECT_EQ(first_invalid_utf8("\xc0\xaf"), 0u);       // overlong
+  EXPECT_EQ(first_invalid_utf8("x\xed\xa0\x80"), 1u);  // surrogate
 }

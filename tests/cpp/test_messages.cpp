@@ -32,8 +32,7 @@ TEST(Messages, AnswerRoundTrip) {
     EXPECT_EQ(d.round, 42);
     EXPECT_EQ(d.send_state, send_state);
   }
-  EXPECT_EQ(Answer::decode(Answer{Control::Command::Stop, 3, false}.encode()).command,
-            Control::Command::Stop);
+  EXPECT_EQ(Answer::decode(Answer{Control::Command::Stop, 3, false}.encode()).command, Control::Command::Stop);
   EXPECT_THROW(Answer::decode({1, 2, 5}), Error);
   EXPECT_THROW(Answer::decode({9, 2, 0}), Error);
 }
@@ -48,21 +47,20 @@ TEST(Messages, RequestAndCreditRoundTrip) {
 TEST(Messages, WindowsPayloadChecks) {
   const std::vector<std::int32_t> ok{0, 1, 2, 3, 4, 4, 3, 2, 1, 0};
   EXPECT_EQ(check_windows(ok.data(), ok.size(), 5, 5), 2u);
-  EXPECT_THROW(check_windows(ok.data(), 9, 5, 5), Error);           // not whole windows
-  EXPECT_THROW(check_windows(ok.data(), ok.size(), 5, 4), Error);   // id 4 outside a vocabulary of 4
+  EXPECT_THROW(check_windows(ok.data(), 9, 5, 5), Error);          // not whole windows
+  EXPECT_THROW(check_windows(ok.data(), ok.size(), 5, 4), Error);  // id 4 outside a vocabulary of 4
   const std::vector<std::int32_t> marker{0, 1, -1, 3, 4};
   EXPECT_THROW(check_windows(marker.data(), marker.size(), 5, 5), Error);
 }
 
 TEST(Tags, AreUnique) {
-  const std::set<int> tags{tag_value(Tag::Tokens), tag_value(Tag::Windows), tag_value(Tag::Credit),
-                           tag_value(Tag::Request), tag_value(Tag::Batch), tag_value(Tag::RoundDone),
-                           tag_value(Tag::Ready), tag_value(Tag::Position), tag_value(Tag::ResumeFrom),
-                           tag_value(Tag::LearnerState), tag_value(Tag::PeriodDone), tag_value(Tag::Push),
-                           tag_value(Tag::Answer), tag_value(Tag::ElasticStep), tag_value(Tag::Average),
-                           tag_value(Tag::Cut), tag_value(Tag::PassWindows), tag_value(Tag::Shard),
-                           tag_value(Tag::ShardDone), tag_value(Tag::Shutdown),
-                           tag_value(Tag::ShutdownAck)};
+  const std::set<int> tags{tag_value(Tag::Tokens),       tag_value(Tag::Windows),     tag_value(Tag::Credit),
+                           tag_value(Tag::Request),      tag_value(Tag::Batch),       tag_value(Tag::RoundDone),
+                           tag_value(Tag::Ready),        tag_value(Tag::Position),    tag_value(Tag::ResumeFrom),
+                           tag_value(Tag::LearnerState), tag_value(Tag::PeriodDone),  tag_value(Tag::Push),
+                           tag_value(Tag::Answer),       tag_value(Tag::ElasticStep), tag_value(Tag::Average),
+                           tag_value(Tag::Cut),          tag_value(Tag::PassWindows), tag_value(Tag::Shard),
+                           tag_value(Tag::ShardDone),    tag_value(Tag::Shutdown),    tag_value(Tag::ShutdownAck)};
   EXPECT_EQ(tags.size(), 21u);
 }
 

@@ -19,8 +19,9 @@ namespace {
 class OutputFolderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("fedavg_out_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-                                        "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("fedavg_out_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -97,7 +98,7 @@ TEST_F(OutputFolderTest, AnInterruptedOverwriteLosesNothing) {
   write(dir_ / "kjv_metrics.csv", "round 0 only");
   write(dir_ / "config" / "cfg.json", "{\"new\": 1}");
   EXPECT_THROW(OutputFolder::claim(dir_, false, false, true), InputError);  // still refused without a flag
-  OutputFolder::claim(dir_, false, true, true);                              // overwrite again
+  OutputFolder::claim(dir_, false, true, true);                             // overwrite again
   const fs::path previous = dir_ / OutputFolder::kPrevious;
   EXPECT_EQ(read(previous / "kjv.h5"), "checkpoint");  // the finished run is kept
   EXPECT_EQ(read(previous / "kjv_metrics.csv"), "metrics");

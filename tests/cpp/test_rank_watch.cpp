@@ -37,7 +37,7 @@ class RankWatch : public testing::Test {
 };
 
 [[noreturn]] void die_of(int signo) {
-  const struct rlimit no_core {0, 0};
+  const struct rlimit no_core { 0, 0 };
   ::setrlimit(RLIMIT_CORE, &no_core);
   std::signal(signo, SIG_DFL);
   std::raise(signo);

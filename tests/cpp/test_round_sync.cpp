@@ -46,8 +46,8 @@ TEST(RoundSync, DispatcherReceivesTheSumOfTwoLearnersWeights) {
     sync.weights(global);
     for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(global[i], static_cast<float>(i + round)) << "element " << i;
     const double mine = world.rank() == 0 ? 0.0 : 100.0 * world.rank();
-    const comm::WindowTotals t =
-        sync.totals({mine, 1.0, 0.0, 0.0, {world.rank() == 1 ? mine : 0.0, world.rank() == 2 ? mine : 0.0}});
+    const comm::WindowTotals t = sync.totals(
+        {mine, 1.0, 0.0, 0.0, {world.rank() == 1 ? mine : 0.0, world.rank() == 2 ? mine : 0.0}});
     EXPECT_EQ(t.windows, 300.0);
     EXPECT_EQ(t.loss_sum, 3.0);
     EXPECT_EQ(t.pipeline_windows, (std::vector<double>{100.0, 200.0}));
@@ -102,8 +102,7 @@ TEST(RoundSync, FromLearnerOneEveryLearnerTakesTheSumTheDispatcherReceived) {
     EXPECT_EQ(sync.weight_bytes() - before, static_cast<double>(world.size() - 2) * n * sizeof(float));
     std::vector<float> dispatchers = w;
     world.ibcast(dispatchers.data(), n, 0).wait_until(comm::Deadline::after(20));
-    for (std::size_t i = 0; i < n; ++i)
-      ASSERT_EQ(w[i], dispatchers[i]) << "element " << i << " rank " << world.rank();
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(w[i], dispatchers[i]) << "element " << i << " rank " << world.rank();
     world.ibarrier().wait_until(comm::Deadline::after(20));
   }
 }

@@ -78,8 +78,7 @@ TEST(CutShards, ALineLongerThanAShardIsOneShard) {
 TEST(CutShards, AnEmptyOrMissingFileIsAnInputError) {
   const auto p = write("empty.txt", "");
   EXPECT_THROW(fedavg::data::cut_shards({p.string()}, 100), fedavg::core::InputError);
-  EXPECT_THROW(fedavg::data::cut_shards({(p.parent_path() / "missing.txt").string()}, 100),
-               fedavg::core::InputError);
+  EXPECT_THROW(fedavg::data::cut_shards({(p.parent_path() / "missing.txt").string()}, 100), fedavg::core::InputError);
   fs::remove_all(p.parent_path());
 }
 

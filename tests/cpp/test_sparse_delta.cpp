@@ -55,9 +55,9 @@ TEST(Float16, ExactValuesRoundTripAndOthersRoundToNearest) {
 TEST(Float16, ArraysConvertExactlyAsSingleValues) {
   // Normals, subnormals, ties, the overflow edge, infinities and zeros; 37 values: vector body and tail.
   std::vector<float> in;
-  for (float f : {0.0f, -0.0f, 1.0f, 1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, 65504.0f, 65519.0f, 65520.0f, 1e6f,
-                  -1e6f, 3e-7f, 6e-8f, 2.9e-8f, 1e-10f, 0.1f, -3.14159f, 123.456f, 5.96046448e-8f,
-                  std::numeric_limits<float>::infinity()})
+  for (float f :
+       {0.0f, -0.0f, 1.0f, 1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, 65504.0f, 65519.0f, 65520.0f, 1e6f, -1e6f, 3e-7f,
+        6e-8f, 2.9e-8f, 1e-10f, 0.1f, -3.14159f, 123.456f, 5.96046448e-8f, std::numeric_limits<float>::infinity()})
     in.insert(in.end(), {f, -f});
   in.pop_back();
   std::vector<std::uint16_t> half(in.size());
@@ -98,8 +98,8 @@ TEST(SparseDelta, AddingSumsSharedRowsAndKeepsTheRestSorted) {
   const SparseDelta b = delta({1, 3}, 10.0f, {}, 0.0f);
   a.add(b, kLayout);
   EXPECT_EQ(a.parts[0].rows, (std::vector<std::uint32_t>{0, 1, 3}));
-  EXPECT_EQ(a.parts[0].values[3], 10.0f);                 // row 1 from b
-  EXPECT_EQ(a.parts[0].values[6], 2.0f + 11.0f);          // row 3: a's second row plus b's second row
+  EXPECT_EQ(a.parts[0].values[3], 10.0f);         // row 1 from b
+  EXPECT_EQ(a.parts[0].values[6], 2.0f + 11.0f);  // row 3: a's second row plus b's second row
   EXPECT_EQ(a.parts[0].values[8], 2.5f + 11.5f);
   EXPECT_EQ(a.parts[1].rows, (std::vector<std::uint32_t>{2}));
   EXPECT_EQ(a.rows(), 4u);
@@ -171,8 +171,9 @@ TEST(SparseDelta, MergingAnEncodedDeltaGivesTheBitsOfDecodingAndAdding) {
     return d;
   };
   for (int trial = 0; trial < 24; ++trial) {
-    const ValueType type = trial % 3 == 0 ? ValueType::Float32 : trial % 3 == 1 ? ValueType::Float16
-                                                                               : ValueType::BFloat16;
+    const ValueType type = trial % 3 == 0   ? ValueType::Float32
+                           : trial % 3 == 1 ? ValueType::Float16
+                                            : ValueType::BFloat16;
     a = random(trial % 2 == 0);
     SparseDelta b = random(trial % 4 < 2);
     if (trial == 5) b.parts[0] = SparseDelta::Part{};  // nothing in one table
@@ -194,23 +195,23 @@ TEST(SparseDelta, MergingAnEncodedDeltaGivesTheBitsOfDecodingAndAdding) {
 TEST(SparseDelta, WeightedRowsAreAveragedOverTheirOwnWeights) {
   SparseDelta a = delta({0, 1}, 1.0f, {}, 0.0f);  // rows 0 and 1
   a.parts[0].weights = {0.25f, 0.25f};
-  SparseDelta b = delta({1}, 3.0f, {}, 0.0f);     // row 1 only
+  SparseDelta b = delta({1}, 3.0f, {}, 0.0f);  // row 1 only
   b.parts[0].weights = {0.75f};
   a.add(b, kLayout);
   a.normalise(kLayout);
   EXPECT_TRUE(a.parts[0].weights.empty());
-  EXPECT_FLOAT_EQ(a.parts[0].values[0], 1.0f / 0.25f);              // row 0: one learner's value over its weight
-  EXPECT_FLOAT_EQ(a.parts[0].values[3], (2.0f + 3.0f) / 1.0f);      // row 1: sum over the sum of weights
+  EXPECT_FLOAT_EQ(a.parts[0].values[0], 1.0f / 0.25f);          // row 0: one learner's value over its weight
+  EXPECT_FLOAT_EQ(a.parts[0].values[3], (2.0f + 3.0f) / 1.0f);  // row 1: sum over the sum of weights
 }
 
 TEST(SparseDelta, ApplyAddsOnlyTheRowsItHolds) {
   std::vector<float> w(23, 1.0f);
   delta({4}, 2.0f, {0}, -1.0f).apply_to(w.data(), kLayout);
-  EXPECT_EQ(w[12], 3.0f);   // table 0 row 4, column 0
+  EXPECT_EQ(w[12], 3.0f);  // table 0 row 4, column 0
   EXPECT_EQ(w[14], 3.5f);
-  EXPECT_EQ(w[15], 0.0f);   // table 1 row 0
+  EXPECT_EQ(w[15], 0.0f);  // table 1 row 0
   EXPECT_EQ(w[16], -0.5f);
-  EXPECT_EQ(w[0], 1.0f);    // untouched rows keep their value
+  EXPECT_EQ(w[0], 1.0f);  // untouched rows keep their value
   EXPECT_EQ(w[17], 1.0f);
 }
 

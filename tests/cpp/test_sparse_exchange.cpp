@@ -120,8 +120,7 @@ using Train = std::function<std::vector<float>(int l, const std::vector<float>& 
 // Dispatcher adds no outer step of its own when it publishes. `hosts`: each rank's host, as RoundSync takes it
 // (empty: one).
 Outcome exchange(const core::Settings& s, Publisher publisher, int rounds, const std::set<int>& full,
-                 const Written& written = {},
-                 const Train& train = trained, const std::vector<int>& hosts = {}) {
+                 const Written& written = {}, const Train& train = trained, const std::vector<int>& hosts = {}) {
   auto world = comm::Communicator::world();
   const comm::WaitPolicy waits;
   std::vector<int> ranks;
@@ -217,8 +216,7 @@ TEST_P(SparseExchange, ALearnerKeepsWhatItDidNotSendAndNothingIsLost) {
   // Something was kept back: a learner changed two rows of table 0 and sent one.
   if (comm::Communicator::world().rank() != 0) {
     int rows_kept = 0;
-    for (std::size_t r = 0; r < 6; ++r)
-      rows_kept += run.w[r * 4] != run.global[r * 4] ? 1 : 0;
+    for (std::size_t r = 0; r < 6; ++r) rows_kept += run.w[r * 4] != run.global[r * 4] ? 1 : 0;
     EXPECT_EQ(rows_kept, 1);
   }
 }

@@ -54,8 +54,8 @@ TEST(Wait, ReceiveFromAPeerThatNeverSendsTimesOutCheaply) {
   auto world = Communicator::world();
   const double cpu0 = cpu_seconds();
   const auto t0 = Clock::now();
-  EXPECT_THROW(poll_until([&] { return world.probe(1 - world.rank(), Tag::Batch).has_value(); },
-                          Deadline::after(1.0), "a batch"),
+  EXPECT_THROW(poll_until([&] { return world.probe(1 - world.rank(), Tag::Batch).has_value(); }, Deadline::after(1.0),
+                          "a batch"),
                Timeout);
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   const double cpu = cpu_seconds() - cpu0;

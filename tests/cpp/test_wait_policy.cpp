@@ -60,7 +60,7 @@ TEST(WaitPolicy, PlainWaitsAreAllPrompt) {
   Cadence c;
   for (std::size_t i = 0; i <= Cadence::kHistory; ++i) wait(c, 100ms);
   EXPECT_EQ(plain.recurring(c, plain.collective()).quiet, Clock::duration{0});  // no forecast is slept through
-  EXPECT_EQ(plain.collective().fast, oversubscribed.collective().fast);       // both poll collectives fast
+  EXPECT_EQ(plain.collective().fast, oversubscribed.collective().fast);         // both poll collectives fast
   EXPECT_GT(plain.collective().fast, Clock::duration{0});
 }
 

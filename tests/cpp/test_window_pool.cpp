@@ -79,7 +79,8 @@ TEST(WindowPool, EveryPlaceInADrawIsUniform) {
     std::vector<std::int32_t> out;
     pool.draw(n, out);
     const auto ids = firsts(out);
-    for (int place = 0; place < n; ++place) ++seen[static_cast<std::size_t>(place)][static_cast<std::size_t>(ids[static_cast<std::size_t>(place)])];
+    for (int place = 0; place < n; ++place)
+      ++seen[static_cast<std::size_t>(place)][static_cast<std::size_t>(ids[static_cast<std::size_t>(place)])];
   }
   for (int place : {0, 8, 11})
     for (int window = 0; window < n; ++window)
