@@ -146,6 +146,9 @@ void DispatcherRun::resume_from(const core::Checkpoint& ck) {
   resume_learners(ck);
   restarts_ = ck.restarts;
   note_restart();
+  if (!std::filesystem::exists(metrics_path()))
+    core::warn(ctx_.me, metrics_path().string() + " is missing: its rows before round " + std::to_string(round_) +
+                            " are lost, and it starts again at the resumed round");
   metrics_ = std::make_unique<core::MetricsLog>(metrics_path(), round_);
   if (metrics_->last_round() < round_) {
     auto row = metrics_row(0.0, {});

@@ -94,3 +94,12 @@ def test_a_resume_whose_weights_do_not_give_the_recorded_loss_is_refused(run_job
     assert lines and lines[0].startswith(expected), job.stderr
     assert f"the file, or the test set {test}, has changed since" in lines[0]
     assert checkpoint.read_bytes() == before
+
+
+def test_a_resume_whose_metrics_file_is_gone_says_so(run_job):
+    checkpoint = finished_run(run_job)
+    (checkpoint.parent / "toy_metrics.csv").unlink()
+    job = run_job(6, cfg={"max_rounds": 3}, extra=["--resume"])
+    assert job.rc == 0, job.stderr
+    assert f"WARNING: {checkpoint.parent / 'toy_metrics.csv'} is missing: its rows before round 2 are lost" in job.stderr
+    assert [r["round"] for r in job.metrics()] == [2, 3]
