@@ -1,6 +1,7 @@
 #include "comm/abort.hpp"
 
 #include <mpi.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -9,11 +10,23 @@
 #include "core/log.hpp"
 
 namespace fedavg::comm {
+namespace {
+
+// How long MPI_Abort may take before the rank ends itself. MPI_Abort asks mpiexec, through the host's launcher
+// proxy, to end the job; on a host cut off from the network that request never arrives and MPI_Abort never
+// returns, so without this limit the rank (and its watcher, which waits for it) would stay behind.
+constexpr std::chrono::seconds kAbortLimit{5};
+
+}  // namespace
 
 void abort_job(const core::RankInfo& me, std::string_view reason) {
   core::log_failure(me, reason);
   // Give mpiexec's output forwarding a moment to pass the line on before the abort tears the job down.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::thread([] {
+    std::this_thread::sleep_for(kAbortLimit);
+    ::_exit(1);
+  }).detach();
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::abort();  // MPI_Abort does not return; this only satisfies [[noreturn]].
 }

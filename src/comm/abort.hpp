@@ -7,7 +7,8 @@
 
 namespace fedavg::comm {
 
-// Prints "[fedavg] rank N (Role): <reason>" to stderr, flushes, and aborts every rank with a non-zero status.
+// Prints "[fedavg] rank N (Role): <reason>" to stderr, flushes, and aborts every rank with a non-zero status. A
+// rank whose MPI_Abort has not ended it within 5 s (its host cut off from mpiexec) ends itself, with status 1.
 [[noreturn]] void abort_job(const core::RankInfo& me, std::string_view reason);
 
 // For errors every rank detects identically (bad input): rank 0 reports and aborts the job; other ranks stay

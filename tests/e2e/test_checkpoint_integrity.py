@@ -101,5 +101,6 @@ def test_a_resume_whose_metrics_file_is_gone_says_so(run_job):
     (checkpoint.parent / "toy_metrics.csv").unlink()
     job = run_job(6, cfg={"max_rounds": 3}, extra=["--resume"])
     assert job.rc == 0, job.stderr
-    assert f"WARNING: {checkpoint.parent / 'toy_metrics.csv'} is missing: its rows before round 2 are lost" in job.stderr
+    metrics = checkpoint.parent / "toy_metrics.csv"
+    assert f"WARNING: {metrics} is missing: its rows before round 2 are lost" in job.stderr
     assert [r["round"] for r in job.metrics()] == [2, 3]

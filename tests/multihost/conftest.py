@@ -42,16 +42,31 @@ class Hosts:
         out = subprocess.run(["bash", str(HOSTS), "bytes", PREFIX], capture_output=True, text=True, check=True)
         return {f[0]: (int(f[1]), int(f[2])) for f in (line.split() for line in out.stdout.splitlines())}
 
-    def mpiexec(self, layout, args, timeout=JOB_TIMEOUT, supervise=None):
-        """Runs fedavg_mpi over `layout` ([(host index, ranks)]); `supervise`: scripts/supervise.py's options."""
+    def command(self, layout, args, supervise=None):
+        """The command that runs fedavg_mpi over `layout` ([(host index, ranks)]); `supervise`:
+        scripts/supervise.py's options."""
         hosts = ",".join(f"{self.names[h]}:{k}" for h, k in layout)
         cmd = ["bash", str(HOSTS), "ctl", PREFIX, "mpiexec", "-launcher", "ssh", "-launcher-exec", str(HOSTS),
                "-localhost", CONTROL, "-hosts", hosts, "-n", str(sum(k for _, k in layout)), str(APP),
                *map(str, args)]
         if supervise is not None:
             cmd = [PYTHON, str(ROOT / "scripts" / "supervise.py"), *supervise, "--", *cmd]
+        return cmd
+
+    def mpiexec(self, layout, args, timeout=JOB_TIMEOUT, supervise=None):
+        """Runs fedavg_mpi over `layout` ([(host index, ranks)]) to its end."""
         env = {**os.environ, "MPIEXEC_TIMEOUT": str(timeout - 10)}
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        return subprocess.run(self.command(layout, args, supervise), capture_output=True, text=True,
+                              timeout=timeout, env=env)
+
+    def cut(self, host):
+        """Takes host `host`'s network link down for good, as a failed switch port would."""
+        subprocess.run(["ip", "-n", self.names[host], "link", "set", "eth0", "down"], check=True, timeout=10)
+
+    def processes(self, host):
+        """The processes still running in host `host`'s namespaces."""
+        out = subprocess.run(["ip", "netns", "pids", self.names[host]], capture_output=True, text=True, timeout=10)
+        return out.stdout.split()
 
 
 @pytest.fixture

@@ -3,11 +3,14 @@ one host, the learners on another, so batches and weights cross the network (che
 counters); the job trains to its target and exits by itself, with the dense or the sparse exchange; the learner
 tree and bsp's ring cross between hosts once per host, and so does each owner's message in the sparse exchange;
 a learner killed on the remote host costs one round and no human step (scripts/supervise.py restarts the job
-from its checkpoint), even with its host left out."""
+from its checkpoint), even with its host left out; a host cut off from the network leaves no process behind."""
 
 import csv
 import json
+import os
 import shutil
+import subprocess
+import time
 
 import pytest
 
@@ -172,3 +175,32 @@ def test_the_failed_host_can_be_left_out(hosts, toy, tmp_path):
     assert s["rounds"] == "6" and s["restarts"] == "1" and s["learners"] == "1"
     assert "its host left out" in (out / "toy_stats.txt").read_text()
     assert "the first 1 go on with theirs" in job.stderr
+
+
+def test_a_host_cut_off_from_the_network_leaves_no_process_behind(hosts, toy, tmp_path):
+    """The learners' host loses its link for good while the job trains: the Dispatcher names the learners, the
+    job ends, and the ranks over there, whose MPI_Abort cannot reach mpiexec, end themselves within seconds."""
+    h = hosts(2)
+    liveness = 4
+    cfg = config(toy, tmp_path, target=0, max_rounds=100000, max_seconds=100, liveness_seconds=liveness)
+    out = tmp_path / "out"
+    cmd = h.command([(0, 4), (1, 2)], ["--config", cfg, "--out", out, toy / "train.txt"])
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "MPIEXEC_TIMEOUT": str(JOB_TIMEOUT - 10)})
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (out / "toy.h5").exists():  # training is under way
+            time.sleep(0.2)
+        assert h.processes(1), "no process on the learners' host"
+        h.cut(1)
+        _, stderr = proc.communicate(timeout=JOB_TIMEOUT)
+        ended = time.monotonic()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode != 0
+    assert "[fedavg] rank 0 (Dispatcher): liveness limit:" in stderr and "on learner rank(s) 4" in stderr, stderr
+    while h.processes(1) and time.monotonic() < ended + 10:
+        time.sleep(0.5)
+    assert not h.processes(1), "processes left on the cut-off host 10 s after the job ended"
