@@ -11,13 +11,20 @@ most K times (default 3). Each restart passes the reason (the failing rank's "[f
 with --restarted, so the run's checkpoint, metrics (column restarts) and statistics (restart lines) keep it. At
 most the round in progress when the job died is lost (checkpoint_every 1, the default).
 
---drop-failed-hosts: when the failing rank is a learner on a host given with mpiexec's -hosts HOST:N,...
+The failed ranks are those the failure line names ("... on learner rank(s) 4, 5", "... from Filter rank 2"), or
+the rank that printed it when it names none: a rank that waits on a stalled peer reports the peer.
+
+--drop-failed-hosts: when the failed ranks are learners on one host given with mpiexec's -hosts HOST:N,...
 and that host runs learners only, the restart leaves it out (N fewer learners; each remaining learner goes on
 with its checkpointed state).
 
-A job stopped by SIGINT or SIGTERM (exit status 130 or 143) is not restarted, nor is one whose failure is an
-input error (it would fail again the same way). --inject-fault plans a failure for the first run only.
-Exits with the last run's status.
+--start-seconds S (default 300): a restart that does not reach round 0 within S seconds (its launch hangs: a host
+that cannot be reached) is ended and counts as a failure; the host the launcher says it cannot connect to is
+then left out with --drop-failed-hosts.
+
+A job stopped by SIGINT or SIGTERM (exit status 130 or 143) is not restarted, nor is one whose failure would
+repeat: bad input, weights that diverged, a checkpoint that is damaged or does not match the run.
+--inject-fault plans a failure for the first run only. Exits with the last run's status.
 """
 
 import argparse
@@ -29,6 +36,16 @@ import threading
 from pathlib import Path
 
 FAILURE = re.compile(r"\[fedavg\] rank (\d+) \((\w+)\): (.*)")
+# The ranks a failure line names: "rank(s) 4, 5", "rank 2".
+NAMED = re.compile(r"\brank(?:\(s\))? (\d+(?:, \d+)*)")
+# Failures that the same command would meet again: bad input, divergence, a checkpoint that is damaged or is not
+# this run's.
+REPEATS = ("command line:", ".json:", "the weights diverged", ".h5: dataset ", ".h5: parameter ",
+           ".h5: the test loss of its weights", ".h5 was written from", ".h5: written ")
+# Round 0 (or the round a resume starts from) reached: the launch is over.
+STARTED = re.compile(r"^round +\d+ |resuming from round ")
+# The launcher's word on a host it cannot reach: hydra's proxy there, or ssh.
+UNREACHABLE = re.compile(r"\[proxy:[^@\]]*@([^\]]+)\].*unable to connect|ssh: connect to host (\S+)")
 # Hydra's report of a process that died without a word (killed): its host and exit code.
 DIED = re.compile(r"RUNNING AT (\S+)|EXIT CODE: (\d+)")
 # Program flags that take no value; every other --flag does, unless written --flag=value.
@@ -83,9 +100,15 @@ def restart_args(args, reason, has_checkpoint):
     return out + corpora
 
 
+def failed_ranks(failure):
+    """The ranks a failure line names, else the rank that printed it."""
+    named = [int(r) for m in NAMED.finditer(failure.group(3)) for r in m.group(1).split(", ")]
+    return named or [int(failure.group(1))]
+
+
 def drop_host(mpiexec_args, failed, first_learner):
-    """mpiexec's arguments without the host that ran the failed process (a rank number, or a host name), if it
-    ran learners only; else None."""
+    """mpiexec's arguments without the one host that ran the failed processes (rank numbers, or a host name), if
+    it ran learners only; else None."""
     if "-hosts" not in mpiexec_args:
         return None
     at = mpiexec_args.index("-hosts")
@@ -93,48 +116,77 @@ def drop_host(mpiexec_args, failed, first_learner):
     for item in mpiexec_args[at + 1].split(","):
         name, _, count = item.partition(":")
         hosts.append((name, int(count) if count else 1))
-    start = 0
-    for k, (name, count) in enumerate(hosts):
-        if (start <= failed < start + count) if isinstance(failed, int) else name == failed:
-            if start < first_learner or len(hosts) == 1:
-                return None  # the Dispatcher or a pipeline ran there: nothing can replace it
-            kept = hosts[:k] + hosts[k + 1:]
-            new = list(mpiexec_args)
-            new[at + 1] = ",".join(f"{h}:{c}" for h, c in kept)
-            if "-n" in new:
-                new[new.index("-n") + 1] = str(int(new[new.index("-n") + 1]) - count)
-            return new
-        start += count
-    return None
+    starts = [sum(c for _, c in hosts[:k]) for k in range(len(hosts))]
+    if isinstance(failed, str):
+        ran = {k for k, (name, _) in enumerate(hosts) if name == failed}
+    else:
+        ran = {k for r in failed for k, (_, count) in enumerate(hosts) if starts[k] <= r < starts[k] + count}
+    if len(ran) != 1 or len(hosts) == 1:
+        return None
+    k = ran.pop()
+    if starts[k] < first_learner:
+        return None  # the Dispatcher or a pipeline ran there: nothing can replace it
+    new = list(mpiexec_args)
+    new[at + 1] = ",".join(f"{h}:{c}" for j, (h, c) in enumerate(hosts) if j != k)
+    if "-n" in new:
+        new[new.index("-n") + 1] = str(int(new[new.index("-n") + 1]) - hosts[k][1])
+    return new
 
 
-def run(cmd):
-    """Runs cmd, passing its output through; returns (status, the first failure line or None, the host and exit
-    code hydra names for a process that died)."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
-    failure, died = [], {}
+class Run:
+    """One run of the command, its output passed through and read: the first failure line, what hydra says of a
+    process that died, whether round 0 was reached, and a host the launcher could not reach."""
 
-    def watch(stream, to):
+    def __init__(self, cmd):
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     errors="replace")
+        self.failures, self.died, self.unreachable = [], {}, None
+        self.started = threading.Event()
+        self.readers = [threading.Thread(target=self.watch, args=(self.proc.stdout, sys.stdout), daemon=True),
+                        threading.Thread(target=self.watch, args=(self.proc.stderr, sys.stderr), daemon=True)]
+        for r in self.readers:
+            r.start()
+
+    def watch(self, stream, to):
         for line in stream:
             to.write(line)
             to.flush()
             m = FAILURE.search(line)
             if m and " WARNING: " not in line:
-                failure.append(m)
+                self.failures.append(m)
             for d in DIED.finditer(line):
-                died.setdefault("host" if d.group(1) else "code", d.group(1) or d.group(2))
+                self.died.setdefault("host" if d.group(1) else "code", d.group(1) or d.group(2))
+            if STARTED.search(line):
+                self.started.set()
+            u = UNREACHABLE.search(line)
+            if u and self.unreachable is None:
+                self.unreachable = u.group(1) or u.group(2)
 
-    readers = [threading.Thread(target=watch, args=(proc.stdout, sys.stdout), daemon=True),
-               threading.Thread(target=watch, args=(proc.stderr, sys.stderr), daemon=True)]
-    for r in readers:
-        r.start()
-    try:
-        status = proc.wait()
-    except KeyboardInterrupt:
-        status = proc.wait()
-    for r in readers:
-        r.join(timeout=10)
-    return status, (failure[0] if failure else None), died
+    def wait(self, start_seconds=None):
+        """The exit status; with `start_seconds`, a run that has not reached round 0 by then is ended (-1)."""
+        try:
+            if start_seconds is not None and not self.started.wait(start_seconds) and self.proc.poll() is None:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                self.proc.wait()
+                self.join()
+                return -1
+            status = self.proc.wait()
+        except KeyboardInterrupt:
+            status = self.proc.wait()
+        self.join()
+        return status
+
+    def join(self):
+        for r in self.readers:
+            r.join(timeout=10)
+
+    @property
+    def failure(self):
+        return self.failures[0] if self.failures else None
 
 
 def main(argv=None):
@@ -145,26 +197,34 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--restarts", type=int, default=3)
     ap.add_argument("--drop-failed-hosts", action="store_true")
+    ap.add_argument("--start-seconds", type=float, default=300)
     opts = ap.parse_args(argv[:split])
     cmd = argv[split + 1:]
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())  # mpiexec gets it too (same process group) and stops the job
 
-    restarts = 0
+    restarts, reason = 0, ""
     while True:
-        status, failure, died = run(cmd)
+        run = Run(cmd)
+        status = run.wait(opts.start_seconds if restarts else None)
+        failure, died = run.failure, run.died
         if status == 0 or status in STOPPED or stop.is_set():
             return status
-        if failure and ("command line:" in failure.group(3) or ".json:" in failure.group(3)):
-            print("supervise: not restarting: the job's input is wrong", file=sys.stderr)
+        if failure and any(r in failure.group(3) for r in REPEATS):
+            print("supervise: not restarting: the job would fail the same way again", file=sys.stderr)
             return status
         if restarts >= opts.restarts:
             print(f"supervise: the job failed again (status {status}) and {opts.restarts} restarts are used up",
                   file=sys.stderr)
-            return status
+            return 1 if status < 0 else status
         restarts += 1
-        if failure:
+        if status < 0:
+            # The run never started, so it recorded nothing: the reason it was started for goes on.
+            reason = f"{reason}; then the launch did not reach round 0 within {opts.start_seconds:g} s"
+            if run.unreachable:
+                reason += f" (host {run.unreachable} cannot be reached)"
+        elif failure:
             reason = f"rank {failure.group(1)} ({failure.group(2)}): {failure.group(3).strip()}"
         elif died:
             reason = (f"a process on {died.get('host', '?')} died (exit code {died.get('code', '?')}), "
@@ -175,7 +235,10 @@ def main(argv=None):
         mpiexec, program, args = cmd[:p], cmd[p], cmd[p + 1:]
         flags, corpora = program_args(args)
         has_checkpoint = any(out_dir(flags).glob("*.h5"))
-        failed = int(failure.group(1)) if failure else died.get("host")
+        if status < 0 or (not failure and run.unreachable):
+            failed = run.unreachable
+        else:
+            failed = failed_ranks(failure) if failure else died.get("host")
         if opts.drop_failed_hosts and failed is not None:
             fewer = drop_host(mpiexec, failed, 1 + 3 * len(corpora))
             if fewer is not None:

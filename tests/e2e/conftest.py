@@ -141,3 +141,20 @@ def broken_python(tmp_path):
         return d
 
     return make
+
+
+def rank_process(rank):
+    """The pid of rank `rank` (the process its watcher forked), or None."""
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            environ = (proc / "environ").read_bytes().split(b"\0")
+            parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            parent_comm = Path(f"/proc/{parent}/comm").read_text().strip()
+            comm = (proc / "comm").read_text().strip()
+        except (OSError, ValueError, IndexError):
+            continue
+        if comm == "fedavg_mpi" and parent_comm == "fedavg_mpi" and f"PMI_RANK={rank}".encode() in environ:
+            return int(proc.name)
+    return None

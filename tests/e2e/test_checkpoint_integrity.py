@@ -4,11 +4,15 @@ and nothing in it runs. A resume measures the test loss of the weights it read, 
 weights do not give the loss it recorded."""
 
 import ctypes
+import os
 import pickle
+import subprocess
 
 import h5py
 import numpy as np
 import pytest
+
+from conftest import PYTHON, ROOT
 
 ABORT_SECONDS = 30  # a refused resume ends well within this
 
@@ -104,3 +108,18 @@ def test_a_resume_whose_metrics_file_is_gone_says_so(run_job):
     metrics = checkpoint.parent / "toy_metrics.csv"
     assert f"WARNING: {metrics} is missing: its rows before round 2 are lost" in job.stderr
     assert [r["round"] for r in job.metrics()] == [2, 3]
+
+
+def test_the_supervisor_does_not_restart_a_resume_of_a_damaged_checkpoint(run_job, app, toy_config, tmp_path):
+    checkpoint = finished_run(run_job)
+    with h5py.File(checkpoint, "r+") as f:
+        f["strategy_state"].attrs["xxh3"] = np.uint64(1)  # the values no longer match their checksum
+    cmd = [PYTHON, str(ROOT / "scripts" / "supervise.py"), "--restarts", "3", "--", "mpiexec", "-n", "6", str(app),
+           "--config", str(tmp_path / "config"), "--out", str(checkpoint.parent), "--resume",
+           str(toy_config / "train.txt")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                          env={**os.environ, "MPIEXEC_TIMEOUT": "50"})
+    assert proc.returncode != 0
+    assert "dataset strategy_state is damaged" in proc.stderr
+    assert "supervise: not restarting: the job would fail the same way again" in proc.stderr
+    assert "restart 1" not in proc.stderr

@@ -9,12 +9,13 @@ import csv
 import json
 import os
 import shutil
+import signal
 import subprocess
 import time
 
 import pytest
 
-from conftest import JOB_TIMEOUT
+from conftest import JOB_TIMEOUT, e2e
 
 
 def config(toy, tmp_path, **settings):
@@ -204,3 +205,70 @@ def test_a_host_cut_off_from_the_network_leaves_no_process_behind(hosts, toy, tm
     while h.processes(1) and time.monotonic() < ended + 10:
         time.sleep(0.5)
     assert not h.processes(1), "processes left on the cut-off host 10 s after the job ended"
+
+
+def supervised(h, layout, cfg, toy, out, options):
+    """The supervised job over `layout`, started in the background."""
+    cmd = h.command(layout, ["--config", cfg, "--out", out, toy / "train.txt"], supervise=options)
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "MPIEXEC_TIMEOUT": str(JOB_TIMEOUT - 10)})
+
+
+def when_training(out, proc):
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (out / "toy.h5").exists() and proc.poll() is None:
+        time.sleep(0.2)
+    assert (out / "toy.h5").exists(), "the job did not start training"
+
+
+def finish(proc, timeout):
+    try:
+        return proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def test_the_supervisor_leaves_out_a_learner_host_cut_off_for_good(hosts, toy, tmp_path):
+    """The failure line comes from the Dispatcher, which names the learner it waited for: that learner's host is
+    the one the restart leaves out, and the job finishes on the other hosts."""
+    h = hosts(3)
+    cfg = config(toy, tmp_path, target=0, max_rounds=300, liveness_seconds=4)
+    out = tmp_path / "out"
+    proc = supervised(h, [(0, 4), (1, 1), (2, 1)], cfg, toy, out, ["--restarts", "2", "--drop-failed-hosts"])
+    when_training(out, proc)
+    h.cut(2)
+    _, stderr = finish(proc, JOB_TIMEOUT)
+    assert proc.returncode == 0, stderr[-3000:]
+    s = stats(out)
+    assert s["rounds"] == "300" and s["restarts"] == "1" and s["learners"] == "1", s
+    restart = (out / "toy_stats.txt").read_text().splitlines()[1]
+    assert restart.startswith("restart 1: round ") and "rank 0 (Dispatcher): liveness limit:" in restart, restart
+    assert "on learner rank(s) 5" in restart and restart.endswith("(its host left out)"), restart
+
+
+def test_a_restart_that_cannot_launch_is_ended_and_the_unreachable_host_left_out(hosts, toy, tmp_path):
+    """The Dispatcher is killed after a learner host was cut off: the first restart still names that host,
+    mpiexec's launch hangs on it, and the supervisor ends the launch after --start-seconds; the second restart
+    leaves the host out, as the launcher named it, and finishes."""
+    h = hosts(3)
+    cfg = config(toy, tmp_path, target=0, max_rounds=300, liveness_seconds=30)
+    out = tmp_path / "out"
+    proc = supervised(h, [(0, 4), (1, 1), (2, 1)], cfg, toy, out,
+                      ["--restarts", "3", "--drop-failed-hosts", "--start-seconds", "15"])
+    when_training(out, proc)
+    h.cut(2)
+    dispatcher = e2e.rank_process(0)
+    assert dispatcher, "the Dispatcher's process was not found"
+    os.kill(dispatcher, signal.SIGKILL)
+    _, stderr = finish(proc, JOB_TIMEOUT)
+    assert proc.returncode == 0, stderr[-3000:]
+    launch = "then the launch did not reach round 0 within 15 s (host fedavgt-h2 cannot be reached)"
+    assert f"{launch} (its host left out); restart 2 of 3" in stderr, stderr[-3000:]
+    s = stats(out)
+    assert s["rounds"] == "300" and s["learners"] == "1", s
+    # The launch that never started recorded nothing: the one restart recorded keeps both reasons.
+    assert s["restarts"] == "1", s
+    restart = (out / "toy_stats.txt").read_text().splitlines()[1]
+    assert "rank 0 (Dispatcher): killed by signal 9 (SIGKILL)" in restart and launch in restart, restart
