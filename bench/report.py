@@ -20,6 +20,11 @@ PYTHON = "/usr/bin/python3"
 
 # What the figures of a section depend on, for the reader; no measured figure goes here (they would go stale).
 NOTES = {
+    "Checkpoint write and read":
+        "The write and the read go through the program's own core::write_checkpoint and core::read_checkpoint. "
+        "Every dataset carries its XXH3 checksum, taken on another thread while HDF5 writes the values; a read "
+        "checks each one and looks at every weight for NaN. The file lands in the page cache (a temporary folder "
+        "under /tmp): the times are the program's work, not the disk's.",
     "Many hosts":
         "The two hosts are network namespaces of this machine (scripts/emulate_hosts.sh): they share its cores, so "
         "the TCP stack's work on the batches and weights is done by the cores the learners train on, as it would "
@@ -168,6 +173,7 @@ def main():
         ("Time to quality on the text8 prefix", "time_to_quality.py",
          ["--budgets", *(["10"] if quick else ["5", "10", "15"])]),
         ("Soak", "soak.py", ["--rounds", "300" if quick else "2000"]),
+        ("Checkpoint write and read", "checkpoint.py", ["--reps", "3" if quick else "9"]),
         ("Many hosts", "multihost.py", ["--pairs", "3" if quick else "5"]),
         ("The weight exchange at a large vocabulary", "scale.py",
          ["--rounds", "8", "--learners", "2", "4"] if quick else []),
