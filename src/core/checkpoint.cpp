@@ -77,6 +77,8 @@ class Handle {
 
 // The attribute of every dataset that holds its checksum (core/checksum.hpp).
 constexpr const char* kChecksum = "xxh3";
+// From this size on a dataset's checksum is taken on a thread of its own (about 1 ms of hashing).
+constexpr std::size_t kThreadedChecksum = std::size_t{8} << 20;
 
 void check(herr_t rc, const std::string& what) {
   if (rc < 0) fail(what);
@@ -142,7 +144,8 @@ void put_strings(hid_t where, const char* name, const std::vector<std::string>& 
   Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose, file + ": HDF5 dataspace for " + name);
   Handle set(H5Dcreate2(where, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
              file + ": cannot create dataset " + name);
-  auto sum = std::async(std::launch::async, [&values] { return checksum(values); });  // as put_dataset's
+  auto sum = std::async(values.size() >= kThreadedChecksum / 16 ? std::launch::async : std::launch::deferred,
+                        [&values] { return checksum(values); });  // as put_dataset's, strings of ~16 bytes
   if (n > 0)
     check(H5Dwrite(set.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, texts.data()),
           file + ": cannot write dataset " + name);
@@ -156,9 +159,11 @@ void put_dataset(hid_t where, const std::string& name, hid_t file_type, hid_t me
   Handle set(H5Dcreate2(where, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
              file + ": cannot create dataset " + name);
   const auto n = static_cast<std::size_t>(H5Sget_simple_extent_npoints(space.get()));
-  // The checksum is taken on another thread while HDF5 writes the same values, so that it costs the write no time.
-  auto sum = std::async(std::launch::async,
-                        [data, bytes = n * H5Tget_size(mem_type)] { return checksum(data, bytes); });
+  // A large dataset's checksum is taken on another thread while HDF5 writes the same values, so that it costs
+  // the write no time; a small one's costs less than starting a thread.
+  const std::size_t bytes = n * H5Tget_size(mem_type);
+  auto sum = std::async(bytes >= kThreadedChecksum ? std::launch::async : std::launch::deferred,
+                        [data, bytes] { return checksum(data, bytes); });
   if (n > 0)
     check(H5Dwrite(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), file + ": cannot write dataset " + name);
   put_attr(set.get(), kChecksum, H5T_NATIVE_UINT64, sum.get(), file);
