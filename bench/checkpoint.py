@@ -52,7 +52,9 @@ def main():
         for k, (src, build) in enumerate(zip(args.src, args.build)):
             exe = Path(tmp) / f"checkpoint_write_{k}"
             compile_against(src.resolve(), build.resolve(), exe)
-            exes.append((str(build), exe))
+            resolved = build.resolve()
+            name = str(resolved.relative_to(jobs.ROOT)) if resolved.is_relative_to(jobs.ROOT) else str(build)
+            exes.append((name, exe))
         # Interleaved, so that a change in the machine's load hits every build alike.
         samples = {name: {"write": [], "read": []} for name, _ in exes}
         for _ in range(args.reps):
