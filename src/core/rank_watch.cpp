@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -38,6 +39,29 @@ constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
 int g_to_watcher = -1;
 Record g_told;
 volatile pid_t g_rank_pid = 0;
+pid_t g_watcher_pid = 0;  // the rank's: its watcher
+// What the rank receives when its watcher dies (PR_SET_PDEATHSIG).
+const int kWatcherGone = SIGRTMIN + 1;
+
+// The rank's line for when its watcher is gone, ready before it is needed (a signal handler may only write).
+char g_gone_line[160] = "[fedavg] a rank: its watcher was killed; the rank ends with it\n";
+std::size_t g_gone_length = std::strlen(g_gone_line);
+
+extern "C" void watcher_gone(int) {
+  ssize_t ignored = ::write(STDERR_FILENO, g_gone_line, g_gone_length);
+  (void)ignored;
+  ::_exit(1);
+}
+
+void prepare_gone_line(pid_t watcher) {
+  const std::string who = g_told.rank >= 0 ? "rank " + std::to_string(g_told.rank) + " (" +
+                                                 std::string(role_name(static_cast<Role>(g_told.role))) + ")"
+                                           : "process " + std::to_string(::getpid()) + " (no rank yet)";
+  const std::string line = "[fedavg] " + who + ": its watcher, process " + std::to_string(watcher) +
+                           " (the process mpiexec started), was killed; the rank ends with it\n";
+  g_gone_length = std::min(line.size(), sizeof g_gone_line);
+  std::memcpy(g_gone_line, line.data(), g_gone_length);
+}
 
 extern "C" void forward_signal(int signo) {
   if (g_rank_pid > 0) ::kill(g_rank_pid, signo);
@@ -182,8 +206,14 @@ void watch_rank() {
     ::close(fds[1]);
     return;
   }
-  // The rank dies with its watcher, which is what mpiexec kills when it ends the job.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // The rank dies with its watcher, which is what mpiexec kills when it ends the job; it names itself first.
+  g_watcher_pid = watcher;
+  prepare_gone_line(watcher);
+  struct sigaction sa {};
+  sa.sa_handler = watcher_gone;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(kWatcherGone, &sa, nullptr);
+  ::prctl(PR_SET_PDEATHSIG, kWatcherGone);
   if (::getppid() != watcher) ::_exit(1);
   g_to_watcher = fds[1];
 }
@@ -191,6 +221,7 @@ void watch_rank() {
 void tell_watcher(const RankInfo& me) {
   g_told.rank = me.rank;
   g_told.role = static_cast<std::int32_t>(me.role);
+  if (g_watcher_pid > 0) prepare_gone_line(g_watcher_pid);
   send(g_told);
 }
 

@@ -4,7 +4,9 @@
 // waits. When the rank dies of a signal without having printed a failure line of its own, the watcher prints
 // `[fedavg] rank N (Role): killed by signal S (NAME) on host H` and dies of the same signal; otherwise it exits
 // with the rank's status. It passes SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 on to the rank, and the rank
-// dies with it. FEDAVG_RANK_WATCH=0 runs the rank alone (e.g. under a debugger).
+// dies with it: a rank whose watcher alone is killed prints `[fedavg] rank N (Role): its watcher, process P (the
+// process mpiexec started), was killed; the rank ends with it` and exits. FEDAVG_RANK_WATCH=0 runs the rank alone
+// (e.g. under a debugger).
 #pragma once
 
 #include "core/rank_info.hpp"

@@ -1,5 +1,6 @@
 """A rank stopped by a signal (SIGSTOP) is named by its watcher once half of liveness_seconds has passed, whatever
-its role, and the job ends: its peers, which only see a silent rank, would otherwise blame whoever they wait on."""
+its role, and the job ends: its peers, which only see a silent rank, would otherwise blame whoever they wait on.
+A rank whose watcher is killed names itself as it ends."""
 
 import json
 import os
@@ -7,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -16,8 +18,8 @@ LIVENESS = 6
 MARGIN = 4  # the watcher polls every 0.1 s; the job's end and mpiexec's teardown take the rest
 
 
-@pytest.mark.parametrize("rank,role", [(5, "Learner"), (0, "Dispatcher"), (2, "Filter")])
-def test_a_stopped_rank_is_named_within_half_its_liveness_limit(rank, role, app, toy_config, tmp_path):
+def start_training(app, toy_config, tmp_path):
+    """A job that trains for up to a minute, started in the background once it is training."""
     cfg_dir = tmp_path / "config"
     shutil.copytree(toy_config / "config", cfg_dir)
     cfg = json.loads((cfg_dir / "cfg.json").read_text())
@@ -28,10 +30,16 @@ def test_a_stopped_rank_is_named_within_half_its_liveness_limit(rank, role, app,
     proc = subprocess.Popen(["mpiexec", "-n", "6", str(app), "--config", str(cfg_dir), "--out", str(out),
                              str(toy_config / "train.txt")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env={**os.environ, "MPIEXEC_TIMEOUT": str(JOB_TIMEOUT - 5)})
+    deadline = time.monotonic() + 40
+    while time.monotonic() < deadline and not (out / "toy.h5").exists() and proc.poll() is None:
+        time.sleep(0.2)  # until training is under way
+    return proc
+
+
+@pytest.mark.parametrize("rank,role", [(5, "Learner"), (0, "Dispatcher"), (2, "Filter")])
+def test_a_stopped_rank_is_named_within_half_its_liveness_limit(rank, role, app, toy_config, tmp_path):
+    proc = start_training(app, toy_config, tmp_path)
     try:
-        deadline = time.monotonic() + 40
-        while time.monotonic() < deadline and not (out / "toy.h5").exists():  # training is under way
-            time.sleep(0.2)
         pid = rank_process(rank)
         assert pid, "rank process not found"
         os.kill(pid, signal.SIGSTOP)
@@ -46,3 +54,21 @@ def test_a_stopped_rank_is_named_within_half_its_liveness_limit(rank, role, app,
     lines = [line for line in stderr.splitlines() if line.startswith("[fedavg] rank ")]
     assert lines and lines[0].startswith(f"[fedavg] rank {rank} ({role}): stopped by signal 19 (SIGSTOP)"), stderr
     assert took < LIVENESS / 2 + MARGIN, (took, stderr)
+
+
+def test_a_rank_whose_watcher_is_killed_names_itself(app, toy_config, tmp_path):
+    proc = start_training(app, toy_config, tmp_path)
+    try:
+        pid = rank_process(4)
+        assert pid, "rank process not found"
+        watcher = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        os.kill(watcher, signal.SIGKILL)
+        _, stderr = proc.communicate(timeout=JOB_TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode != 0
+    lines = [line for line in stderr.splitlines() if line.startswith("[fedavg] rank ")]
+    assert lines and lines[0] == (f"[fedavg] rank 4 (Learner): its watcher, process {watcher} (the process mpiexec "
+                                  "started), was killed; the rank ends with it"), stderr
