@@ -107,6 +107,7 @@ void DispatcherRun::warn_of_repeated_corpora() const {
 
 void DispatcherRun::start() {
   t0_ = Clock::now();
+  warn_if_exchange_dwarfs_training();
   if (!cfg_.resume) {
     start_fresh();
     return;
@@ -160,6 +161,21 @@ void DispatcherRun::resume_from(const core::Checkpoint& ck) {
       "%.1f s)\n",
       round_, loss_, windows_per_learner_, seconds_before_);
   std::fflush(stdout);
+}
+
+void DispatcherRun::warn_if_exchange_dwarfs_training() const {
+  // The dense exchange moves the weights to and from each learner every round; the sparse one and hogwild's
+  // shared weights move only what changed.
+  const auto params = static_cast<double>(weights_.size());
+  if (s_.strategy == core::StrategyKind::Hogwild || s_.exchange == core::Exchange::Sparse ||
+      (s_.exchange == core::Exchange::Auto && weights_.size() >= core::kLargeModel))
+    return;
+  const double touched = static_cast<double>(s_.windows_per_round()) * s_.window_width() * s_.dim;
+  if (2 * params <= kExchangeOverTraining * touched) return;
+  core::warn(ctx_.me, "each round exchanges " + fmt("%.0f", 2 * params) + " floats of weights with each learner " +
+                          "(twice the model's parameters), and its " + std::to_string(s_.windows_per_round()) +
+                          " windows (bpe x bs) touch about " + fmt("%.0f", touched) +
+                          ": the exchange will take most of every round; a larger bs or bpe trains more per exchange");
 }
 
 double DispatcherRun::measured_loss(double recorded) {

@@ -86,6 +86,7 @@ class DispatcherRun {
   // How far (relative) the test loss of resumed weights may be from the one their checkpoint recorded: the same
   // weights and test set give the same loss up to the order of the sums.
   static constexpr double kResumeLossTolerance = 1e-5;
+  static constexpr double kExchangeOverTraining = 4.0;
 
   // start() of a new run: starts the pipelines and evaluates the initial weights (round 0).
   void start_fresh();
@@ -97,6 +98,9 @@ class DispatcherRun {
   // The test loss of the weights just loaded, checked against the one the checkpoint `recorded` (within
   // kResumeLossTolerance, relative): a checkpoint whose weights do not give its loss is refused.
   double measured_loss(double recorded);
+  // Warns when a round's dense exchange moves more than kExchangeOverTraining times the floats its steps touch
+  // (bpe x bs windows of 2 * window + 1 rows of dim), as with bs 1.
+  void warn_if_exchange_dwarfs_training() const;
   // --resume: the pipelines go on from the checkpoint's read positions (or shards); learner l from learner l's state.
   void resume_pipelines(const core::Checkpoint& ck);
   void resume_learners(const core::Checkpoint& ck);

@@ -207,3 +207,17 @@ def test_shuffled_batches_learn_both_halves_of_a_two_topic_corpus(run_job, tmp_p
         final[shuffle] = job.metrics()[-1]["test_loss"]
         shutil.rmtree(job.out)
     assert final[1 << 18] < final[0] - 0.3, final
+
+
+def test_a_round_whose_exchange_dwarfs_its_training_is_warned_of(run_job):
+    """bs 1: each round trains a few windows and exchanges every weight; the run says so once, at the start.
+    The tests' usual rounds (bpe 10, bs 64) are not warned of."""
+    job = run_job(6, cfg={"bpe": 1, "bs": 1, "max_rounds": 2})
+    assert job.rc == 0, job.stderr
+    warnings = [line for line in job.stderr.splitlines() if "the exchange will take most of every round" in line]
+    assert len(warnings) == 1 and warnings[0].startswith("[fedavg] rank 0 (Dispatcher) WARNING: each round "), \
+        job.stderr
+    assert "its 1 windows (bpe x bs) touch about 160:" in warnings[0]
+    job = run_job(6, cfg={"max_rounds": 2})
+    assert job.rc == 0, job.stderr
+    assert "the exchange will take most of every round" not in job.stderr
