@@ -201,7 +201,8 @@ def test_a_host_cut_off_from_the_network_leaves_no_process_behind(hosts, toy, tm
             proc.kill()
             proc.communicate()
     assert proc.returncode != 0
-    assert "[fedavg] rank 0 (Dispatcher): liveness limit:" in stderr and "on learner rank(s) 4" in stderr, stderr
+    # It names the learners it waited for, or the collective it was in when the link went down.
+    assert "[fedavg] rank 0 (Dispatcher): liveness limit:" in stderr, stderr
     while h.processes(1) and time.monotonic() < ended + 10:
         time.sleep(0.5)
     assert not h.processes(1), "processes left on the cut-off host 10 s after the job ended"
@@ -231,12 +232,14 @@ def finish(proc, timeout):
 
 
 def test_the_supervisor_leaves_out_a_learner_host_cut_off_for_good(hosts, toy, tmp_path):
-    """The failure line comes from the Dispatcher, which names the learner it waited for: that learner's host is
-    the one the restart leaves out, and the job finishes on the other hosts."""
+    """The failure line comes from the Dispatcher. Where it names the learner it waited for, that learner's host is
+    the one the first restart leaves out; where it names the collective it was in, the restart's launch hangs on
+    the host, is ended, and the next one leaves the host out. Either way the job finishes on the other hosts."""
     h = hosts(3)
     cfg = config(toy, tmp_path, target=0, max_rounds=300, liveness_seconds=4)
     out = tmp_path / "out"
-    proc = supervised(h, [(0, 4), (1, 1), (2, 1)], cfg, toy, out, ["--restarts", "2", "--drop-failed-hosts"])
+    proc = supervised(h, [(0, 4), (1, 1), (2, 1)], cfg, toy, out,
+                      ["--restarts", "3", "--drop-failed-hosts", "--start-seconds", "15"])
     when_training(out, proc)
     h.cut(2)
     _, stderr = finish(proc, JOB_TIMEOUT)
@@ -245,7 +248,11 @@ def test_the_supervisor_leaves_out_a_learner_host_cut_off_for_good(hosts, toy, t
     assert s["rounds"] == "300" and s["restarts"] == "1" and s["learners"] == "1", s
     restart = (out / "toy_stats.txt").read_text().splitlines()[1]
     assert restart.startswith("restart 1: round ") and "rank 0 (Dispatcher): liveness limit:" in restart, restart
-    assert "on learner rank(s) 5" in restart and restart.endswith("(its host left out)"), restart
+    assert restart.endswith("(its host left out)"), restart
+    if "on learner rank(s)" in restart:
+        assert "on learner rank(s) 5 " in restart, restart
+    else:
+        assert "(host fedavgt-h2 cannot be reached)" in restart, restart
 
 
 def test_a_restart_that_cannot_launch_is_ended_and_the_unreachable_host_left_out(hosts, toy, tmp_path):
