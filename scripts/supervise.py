@@ -11,8 +11,9 @@ most K times (default 3). Each restart passes the reason (the failing rank's "[f
 with --restarted, so the run's checkpoint, metrics (column restarts) and statistics (restart lines) keep it. At
 most the round in progress when the job died is lost (checkpoint_every 1, the default).
 
-The failed ranks are those the failure line names ("... on learner rank(s) 4, 5", "... from Filter rank 2"), or
-the rank that printed it when it names none: a rank that waits on a stalled peer reports the peer.
+The failed ranks are the learners the failure line names as not having reported ("... on learner rank(s) 4, 5"),
+or else the rank that printed it: a rank that waits on a stalled peer reports the peer. A peer named in a
+collective ("the weights of learner rank 4") may itself be waiting on another, so it is not taken as failed.
 
 --drop-failed-hosts: when the failed ranks are learners on one host given with mpiexec's -hosts HOST:N,...
 and that host runs learners only, the restart leaves it out (N fewer learners; each remaining learner goes on
@@ -36,8 +37,10 @@ import threading
 from pathlib import Path
 
 FAILURE = re.compile(r"\[fedavg\] rank (\d+) \((\w+)\): (.*)")
-# The ranks a failure line names: "rank(s) 4, 5", "rank 2".
-NAMED = re.compile(r"\brank(?:\(s\))? (\d+(?:, \d+)*)")
+# The learners a failure line names as the ones that did not report ("... on learner rank(s) 4, 5"): each reports
+# to the Dispatcher directly, so those are the stalled ones. A rank named as the peer of a collective ("the
+# weights of learner rank 4", the root of the learner tree) may itself wait on another, and does not count.
+NAMED = re.compile(r"\bon learner rank\(s\) (\d+(?:, \d+)*)")
 # Failures that the same command would meet again: bad input, divergence, a checkpoint that is damaged or is not
 # this run's.
 REPEATS = ("command line:", ".json:", "the weights diverged", ".h5: dataset ", ".h5: parameter ",
