@@ -25,8 +25,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
 import textpipe  # noqa: E402
 
-TEXT8_ZIP = Path("/work/shared/data/text8_prefix.zip")
-EVAL_DIR = Path("/work/shared/data/eval")
+# The benchmark data (the text8 prefix, the evaluation sets): FEDAVG_BENCH_DATA, else shared/data beside the
+# repository's folder.
+DATA_DIR = Path(os.environ.get("FEDAVG_BENCH_DATA", ROOT.parent / "shared" / "data"))
+TEXT8_ZIP = DATA_DIR / "text8_prefix.zip"
+EVAL_DIR = DATA_DIR / "eval"
 WORDSIM = EVAL_DIR / "wordsim353.tsv"
 ANALOGIES = EVAL_DIR / "questions-words.txt"
 
