@@ -36,13 +36,13 @@ def start_training(app, toy_config, tmp_path):
     return proc
 
 
-@pytest.mark.parametrize("rank,role", [(5, "Learner"), (0, "Dispatcher"), (2, "Filter")])
-def test_a_stopped_rank_is_named_within_half_its_liveness_limit(rank, role, app, toy_config, tmp_path):
-    proc = start_training(app, toy_config, tmp_path)
+def signal_and_wait(proc, target, rank, signo):
+    """Sends `signo` to target(pid of rank `rank`) and waits for the job to end; (its failure lines, the seconds
+    from the signal to the end). The job must fail."""
     try:
         pid = rank_process(rank)
         assert pid, "rank process not found"
-        os.kill(pid, signal.SIGSTOP)
+        os.kill(target(pid), signo)
         t0 = time.monotonic()
         _, stderr = proc.communicate(timeout=JOB_TIMEOUT)
         took = time.monotonic() - t0
@@ -50,25 +50,26 @@ def test_a_stopped_rank_is_named_within_half_its_liveness_limit(rank, role, app,
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode != 0
-    lines = [line for line in stderr.splitlines() if line.startswith("[fedavg] rank ")]
-    assert lines and lines[0].startswith(f"[fedavg] rank {rank} ({role}): stopped by signal 19 (SIGSTOP)"), stderr
-    assert took < LIVENESS / 2 + MARGIN, (took, stderr)
+    assert proc.returncode != 0, stderr
+    return [line for line in stderr.splitlines() if line.startswith("[fedavg] rank ")], took
+
+
+@pytest.mark.parametrize("rank,role", [(5, "Learner"), (0, "Dispatcher"), (2, "Filter")])
+def test_a_stopped_rank_is_named_within_half_its_liveness_limit(rank, role, app, toy_config, tmp_path):
+    proc = start_training(app, toy_config, tmp_path)
+    lines, took = signal_and_wait(proc, lambda pid: pid, rank, signal.SIGSTOP)
+    assert lines and lines[0].startswith(f"[fedavg] rank {rank} ({role}): stopped by signal 19 (SIGSTOP)"), lines
+    assert took < LIVENESS / 2 + MARGIN, (took, lines)
 
 
 def test_a_rank_whose_watcher_is_killed_names_itself(app, toy_config, tmp_path):
     proc = start_training(app, toy_config, tmp_path)
-    try:
-        pid = rank_process(4)
-        assert pid, "rank process not found"
-        watcher = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        os.kill(watcher, signal.SIGKILL)
-        _, stderr = proc.communicate(timeout=JOB_TIMEOUT)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode != 0
-    lines = [line for line in stderr.splitlines() if line.startswith("[fedavg] rank ")]
-    assert lines and lines[0] == (f"[fedavg] rank 4 (Learner): its watcher, process {watcher} (the process mpiexec "
-                                  "started), was killed; the rank ends with it"), stderr
+    killed = []
+
+    def watcher_of(pid):
+        killed.append(int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]))
+        return killed[0]
+
+    lines, _ = signal_and_wait(proc, watcher_of, 4, signal.SIGKILL)
+    assert lines and lines[0] == (f"[fedavg] rank 4 (Learner): its watcher, process {killed[0]} (the process "
+                                  "mpiexec started), was killed; the rank ends with it"), lines
