@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
       const core::RankMap map(mpi.world_size(), core::pipelines_hint(line));
       me.role = map.role_of(me.rank);
       core::tell_watcher(me);
-      const core::Config cfg = training::settle_config(line, world, py);
+      const core::Config cfg = training::settle_config(line, world, py, map.learners());
       core::check_pipelines(cfg, map.pipelines());
       liveness = cfg.settings.liveness_seconds;
       core::tell_watcher_liveness(liveness);

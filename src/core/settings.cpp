@@ -139,6 +139,7 @@ constexpr std::pair<const char*, CheckpointBackground> kCheckpointBackground[] =
     {"never", CheckpointBackground::Never}};
 constexpr std::pair<const char*, ExchangeType> kExchangeTypes[] = {
     {"float32", ExchangeType::Float32}, {"float16", ExchangeType::Float16}, {"bfloat16", ExchangeType::BFloat16}};
+constexpr std::pair<const char*, Combine> kCombines[] = {{"average", Combine::Average}, {"add", Combine::Add}};
 constexpr std::pair<const char*, SparseWeighting> kWeightings[] = {{"windows", SparseWeighting::Windows},
                                                                    {"touched", SparseWeighting::Touched}};
 
@@ -234,6 +235,17 @@ const std::vector<Key>& keys() {
                         "divided by the ranks of the exchange on it)"));
     k.push_back(boolean("balance_rounds", &Settings::balance_rounds,
                         "fedavg, bsp, bmuf, diloco: the first learner done ends the round"));
+    k.push_back(choice("combine", &Settings::combine, kCombines,
+                       "fedavg: the learners' changes are added (a row changed by k learners: at least their mean "
+                       "change times k^add_power, their sum where the changes disagree), or averaged"));
+    k.push_back(number("add_power", &Settings::add_power, 0.0, 1.0,
+                       "fedavg, combine add: a row changed by k learners moves by at least their mean change times "
+                       "k^add_power (1: their sum)"));
+    k.push_back(boolean("add_agreement", &Settings::add_agreement,
+                        "fedavg, combine add: a row moves by up to the learners' summed change where the changes "
+                        "disagree (|sum|^2 <= sum of squares), by less as they agree (false: k^add_power only)"));
+    k.push_back(integer("add_bpe", &Settings::add_bpe, 0, 1'000'000,
+                        "fedavg, combine add, several learners: batches per learner per round (0: bpe)"));
     k.push_back(boolean("fixed_batch_order", &Settings::fixed_batch_order,
                         "a Batcher serves its learners in a fixed rotation (reproducible runs)"));
     k.push_back(integer("shuffle_windows", &Settings::shuffle_windows, 0, 1 << 28,
@@ -443,6 +455,11 @@ const char* strategy_name(StrategyKind k) {
   for (const auto& [name, value] : kStrategies)
     if (value == k) return name;
   return "?";
+}
+
+int learner_bpe(const Settings& s, int learners) {
+  const bool adds = s.strategy == StrategyKind::FedAvg && s.combine == Combine::Add && learners > 1;
+  return adds && s.add_bpe > 0 ? s.add_bpe : s.bpe;
 }
 
 bool is_settings_key(const std::string& key) { return find_key(key) != nullptr; }

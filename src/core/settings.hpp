@@ -31,6 +31,9 @@ enum class ExchangeType { Float32, Float16, BFloat16 };
 // How the sparse exchange averages a row: by each learner's share of the round's windows (what dense averaging
 // does), or over the learners that sent the row, by their windows.
 enum class SparseWeighting { Windows, Touched };
+// How fedavg combines the learners' changes of a round (docs/strategies.md#fedavg): their window-weighted average,
+// or their sum, each row's sum damped by how many learners changed it and how much their changes agree.
+enum class Combine { Average, Add };
 
 // The shard size when shards are needed (pipelines differs from the number of corpus files) and shard_mb is 0.
 inline constexpr double kDefaultShardMb = 64.0;
@@ -67,6 +70,10 @@ struct Settings {
   double slow_factor = 1.0;
   bool fixed_batch_order = false;
   bool balance_rounds = false;
+  Combine combine = Combine::Add;
+  double add_power = 0.6;     // add: a row changed by k learners moves by at least their mean times k^add_power
+  bool add_agreement = true;  // add: ... and by up to their sum where their changes disagree
+  int add_bpe = 1;            // add, several learners: batches per learner per round (0: bpe)
   Exchange exchange = Exchange::Auto;
   double sparse_rows = 1.0;
   ExchangeType sparse_values = ExchangeType::Float16;
@@ -108,6 +115,10 @@ struct Override {
   std::string value;
   std::string flag;
 };
+
+// The batches each of `learners` learners trains per round: add_bpe where fedavg adds the changes of several
+// learners (their sum is stable only over short rounds), else bpe. One learner trains bpe either way.
+int learner_bpe(const Settings& s, int learners);
 
 // True if `key` is a cfg.json key.
 bool is_settings_key(const std::string& key);

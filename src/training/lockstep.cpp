@@ -47,9 +47,10 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
   const core::Settings& s = run.settings();
   using Clock = DispatcherRun::Clock;
   RoundSync sync(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks(), ctx.learner_hosts);
+  layout_ = layout_of(run.shapes());
   std::optional<SparseDispatcher> sparse;
   if (sparse_exchange(s, run.weights().size(), ctx.learners_on_one_host()))
-    sparse.emplace(sync, layout_of(run.shapes()), s, sparse_publisher());
+    sparse.emplace(sync, layout_, s, sparse_publisher());
   bool first = true;
   while (!run.should_stop()) {
     const long round = run.next_round();
@@ -104,9 +105,10 @@ void Lockstep::learner_rounds(LearnerRun& run) {
   const Context& ctx = run.ctx();
   const core::Settings& s = run.settings();
   RoundSync sync(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks(), ctx.learner_hosts);
+  layout_ = layout_of(run.shapes());
   std::optional<SparseLearner> sparse;
   if (sparse_exchange(s, run.weights().size(), ctx.learners_on_one_host()))
-    sparse.emplace(sync, layout_of(run.shapes()), s, sparse_publisher());
+    sparse.emplace(sync, layout_, s, sparse_publisher());
   bool first = true;
   for (;;) {
     const comm::Control c = sync.control();

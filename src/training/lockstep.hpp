@@ -35,11 +35,14 @@ class Lockstep : public Strategy {
   virtual bool has_outer_step() const;
   // With the sparse exchange, every member, after the round's exchange, with the global weights.
   virtual void after_sparse_round(RoundSync& sync, const std::vector<float>& w);
+  // Where each parameter lies in the weights (set before the first round).
+  const Layout& layout() const { return layout_; }
 
  private:
   // Dispatcher: the sparse exchange of a round of `kind`, leaving the new global weights in `w`.
   void dispatcher_sparse_round(RoundSync& sync, SparseDispatcher& sparse, std::vector<float>& w, RoundKind kind);
   Publisher sparse_publisher() const;
+  Layout layout_;
 };
 
 }  // namespace fedavg::training

@@ -11,7 +11,7 @@ namespace fedavg::training {
 
 std::unique_ptr<Strategy> Strategy::make(const core::Settings& s) {
   switch (s.strategy) {
-    case core::StrategyKind::FedAvg: return std::make_unique<FedAvg>();
+    case core::StrategyKind::FedAvg: return std::make_unique<FedAvg>(s.combine, s.add_power, s.add_agreement);
     case core::StrategyKind::Bsp: return std::make_unique<Bsp>();
     case core::StrategyKind::Bmuf: return std::make_unique<Bmuf>(s.block_lr, s.block_momentum, s.nesterov);
     case core::StrategyKind::Diloco: return std::make_unique<Bmuf>(s.block_lr, s.block_momentum, true);

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Learners that scale: the windows each learner trains until the test loss reaches the target, for each
+strategy and learner count, with the speedup against one learner and the final test loss (issue 42).
+
+The King James Bible is prepared once as the issue says (python/prepare.py --vocab-size 5000 --min-count 5,
+dim 32, the test windows held out of the training text) into DIR/data; every job then runs with the prepared
+cfg.json (bpe 200, bs 1024, the model's own lr 0.1), --set target=T (default 2.0), one shared pipeline,
+fixed_batch_order (so the counts are deterministic: they hold on any machine, however oversubscribed), the
+strategy's keys and the --set overrides. A count is taken where the job stopped at the target (a round's end),
+as the job's final line gives it; "-" where it stopped at a limit.
+
+Strategies are names of STRATEGIES below (a strategy with its keys); "name:key=value+key=value" adds keys, so
+designs can be compared without editing this file, e.g. "fedavg:combine=average+split_round=false" is the
+combine that was the default before issue 42.
+
+--text8 adds, for each run, the same job on the text8 prefix (bench/corpus.py, vocabulary 10000) in 5 epochs,
+dim 100, and prints its WordSim353 rho and final test loss (quality at equal total data).
+
+Usage: /usr/bin/python3 bench/scaling.py [--learners 1,2,4,8] [--strategies fedavg,diloco,hogwild]
+           [--target 2.0] [--set key=value ...] [--dir DIR] [--time-limit 900] [--text8]
+"""
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import corpus  # noqa: E402
+import jobs  # noqa: E402
+
+# Name -> cfg.json keys. fedavg is the default strategy and is run with no keys of its own.
+STRATEGIES = {
+    "fedavg": {},
+    "average": {"combine": "average", "split_round": False},  # the default before issue 42
+    "diloco": {"strategy": "diloco"},
+    "hogwild": {"strategy": "hogwild"},
+    "bsp": {"strategy": "bsp"},
+    "easgd": {"strategy": "easgd"},
+}
+GRACE = 120  # seconds past the time limit before mpiexec, then this script, kill a job
+
+
+def comma_list(convert):
+    return lambda text: [convert(item) for item in text.split(",") if item]
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="scaling", description=__doc__.split("\n\n")[0])
+    p.add_argument("--learners", type=comma_list(int), default=[1, 2, 4, 8])
+    p.add_argument("--strategies", type=comma_list(str), default=["fedavg", "average", "diloco", "hogwild"])
+    p.add_argument("--target", type=float, default=2.0)
+    p.add_argument("--set", type=jobs.parse_set, action="append", default=[], metavar="KEY=VALUE",
+                   help="cfg.json override for every run (repeatable)")
+    p.add_argument("--dir", type=Path, default=Path("/tmp/fedavg_scaling"), help="data and runs (reused)")
+    p.add_argument("--time-limit", type=float, default=900, help="max_seconds of every job")
+    p.add_argument("--text8", action="store_true", help="also WordSim353 rho on the text8 prefix")
+    p.add_argument("--fresh", action="store_true", help="run again where a finished run exists")
+    args = p.parse_args(argv)
+    if not args.learners or min(args.learners) < 1:
+        p.error("--learners must be positive integers")
+    return args
+
+
+def strategy_keys(spec):
+    """cfg.json keys of "name" or "name:key=value+key=value"."""
+    name, _, extra = spec.partition(":")
+    if name not in STRATEGIES:
+        sys.exit(f"scaling: unknown strategy {name!r} (known: {', '.join(STRATEGIES)})")
+    keys = dict(STRATEGIES[name])
+    keys.update(jobs.parse_set(item) for item in extra.split("+") if item)
+    return keys
+
+
+def prepare(data_dir, name, text, vocab_size, extra=()):
+    """data_dir/{corpus.txt, train.txt, config/}, made once."""
+    stamp = data_dir / "prepared"
+    if stamp.exists():
+        return
+    shutil.rmtree(data_dir, ignore_errors=True)
+    data_dir.mkdir(parents=True)
+    (data_dir / "corpus.txt").write_text(text, encoding="utf-8")
+    cmd = [jobs.PYTHON, str(jobs.ROOT / "python" / "prepare.py"), str(data_dir / "corpus.txt"),
+           "--out", str(data_dir / "config"), "--train-out", str(data_dir / "train.txt"), "--data-name", name,
+           "--vocab-size", str(vocab_size), "--min-count", "5", "--dim", "32", *extra]
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    stamp.write_text("ok\n")
+
+
+def run_job(run_dir, data_dir, learners, keys, time_limit, fresh):
+    """Runs the job in run_dir unless an identical finished one is there; returns its final stats."""
+    cfg = json.loads((data_dir / "config" / "cfg.json").read_text())
+    cfg.update({"fixed_batch_order": True, "max_rounds": 100000, "max_seconds": time_limit, **keys})
+    cmd = ["mpiexec", "-n", str(4 + learners), str(jobs.APP), "--config", str(run_dir / "config"),
+           "--out", str(run_dir), str(data_dir / "train.txt")]
+    spec = {"cfg": cfg, "command": cmd, "binary": jobs.APP.stat().st_mtime}  # a rebuilt binary runs again
+    stats_path = run_dir / f"{cfg['data_name']}_stats.txt"
+    if not fresh and (run_dir / "spec.json").exists() and stats_path.exists():
+        if json.loads((run_dir / "spec.json").read_text()) == spec:
+            return read_stats(stats_path)
+    shutil.rmtree(run_dir, ignore_errors=True)
+    shutil.copytree(data_dir / "config", run_dir / "config")
+    (run_dir / "config" / "cfg.json").write_text(json.dumps(cfg, indent=2) + "\n")
+    env = {**os.environ, "MPIEXEC_TIMEOUT": str(math.ceil(time_limit + GRACE))}
+    with open(run_dir / "job.stdout", "w") as out, open(run_dir / "job.stderr", "w") as err:
+        try:
+            rc = subprocess.run(cmd, stdout=out, stderr=err, env=env, timeout=time_limit + 2 * GRACE).returncode
+        except subprocess.TimeoutExpired:
+            rc = 124
+    if rc != 0 or not stats_path.exists():
+        lines = (run_dir / "job.stderr").read_text(errors="replace").strip().splitlines()
+        return {"error": (lines or [f"exit status {rc}"])[-1]}
+    (run_dir / "spec.json").write_text(json.dumps(spec, indent=2) + "\n")
+    return read_stats(stats_path)
+
+
+def read_stats(path):
+    """The job's final line (key=value pairs) as a dict of numbers and strings."""
+    stats = {}
+    for item in path.read_text().split():
+        key, sep, value = item.partition("=")
+        if not sep:
+            continue
+        try:
+            stats[key] = float(value)
+        except ValueError:
+            stats[key] = value
+    return stats
+
+
+def windows_to_target(stats):
+    if stats.get("stopped") != "target":
+        return None
+    return stats.get("windows_per_learner")
+
+
+def text8_quality(args, spec, learners):
+    """(WordSim353 rho, final test loss) after 5 epochs of the text8 prefix at dim 100."""
+    data_dir = args.dir / "text8"
+    prepare(data_dir, "text8", corpus.read_corpus("text8"), 10000, ["--dim", "100"])
+    sim = data_dir / "config" / "similarity.tsv"
+    if not sim.exists():
+        shutil.copy(jobs.ROOT / "config" / "similarity.tsv", sim)
+    keys = {**strategy_keys(spec), **dict(args.set), "target": 0, "max_epochs": 5, "eval_every": 1000000}
+    run_dir = args.dir / "runs_text8" / f"{spec.replace(':', '_').replace('+', '_')}_L{learners}"
+    stats = run_job(run_dir, data_dir, learners, keys, args.time_limit, args.fresh)
+    return stats.get("wordsim_rho", stats.get("similarity")), stats.get("final_loss")
+
+
+def fmt_count(value):
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    args.dir = args.dir.resolve()
+    prepare(args.dir / "kjv", "kjv", jobs.bible_corpus().read_text(encoding="utf-8"), 5000)
+    header = ["strategy", "learners", "windows per learner to target", "speedup", "final test loss", "rounds"]
+    if args.text8:
+        header += ["text8 WordSim353 rho", "text8 test loss"]
+    rows = []
+    for spec in args.strategies:
+        reference = None
+        for learners in args.learners:
+            keys = {**strategy_keys(spec), **dict(args.set), "target": args.target}
+            run_dir = args.dir / "runs" / f"{spec.replace(':', '_').replace('+', '_')}_L{learners}"
+            stats = run_job(run_dir, args.dir / "kjv", learners, keys, args.time_limit, args.fresh)
+            count = windows_to_target(stats)
+            if learners == 1:
+                reference = count
+            speedup = f"{reference / count:.2f}x" if count and reference else "-"
+            row = [spec, learners, fmt_count(count), speedup,
+                   stats.get("error") or f"{stats.get('final_loss', float('nan')):.4f}",
+                   f"{stats.get('rounds', 0):.0f}"]
+            if args.text8:
+                rho, loss = text8_quality(args, spec, learners)
+                row += ["-" if rho is None else f"{rho:.3f}", "-" if loss is None else f"{loss:.4f}"]
+            rows.append(row)
+            print(" | ".join(str(c) for c in row), flush=True)
+    print()
+    print(jobs.table(rows, header))
+
+
+if __name__ == "__main__":
+    main()
