@@ -1,7 +1,8 @@
 """Each strategy under mpiexec (time-limited: run_job passes a timeout and MPIEXEC_TIMEOUT): the loss falls, the
 outputs load, checkpoints resume with the strategy's state; bsp keeps every replica bit-identical (the run checks
 it each round and fails otherwise); easgd, hogwild and balanced rounds do not wait for a slowed learner;
-hogwild moves no weights."""
+hogwild moves no weights; fedavg's default combine (add) lets two learners reach a target on fewer windows each
+than one, which trains the same bits as with the average."""
 
 import time
 
@@ -9,8 +10,12 @@ import h5py
 import numpy as np
 import pytest
 
+TOY_TARGET = 3.0  # the toy corpus's test loss that one learner reaches in a few rounds of bpe 10
+
 STRATEGIES = {
-    "fedavg": {"strategy": "fedavg"},
+    # fedavg's default combine (add) trains one batch per learner a round: 60 of them hold the data of 6 of bpe 10.
+    "fedavg": {"strategy": "fedavg", "max_rounds": 60},
+    "fedavg_average": {"strategy": "fedavg", "combine": "average"},
     "bsp": {"strategy": "bsp"},
     "bmuf": {"strategy": "bmuf", "block_momentum": 0.5, "block_lr": 1.0},
     "diloco": {"strategy": "diloco"},
@@ -43,6 +48,23 @@ def test_strategy_trains_and_writes_outputs(name, run_job, toy_config):
     else:
         assert bytes_column == sorted(bytes_column) and bytes_column[1] > 0
         assert bytes_column[-1] <= float(stats["sync_bytes"])
+
+
+def test_fedavg_adds_changes_so_two_learners_need_fewer_windows_each(run_job):
+    """combine add (the default): two learners each reach the target on well under the windows one learner needs;
+    one learner trains the same bits as with combine average (its change added to the start is its weights)."""
+    cfg = {"target": TOY_TARGET, "max_rounds": 400, "fixed_batch_order": True, "checkpoint_every": 1000}
+    one = run_job(5, cfg=cfg)
+    two = run_job(6, cfg=cfg)
+    averaged = run_job(5, cfg={**cfg, "combine": "average"})  # last: the jobs of a test share cfg.json
+    for job in (one, averaged, two):
+        assert job.rc == 0, job.stderr
+        assert job.stats()["stopped"] == "target", job.stdout
+    assert [r["test_loss"] for r in one.metrics()] == [r["test_loss"] for r in averaged.metrics()]
+    with h5py.File(one.out / "toy.h5", "r") as a, h5py.File(averaged.out / "toy.h5", "r") as b:
+        assert np.array_equal(a["embedding"][...], b["embedding"][...])
+    windows = {name: float(job.stats()["windows_per_learner"]) for name, job in (("one", one), ("two", two))}
+    assert windows["two"] < 0.75 * windows["one"], windows
 
 
 def test_bsp_with_two_pipelines(run_job, toy_config):
