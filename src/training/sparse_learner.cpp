@@ -14,7 +14,10 @@
 namespace fedavg::training {
 
 SparseLearner::SparseLearner(RoundSync& sync, Layout layout, const core::Settings& s, Publisher publisher)
-    : link_(sync, std::move(layout), s, publisher), touched_(s.sparse_weighting == core::SparseWeighting::Touched) {}
+    : link_(sync, std::move(layout), s, publisher),
+      adds_(s.strategy == core::StrategyKind::FedAvg && s.combine == core::Combine::Add),
+      touched_(adds_ || s.sparse_weighting == core::SparseWeighting::Touched),
+      add_power_(static_cast<float>(s.add_power)) {}
 
 void SparseLearner::start_from(const std::vector<float>& w) {
   start_ = w;
@@ -208,7 +211,7 @@ void SparseLearner::scatter(RoundKind kind) {
     mine().merge_encoded(link_.msg(), layout(), link_.values(kind), 0, link_.spare(), &link_.workers());
   }
   if (full) link_.release_buffers();
-  if (touched_) mine().normalise(layout(), &link_.workers());
+  if (touched_) mine().normalise(layout(), &link_.workers(), adds_ ? link_.learners() : 0, add_power_);
 }
 
 void SparseLearner::publish_own(std::vector<float>& w, RoundKind kind) {

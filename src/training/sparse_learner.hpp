@@ -82,7 +82,9 @@ class SparseLearner {
   void release_buffers();
 
   SparseLink link_;
-  bool touched_;              // weight each row by the windows of the learners that sent it
+  bool adds_;     // fedavg's combine add: a row's mean change times k^add_power, for k senders
+  bool touched_;  // weight each row by the windows of the learners that sent it
+  float add_power_;
   std::vector<float> start_;  // the global weights
   // Kept from round to round for their capacity: a round allocates nothing once it has seen its largest (but for
   // a full round's, given back after it).
