@@ -14,24 +14,25 @@ from conftest import PYTHON, ROOT, toy_lines
 
 
 def test_one_pipeline_two_learners_trains_and_writes_outputs(run_job):
-    job = run_job(6, cfg={"max_rounds": 6})
+    # Several learners of the default fedavg (combine add) train add_bpe = 1 batch a round, not bpe.
+    job = run_job(6, cfg={"max_rounds": 60})
     assert job.rc == 0, job.stderr
     rows = job.metrics()
-    assert [r["round"] for r in rows] == list(range(7))
+    assert [r["round"] for r in rows] == list(range(61))
     losses = [r["test_loss"] for r in rows]
     assert losses[-1] < losses[0] - 0.5, losses
-    assert rows[-1]["windows_per_learner"] == 6 * 10 * 64
+    assert rows[-1]["windows_per_learner"] == 60 * 1 * 64
     # One progress line per round, then the final statistics line.
-    assert len(re.findall(r"^round +\d+ ", job.stdout, re.M)) == 7
+    assert len(re.findall(r"^round +\d+ ", job.stdout, re.M)) == 61
     stats = job.stats()
-    assert stats["rounds"] == "6" and stats["stopped"] == "max_rounds"
+    assert stats["rounds"] == "60" and stats["stopped"] == "max_rounds"
     assert float(stats["final_loss"]) == pytest.approx(losses[-1], abs=1e-3)
     assert float(stats["first_loss"]) == pytest.approx(losses[0], abs=1e-3)
-    assert "final: rounds=6" in job.stdout
+    assert "final: rounds=60" in job.stdout
 
     with h5py.File(job.out / "toy.h5", "r") as f:
         emb = f["embedding"][...]
-        assert f.attrs["round"] == 6
+        assert f.attrs["round"] == 60
         assert f.attrs["test_loss"] == pytest.approx(losses[-1], abs=1e-4)
     assert not list(job.out.glob("*.tmp"))
     report = np.loadtxt(job.out / "toy_embeddings.txt", dtype=np.float32)
@@ -94,7 +95,7 @@ def test_runs_from_any_directory_with_relative_paths(app, toy_config, tmp_path):
 
 
 def test_report_softmax_model_is_one_switch_away(run_job):
-    job = run_job(6, cfg={"model": "softmax", "max_rounds": 6})
+    job = run_job(6, cfg={"model": "softmax", "max_rounds": 60})  # two learners: one batch a round (combine add)
     assert job.rc == 0, job.stderr
     losses = [r["test_loss"] for r in job.metrics()]
     assert losses[0] == pytest.approx(np.log(len(open(job.out.parent / "config" / "vocab.txt").read().split("\n")) - 1),
