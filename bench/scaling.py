@@ -142,16 +142,22 @@ def windows_to_target(stats):
 
 
 def text8_quality(args, spec, learners):
-    """(WordSim353 rho, final test loss) after 5 epochs of the text8 prefix at dim 100."""
+    """(WordSim353 rho, final test loss) after 5 epochs of the text8 prefix at dim 100 (python/evaluate.py on the
+    embeddings the job wrote)."""
     data_dir = args.dir / "text8"
     prepare(data_dir, "text8", corpus.read_corpus("text8"), 10000, ["--dim", "100"])
-    sim = data_dir / "config" / "similarity.tsv"
-    if not sim.exists():
-        shutil.copy(jobs.ROOT / "config" / "similarity.tsv", sim)
-    keys = {**strategy_keys(spec), **dict(args.set), "target": 0, "max_epochs": 5, "eval_every": 1000000}
+    keys = {**strategy_keys(spec), **dict(args.set), "target": 0, "max_epochs": 5}
     run_dir = args.dir / "runs_text8" / f"{spec.replace(':', '_').replace('+', '_')}_L{learners}"
     stats = run_job(run_dir, data_dir, learners, keys, args.time_limit, args.fresh)
-    return stats.get("wordsim_rho", stats.get("similarity")), stats.get("final_loss")
+    if "error" in stats:
+        return None, None
+    done = subprocess.run([jobs.PYTHON, str(jobs.ROOT / "python" / "evaluate.py"),
+                           str(run_dir / "text8_embeddings.txt"), "--vocab", str(data_dir / "config" / "vocab.txt"),
+                           "--similarity", str(corpus.WORDSIM), "--json"], capture_output=True, text=True)
+    if done.returncode != 0:
+        return None, stats.get("final_loss")
+    similarity = json.loads(done.stdout).get("similarity") or {}
+    return similarity.get("rho"), stats.get("final_loss")
 
 
 def fmt_count(value):
