@@ -114,6 +114,21 @@ TEST(Config, BalanceRounds) {
   EXPECT_NE(e.find("balance_rounds"), std::string::npos) << e;
 }
 
+TEST(Config, CombineAddTrainsAddBpeBatchesWithSeveralLearners) {
+  using fedavg::core::Combine;
+  using fedavg::core::learner_bpe;
+  const std::string base = R"({"data_name": "x", "bpe": 200, "bs": 1, "target": 1)";
+  const auto s = parse_settings(base + "}", "cfg.json");
+  EXPECT_EQ(s.combine, Combine::Add);
+  EXPECT_EQ(learner_bpe(s, 1), 200);  // one learner trains as before
+  EXPECT_EQ(learner_bpe(s, 8), 1);
+  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "add_bpe": 0})", "cfg.json"), 8), 200);
+  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "combine": "average"})", "cfg.json"), 8), 200);
+  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "strategy": "hogwild"})", "cfg.json"), 8), 200);
+  const auto e = error_of(base + R"(, "add_power": 2})");
+  EXPECT_NE(e.find("\"add_power\" must be between 0 and 1"), std::string::npos) << e;
+}
+
 TEST(Config, MaxLossRatio) {
   EXPECT_DOUBLE_EQ(parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json").max_loss_ratio,
                    10.0);
