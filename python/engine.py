@@ -16,6 +16,7 @@ Importing this module does no work.
     get_state(model) -> bytes                   optimizer, RNG, step count
     set_state(model, state: bytes)
     current_lr(model) -> float                  rate of the next step
+    plan_steps(model, steps)                    the run's length, in steps
     written_rows(model) -> [rows or None, ...]  rows steps wrote, per param
     load_weights(model)                         the model takes the buffer
     store_weights(model)                        the model writes the buffer
@@ -135,6 +136,15 @@ def set_state(model, state: bytes) -> None:
     nothing in them runs."""
     if state and hasattr(model, "load_state"):
         model.load_state(state_codec.decode(state))
+
+
+def plan_steps(model, steps) -> None:
+    """This learner's steps over the whole run, once the Dispatcher knows
+    them (max_epochs passes; bpe * max_rounds): passed to the model's
+    plan_steps(steps) if it has one (the hand-written neg's linear
+    schedule)."""
+    if hasattr(model, "plan_steps"):
+        model.plan_steps(int(steps))
 
 
 def current_lr(model) -> float:

@@ -118,6 +118,12 @@ double Library::current_lr() {
   });
 }
 
+void Library::plan_steps(std::int64_t steps) {
+  detail::guarded("engine.plan_steps", [&] {
+    if (py::hasattr(impl_->mod, "plan_steps")) impl_->mod.attr("plan_steps")(impl_->model, steps);
+  });
+}
+
 WrittenRows Library::written_rows() {
   return detail::guarded("engine.written_rows", [&] {
     WrittenRows out;

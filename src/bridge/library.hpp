@@ -46,6 +46,8 @@ class Library {
   void set_state(const std::vector<std::uint8_t>& state);
   // The model's current learning rate; NaN when library.py defines no current_lr.
   double current_lr();
+  // This learner's steps over the whole run, for the model's schedule (nothing when engine.py has no plan_steps).
+  void plan_steps(std::int64_t steps);
   // The rows the steps wrote since the last call (engine.written_rows; empty when engine.py has none).
   WrittenRows written_rows();
   // The weights buffer changed (a merge, a broadcast, a resume): the model takes it. Nothing to do unless the

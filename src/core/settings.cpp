@@ -457,6 +457,8 @@ json Settings::to_json() const {
          {"seed", seed},
          {"model", model},
          {"max_rounds", max_rounds},
+         {"max_epochs", max_epochs},
+         {"sample", sample},
          {"torch_threads", torch_threads},
          {"model_args", model_args},
          {"device", strategy == StrategyKind::Hogwild ? std::string("cpu") : device}};

@@ -4,11 +4,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
 #include "comm/communicator.hpp"
 #include "comm/messages.hpp"
+#include "comm/wait.hpp"
 #include "core/checkpoint.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -251,6 +253,59 @@ bool DispatcherRun::should_stop() {
   else if (s_.max_epochs > 0 && pipelines_.min_epochs() >= s_.max_epochs) stopped_ = "max_epochs";
   else if (ctx_.signals.received()) stopped_ = core::StopSignal::name(ctx_.signals.received());
   return !stopped_.empty();
+}
+
+int DispatcherRun::readers(int p) const {
+  if (pipelines_.sharded()) return learners_;
+  const int pipes = ctx_.map.pipelines();
+  return learners_ / pipes + (p < learners_ % pipes ? 1 : 0);
+}
+
+void DispatcherRun::await_small_passes() {
+  const auto small_and_unknown = [&](int p) {
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(cfg_.corpora[static_cast<std::size_t>(p)], ec);
+    // A window takes at least 2 bytes of text (a letter and a separator).
+    const double most = ec ? std::numeric_limits<double>::infinity() : static_cast<double>(bytes) / 2;
+    const double first_round = static_cast<double>(s_.windows_per_round()) * readers(p) + s_.shuffle_windows;
+    return most < first_round && std::isnan(pipelines_.windows_to(s_.max_epochs, p));
+  };
+  const auto give_up = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                          std::chrono::duration<double>(s_.liveness_seconds / 4));
+  comm::poll_until(
+      [&] {
+        pipelines_.drain();
+        for (int p = 0; p < ctx_.map.pipelines(); ++p)
+          if (small_and_unknown(p)) return Clock::now() >= give_up;  // then the first round is whole
+        return true;
+      },
+      comm::Deadline::after(s_.liveness_seconds), "the windows of a pass over a small corpus");
+}
+
+std::int64_t DispatcherRun::round_steps() {
+  if (s_.max_epochs <= 0) return 0;
+  if (!steps_planned_ && !pipelines_.sharded()) await_small_passes();
+  steps_planned_ = true;
+  std::int64_t steps = 0;
+  for (int p = 0; p < (pipelines_.sharded() ? 1 : ctx_.map.pipelines()); ++p) {
+    const double left = pipelines_.windows_to(s_.max_epochs, p);
+    if (std::isnan(left)) return 0;
+    steps = std::max(steps, static_cast<std::int64_t>(std::ceil(left / (static_cast<double>(readers(p)) * s_.bs))));
+  }
+  return steps >= s_.bpe ? 0 : std::max<std::int64_t>(steps, 1);
+}
+
+std::int64_t DispatcherRun::planned_steps() const {
+  const std::int64_t by_rounds = static_cast<std::int64_t>(s_.max_rounds) * s_.bpe;
+  if (s_.max_epochs <= 0) return by_rounds;
+  std::int64_t by_epochs = 0;
+  for (int p = 0; p < (pipelines_.sharded() ? 1 : ctx_.map.pipelines()); ++p) {
+    const double pass = pipelines_.pass_windows(p);
+    if (std::isnan(pass)) return by_rounds;
+    by_epochs = std::max(by_epochs, static_cast<std::int64_t>(
+                                        std::ceil(s_.max_epochs * pass / (static_cast<double>(readers(p)) * s_.bs))));
+  }
+  return by_rounds > 0 ? std::min(by_rounds, by_epochs) : by_epochs;
 }
 
 void DispatcherRun::training_begins() {

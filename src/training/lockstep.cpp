@@ -57,7 +57,7 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     // The wait for Ready is the learners finishing the previous round's exchange (applying what it brought) and
     // counts with it, but for the first round: that is the learners' start-up.
     auto sync_start = Clock::now();
-    sync.control({comm::Control::Command::Train, round});
+    sync.control({comm::Control::Command::Train, round, run.round_steps(), run.planned_steps()});
     sync.await_reports(comm::Tag::Ready, round, comm::kDirect);
     double sync_seconds = first ? 0.0 : DispatcherRun::seconds_since(sync_start);
     if (first) run.training_begins();
@@ -119,6 +119,7 @@ void Lockstep::learner_rounds(LearnerRun& run) {
       return;
     }
     ctx.hooks.reached(c.round);
+    run.plan(c.plan);
     sync.report(comm::Tag::Ready, c.round);
     if (!sparse || first) {
       open_round(sync, run.weights(), first);
@@ -129,7 +130,7 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     }
     first = false;
     run.next_batch();
-    const comm::WindowTotals mine = run.train(s.balance_rounds ? c.round : 0);
+    const comm::WindowTotals mine = run.train(s.balance_rounds ? c.round : 0, {}, c.steps);
     sync.report(comm::Tag::RoundDone, c.round);
     const comm::WindowTotals total = sync.totals(mine);
     const double share = mine.windows / total.windows;
