@@ -69,7 +69,7 @@ class ArgvParser {
     return true;
   }
 
-  // --config, --out, --python, --restarted, --inject-fault, --set.
+  // --config, --out, --python, --restarted, --inject-fault, --set, --similarity, --analogies.
   bool take_valued() {
     if (name_ == "--config") c_.config_dir = value();
     else if (name_ == "--out") c_.out_dir = value();
@@ -77,8 +77,15 @@ class ArgvParser {
     else if (name_ == "--restarted") c_.restarted = value();
     else if (name_ == "--inject-fault") c_.faults.push_back(parse_fault(value()));
     else if (name_ == "--set") take_set(value());
+    else if (name_ == "--similarity" || name_ == "--analogies") take_eval_file();
     else return false;
     return true;
+  }
+
+  // --similarity F, --analogies F: evaluation files the job copies into the config it prepares.
+  void take_eval_file() {
+    (name_ == "--similarity" ? c_.prepare.similarity : c_.prepare.analogies) = value();
+    prepare_options_ = true;
   }
 
   void take_set(const std::string& kv) {
@@ -122,14 +129,14 @@ class ArgvParser {
     if (c_.resume && c_.overwrite)
       bad("--resume continues the run in the --out folder, --overwrite replaces it: not both");
     if (prepare_options_ && c_.config_dir)
-      bad("--vocab-size, --min-count, --test-windows and --stopwords only apply when the job prepares its config "
-          "(no --config)");
+      bad("--vocab-size, --min-count, --test-windows, --stopwords, --similarity and --analogies only apply when the "
+          "job prepares its config (no --config; put similarity.tsv and analogies.txt in the --config folder)");
   }
 
   const int argc_;
   char** const argv_;
   CommandLine c_;
-  bool prepare_options_ = false;  // a --vocab-size, --min-count, --test-windows or --stopwords was given
+  bool prepare_options_ = false;  // a --vocab-size, --min-count, --test-windows, --stopwords, ... was given
   int i_ = 0;                     // the argument being parsed
   std::string arg_;               // argv_[i_]
   std::string::size_type eq_ = std::string::npos;  // where its '=' is
@@ -154,6 +161,9 @@ std::string usage() {
          "                 override a cfg.json key (below); --epoch N is max_epochs, --ws N is window\n"
          "  --vocab-size N, --min-count N, --test-windows N, --stopwords\n"
          "                 how the job prepares its config when there is no --config (defaults 10000, 5, 1000)\n"
+         "  --similarity F, --analogies F\n"
+         "                 word pairs (WordSim353) and analogy questions that eval_every scores the embeddings on;\n"
+         "                 copied into the config the job prepares (with --config: similarity.tsv, analogies.txt)\n"
          "  --python DIR   folder with library.py, engine.py, textpipe.py, ... (default: " +
          default_python_dir().string() +
          ")\n"

@@ -18,6 +18,8 @@ struct PrepareOptions {
   int min_count = 5;
   int test_windows = 1000;
   bool stopwords = false;
+  std::string similarity;  // --similarity F: copied to OUT/config/similarity.tsv (eval_every)
+  std::string analogies;   // --analogies F: copied to OUT/config/analogies.txt
 };
 
 struct CommandLine {

@@ -35,6 +35,8 @@ nlohmann::json prepare_options(const core::CommandLine& line) {
                    {"min_count", line.prepare.min_count},
                    {"test_windows", line.prepare.test_windows},
                    {"stopwords", line.prepare.stopwords}};
+  if (!line.prepare.similarity.empty()) o["similarity"] = line.prepare.similarity;
+  if (!line.prepare.analogies.empty()) o["analogies"] = line.prepare.analogies;
   for (const auto& ov : line.overrides) {
     if (ov.key != "window" && ov.key != "seed" && ov.key != "model" && ov.key != "data_name") continue;
     try {
@@ -92,9 +94,23 @@ double prepare_seconds(const core::CommandLine& line) {
 core::Config settle_config(const core::CommandLine& line, const comm::Communicator& world, bridge::Interpreter& py) {
   core::Config cfg(line);
   // A bad override fails now, on every rank alike, before anything is written or prepared.
-  core::parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json", line.overrides);
+  const auto given = core::parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json",
+                                          line.overrides);
+  if (cfg.prepared && !cfg.resume && given.eval_every > 0 && line.prepare.similarity.empty() &&
+      line.prepare.analogies.empty())
+    throw core::InputError(
+        "command line: eval_every scores the embeddings on word pairs or analogy questions: give "
+        "--similarity F (WordSim353 format) or --analogies F (questions-words format)");
   if (world.rank() == 0) {
-    core::OutputFolder::claim(cfg.out_dir, cfg.resume, cfg.overwrite, cfg.prepared);
+    const auto leftovers = core::OutputFolder::claim(cfg.out_dir, cfg.resume, cfg.overwrite, cfg.prepared);
+    if (!leftovers.empty()) {
+      std::string names;
+      for (const auto& f : leftovers) names += (names.empty() ? "" : ", ") + f;
+      std::printf(
+          "fedavg_mpi: output folder %s: replaced %s, left by a run that stopped before its first "
+          "checkpoint\n",
+          cfg.out_dir.string().c_str(), names.c_str());
+    }
     if (cfg.prepared && cfg.resume && !fs::exists(cfg.cfg_path()))
       throw core::InputError("output folder " + cfg.out_dir.string() + ": nothing to resume (no " +
                              cfg.cfg_path().string() + ", which a run without --config prepares)");

@@ -5,6 +5,8 @@ one names its flag; --version and --help say what users look for."""
 
 import json
 import os
+import re
+import shutil
 import subprocess
 
 import h5py
@@ -56,24 +58,31 @@ def test_raw_text_to_vectors_in_one_command(app, corpus, tmp_path):
     assert "prepared the config in" in proc.stdout
 
 
-def test_max_epochs_stops_after_the_right_number_of_passes(app, corpus, tmp_path):
-    # No subsampling: a pass is every window of the text (less the held-out lines).
-    proc = mpiexec(app, 6, ["--out", tmp_path / "out", "--bpe", 4, "--bs", 64, "--epoch", 2, "--min-count", 1,
+def test_a_corpus_of_one_line_trains_and_stops_within_a_batch_of_its_passes(app, tmp_path):
+    # text8's shape: the whole corpus is one line. No subsampling: a pass is every window of the text (less the
+    # held-out pieces), about 20 000; a round of the default bpe (200 batches of 64 per learner) is 25 600.
+    corpus = tmp_path / "oneline.txt"
+    corpus.write_text(" ".join(write_corpus(tmp_path / "lines.txt", n_lines=2000, seed=5).read_text().split()))
+    proc = mpiexec(app, 6, ["--out", tmp_path / "out", "--bs", 64, "--epoch", 1, "--min-count", 1,
                             "--set", "progress_seconds=0", "--sample", 0, corpus], tmp_path)
     assert proc.returncode == 0, proc.stderr
     out = tmp_path / "out"
-    s = stats(out, "mytext")
+    # The test windows come from pieces of the line, which the Tokenizer skips.
+    held = json.loads((out / "config" / "heldout.json").read_text())["corpora"][0]
+    assert held["offsets"] == [] and len(held["spans"]) > 5
+    assert len((out / "config" / "test.txt").read_text().splitlines()) == 1000
+    s = stats(out, "oneline")
     assert s["stopped"] == "max_epochs"
     epochs = float(s["epochs"])
-    rows = (out / "mytext_metrics.csv").read_text().strip().splitlines()[1:]
+    rows = (out / "oneline_metrics.csv").read_text().strip().splitlines()[1:]
     windows = [float(r.split(",")[1]) * 2 for r in rows]  # both learners read the one pipeline
     per_pass = windows[-1] / epochs
-    round_windows = 2 * 4 * 64
-    # Stopped at the first round boundary after 2 whole passes.
-    assert 2.0 <= epochs < 2.0 + round_windows / per_pass + 1e-9, (epochs, per_pass)
-    assert windows[-2] / per_pass < 2.0
+    assert per_pass < 2 * 200 * 64  # a whole round would have overshot
+    # The last round was cut: the run ends within one batch per learner of one pass.
+    assert 1.0 <= epochs < 1.0 + 2 * 64 / per_pass + 1e-9, (epochs, per_pass)
+    assert float(s["rounds"]) == len(rows) - 1
     # The progress line says which pass the run is on, and how far it is towards its end.
-    assert "pass 1." in proc.stdout and "100%" in proc.stdout
+    assert "pass 1.0" in proc.stdout and "100%" in proc.stdout
 
 
 def test_a_bad_setting_names_its_flag_and_writes_nothing(app, corpus, tmp_path):
@@ -84,6 +93,52 @@ def test_a_bad_setting_names_its_flag_and_writes_nothing(app, corpus, tmp_path):
     proc = mpiexec(app, 6, ["--out", tmp_path / "out", "--set", "stratgy=bsp", corpus], tmp_path, timeout=30)
     assert proc.returncode != 0
     assert 'command line: --set stratgy=bsp: unknown key "stratgy"' in proc.stderr
+    proc = mpiexec(app, 6, ["--out", tmp_path / "out", "--eval-every", 1, corpus], tmp_path, timeout=30)
+    assert proc.returncode != 0
+    assert "give --similarity F" in proc.stderr and proc.stderr.count("eval_every") == 1, proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_failed_set_up_does_not_block_the_same_command(app, corpus, tmp_path):
+    # The model "mine" is not in the copy of python/ yet: the job fails after it prepared OUT/config.
+    python = tmp_path / "py"
+    shutil.copytree(ROOT / "python", python, ignore=shutil.ignore_patterns("__pycache__"))
+    command = ["--out", tmp_path / "out", "--python", python, "--model", "mine", "--bs", 64, "--epoch", 1,
+               "--min-count", 1, corpus]
+    failed = mpiexec(app, 6, command, tmp_path, timeout=60)
+    assert failed.returncode != 0 and "unknown model 'mine'" in failed.stderr, failed.stderr
+    assert (tmp_path / "out" / "config" / "cfg.json").exists()
+    resumed = mpiexec(app, 6, command + ["--resume"], tmp_path, timeout=30)
+    assert resumed.returncode != 0
+    assert "no checkpoint" in resumed.stderr and "without --resume" in resumed.stderr, resumed.stderr
+    # The user adds the model and runs the same command again: it starts afresh, and says what it replaced.
+    with open(python / "library.py", "a") as f:
+        f.write("\nMODELS['mine'] = MODELS['neg']\n")
+    again = mpiexec(app, 6, command, tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "replaced config" in again.stdout
+    assert stats(tmp_path / "out", "mytext")["stopped"] == "max_epochs"
+
+
+def test_evaluation_files_and_a_linear_schedule_on_the_one_command_line(app, corpus, tmp_path):
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("dog cat 8\nking queen 9\ndog sees 2\nbig small 5\n")
+    questions = tmp_path / "questions.txt"
+    questions.write_text(": toy\nking queen dog cat\nbig small red old\n")
+    proc = mpiexec(app, 6, ["--out", tmp_path / "out", "--bpe", 10, "--bs", 64, "--epoch", 1, "--min-count", 1,
+                            "--sample", 0, "--eval-every", 4, "--similarity", pairs, "--analogies", questions, "--set",
+                            'model_args={"lr_schedule": "linear"}', "--set", "progress_seconds=0", corpus], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    config = tmp_path / "out" / "config"
+    assert (config / "similarity.tsv").read_text() == pairs.read_text()
+    assert (config / "analogies.txt").read_text() == questions.read_text()
+    rows = (tmp_path / "out" / "mytext_metrics.csv").read_text().strip().splitlines()
+    header = rows[0].split(",")
+    scored = [dict(zip(header, r.split(","))) for r in rows[1:]][::4]
+    assert len(scored) >= 2 and all(r["similarity"] != "nan" and r["analogy"] != "nan" for r in scored)
+    # The rate decays over the planned passes: from 0.1 towards 0 at the end.
+    rates = [float(r) for r in re.findall(r" lr (\S+)", proc.stdout)]
+    assert rates[0] > 0.05 and rates[-1] < 0.3 * rates[0], rates
 
 
 def test_overrides_apply_to_a_given_config(run_job):
