@@ -196,7 +196,8 @@ def test_shuffled_batches_learn_both_halves_of_a_two_topic_corpus(run_job, tmp_p
     subprocess.run([PYTHON, str(ROOT / "python" / "prepare.py"), str(mixed), "--out", str(tmp_path / "config"),
                     "--train-out", str(tmp_path / "train.txt"), "--data-name", "toy", "--min-count", "1",
                     "--test-windows", "200", "--seed", "3",
-                    "--epoch", "0", "--target", "2.5", "--max-rounds", "200", "--max-seconds", "600"], check=True, capture_output=True, text=True,
+                    "--epoch", "0", "--target", "2.5", "--max-rounds", "200", "--max-seconds", "600"],
+                   check=True, capture_output=True, text=True,
                    timeout=60)
     lines = (tmp_path / "train.txt").read_text().splitlines()
     in_order = tmp_path / "halves.txt"
