@@ -301,7 +301,7 @@ std::int64_t DispatcherRun::planned_steps() const {
   std::int64_t by_epochs = 0;
   for (int p = 0; p < (pipelines_.sharded() ? 1 : ctx_.map.pipelines()); ++p) {
     const double pass = pipelines_.pass_windows(p);
-    if (std::isnan(pass)) return by_rounds;
+    if (std::isnan(pass)) return 0;  // the model's own estimate, which takes max_rounds into account, stands
     by_epochs = std::max(by_epochs, static_cast<std::int64_t>(
                                         std::ceil(s_.max_epochs * pass / (static_cast<double>(readers(p)) * s_.bs))));
   }

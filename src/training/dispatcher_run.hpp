@@ -63,7 +63,7 @@ class DispatcherRun {
   // when that is enough to reach max_epochs, so the run stops within a batch per learner of it; 0: bpe.
   std::int64_t round_steps();
   // A learner's steps over the whole run (Control's plan, for the model's schedule): bpe x max_rounds, or the
-  // steps of max_epochs passes once a whole pass's windows are known, the fewer; 0 while neither is known.
+  // steps of max_epochs passes once a whole pass's windows are known, the fewer; 0 while not known.
   std::int64_t planned_steps() const;
   // Every learner has set up and joined the first exchange: the clock of training time, stopped since the
   // round-0 evaluation (or the resumed checkpoint), runs again from there, so seconds never go backwards.
