@@ -120,9 +120,9 @@ class _Units:
         return unit - (self.first[k] - line + n - 1), None
 
 
-def count_words(paths):
+def count_words(paths, max_line_bytes=None):
     """Return (Counter of words, _Units); error on a wordless or binary
-    file."""
+    file, or a line longer than ``max_line_bytes`` (fedavg_mpi's limit)."""
     counts = collections.Counter()
     index, long_lines = 0, {}
     for path in paths:
@@ -132,6 +132,13 @@ def count_words(paths):
                 if b"\0" in line:
                     raise PrepareError(f"{path}:{lineno}: binary content (NUL "
                                        "byte); a corpus must be UTF-8 text")
+                body = len(line) - line.endswith(b"\n")
+                if max_line_bytes and body > max_line_bytes:
+                    raise PrepareError(
+                        f"{path}:{lineno}: line of {body} bytes, longer than "
+                        f"max_line_bytes ({max_line_bytes}); fedavg_mpi reads "
+                        f"a line whole: give --max-line-bytes {body} or split "
+                        "the line")
                 counts.update(_words(line))
                 if len(line) > _LONG_LINE:
                     long_lines[index] = len(_pieces(line))
@@ -365,7 +372,8 @@ def _write_config(args, out, vocab, windows):
 def prepare(args):
     """Do the work; returns the summary text.  Raises PrepareError."""
     _check_inputs(args)
-    counts, units = count_words(args.corpus)
+    counts, units = count_words(args.corpus,
+                                getattr(args, "max_line_bytes", None))
     vocab = choose_vocab(counts, args.vocab_size, args.min_count,
                          args.stopwords)
     if not vocab:
@@ -426,16 +434,18 @@ def prepare(args):
 def prepare_job(corpora, out, options):
     """The config of a job started without --config (fedavg_mpi calls this
     on rank 0): the command line's defaults, with ``options`` (vocab_size,
-    min_count, test_windows, stopwords, similarity, analogies, and the
-    cfg.json keys window, seed, model, data_name given on the command
-    line; fedavg_mpi sets the others in cfg.json itself).  Returns the
+    min_count, test_windows, stopwords, similarity, analogies,
+    max_line_bytes, and the cfg.json keys window, seed, model, data_name
+    given on the command line; fedavg_mpi sets the others in cfg.json
+    itself).  Returns the
     summary lines; raises PrepareError (a ValueError) on bad input."""
     argv = [str(c) for c in corpora] + ["--out", str(out)]
     if options.get("model") in _MODEL_DEFAULTS:
         argv += ["--model", options["model"]]
     args = parse_args(argv)
     for key in ("vocab_size", "min_count", "test_windows", "window", "seed",
-                "data_name", "stopwords", "similarity", "analogies"):
+                "data_name", "stopwords", "similarity", "analogies",
+                "max_line_bytes"):
         if options.get(key) is not None:
             setattr(args, key, options[key])
     return prepare(args)

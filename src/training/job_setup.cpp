@@ -30,11 +30,13 @@ std::string read_file(const fs::path& p) {
 }
 
 // prepare.prepare_job's options: the command line's preparation flags and the keys it needs.
-nlohmann::json prepare_options(const core::CommandLine& line) {
+nlohmann::json prepare_options(const core::CommandLine& line, std::int64_t max_line_bytes) {
   nlohmann::json o{{"vocab_size", line.prepare.vocab_size},
                    {"min_count", line.prepare.min_count},
                    {"test_windows", line.prepare.test_windows},
                    {"stopwords", line.prepare.stopwords}};
+  // The Tokenizer reads a line whole: prepare refuses a longer one before it writes the config.
+  o["max_line_bytes"] = max_line_bytes;
   if (!line.prepare.similarity.empty()) o["similarity"] = line.prepare.similarity;
   if (!line.prepare.analogies.empty()) o["analogies"] = line.prepare.analogies;
   for (const auto& ov : line.overrides) {
@@ -115,7 +117,7 @@ core::Config settle_config(const core::CommandLine& line, const comm::Communicat
       throw core::InputError("output folder " + cfg.out_dir.string() + ": nothing to resume (no " +
                              cfg.cfg_path().string() + ", which a run without --config prepares)");
     if (cfg.prepared && !cfg.resume) {
-      const std::string summary = bridge::Prepare(py).run(cfg.corpora, cfg.config_dir, prepare_options(line));
+      const std::string summary = bridge::Prepare(py).run(cfg.corpora, cfg.config_dir, prepare_options(line, given.max_line_bytes));
       // The overrides go into the prepared cfg.json, so the folder alone says how the run was made.
       nlohmann::json merged;
       core::load_settings(cfg.cfg_path(), line.overrides, &merged);

@@ -246,3 +246,15 @@ def test_evaluation_files_are_checked_and_copied(tmp_path, corpus):
     code = prepare.main([str(corpus), "--out", str(tmp_path / "bad"),
                          "--analogies", str(questions)])
     assert code == 2 and not (tmp_path / "bad").exists()
+
+
+def test_a_line_over_max_line_bytes_is_refused_before_anything_is_written(tmp_path):
+    # fedavg_mpi's one-command path passes its max_line_bytes: its Tokenizer reads a line whole.
+    path = tmp_path / "long.txt"
+    path.write_text(" ".join(["ba be bi"] * 600) + "\n")
+    with pytest.raises(prepare.PrepareError, match=r"long.txt:1: line of 5399 bytes.*--max-line-bytes 5399"):
+        prepare.prepare_job([path], tmp_path / "o", {"max_line_bytes": 1024, "min_count": 1})
+    assert not (tmp_path / "o").exists()
+    options = {"max_line_bytes": 5399, "min_count": 1, "test_windows": 10}
+    summary = prepare.prepare_job([path], tmp_path / "o", options)
+    assert "10 test windows" in summary
