@@ -30,6 +30,7 @@ def corpus(tmp_path):
     return write_corpus(tmp_path / "mytext.txt", n_lines=2000, seed=5)
 
 
+@pytest.mark.smoke
 def test_raw_text_to_vectors_in_one_command(app, corpus, tmp_path):
     proc = mpiexec(app, 6, ["--out", tmp_path / "out", "--bpe", 10, "--bs", 64, "--set", "dim=16",
                             "--lr=0.2", "--min-count", 1, corpus], tmp_path)
@@ -94,6 +95,7 @@ def test_overrides_apply_to_a_given_config(run_job):
         assert f.attrs["strategy"] == "diloco" and f.attrs["round"] == 2
 
 
+@pytest.mark.smoke
 def test_version_and_help(app, tmp_path):
     proc = mpiexec(app, 1, ["--version"], tmp_path, timeout=60)
     assert proc.returncode == 0, proc.stderr

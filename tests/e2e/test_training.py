@@ -13,6 +13,7 @@ import pytest
 from conftest import PYTHON, ROOT, toy_lines
 
 
+@pytest.mark.smoke
 def test_one_pipeline_two_learners_trains_and_writes_outputs(run_job):
     job = run_job(6, cfg={"max_rounds": 6})
     assert job.rc == 0, job.stderr
