@@ -141,6 +141,7 @@ void DispatcherRun::resume_from(const core::Checkpoint& ck) {
   first_loss_ = ck.info.first_loss;
   windows_per_learner_ = ck.info.windows_per_learner;
   seconds_before_ = evaluated_at_ = ck.info.seconds;
+  progress_.resumed(seconds_before_, windows_per_learner_);
   sync_bytes_ = ck.info.sync_bytes;
   resume_pipelines(ck);
   strategy_.state() = ck.strategy_state;
