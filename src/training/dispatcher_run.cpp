@@ -13,7 +13,9 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/output_folder.hpp"
+#include "core/paths.hpp"
 #include "data/fingerprint.hpp"
+#include "training/warm_start.hpp"
 
 namespace fedavg::training {
 namespace {
@@ -118,6 +120,12 @@ void DispatcherRun::start() {
 }
 
 void DispatcherRun::start_fresh() {
+  if (!cfg_.init_from.empty()) {
+    const auto warm = warm_start(cfg_.init_from, vocab_.words, model_.shapes, weights_);
+    lib_.load_weights();
+    std::printf("fedavg_mpi: %s\n", warm.summary(cfg_.init_from).c_str());
+    std::fflush(stdout);
+  }
   pipelines_.start();
   first_loss_ = loss_ = test_loss();
   metrics_ = std::make_unique<core::MetricsLog>(metrics_path());
