@@ -70,12 +70,14 @@ DispatcherRun::DispatcherRun(const Context& ctx, Strategy& strategy)
           (s_.checkpoint_background == core::CheckpointBackground::Auto && weights_.size() >= core::kLargeModel)) {
   for (int l = 0; l < learners_; ++l) learner_ranks_.push_back(ctx.map.learner_rank(l));
   for (const auto& c : cfg_.corpora) corpora_.push_back(data::corpus_summary(c));
+  const auto [model, edited_elsewhere] = lib_.model_origin({{"model", s_.model}}, core::default_python_dir().string());
   std::printf(
       "fedavg_mpi: %s: %d pipeline(s), %d learner(s), strategy %s, vocabulary %d, %zu test windows, "
-      "%zu parameters, model on %s\n",
+      "%zu parameters, model %s on %s\n",
       s_.data_name.c_str(), ctx.map.pipelines(), learners_, core::strategy_name(s_.strategy), vocab_.size(),
-      test_windows_, weights_.size(), lib_.device().c_str());
+      test_windows_, weights_.size(), model.c_str(), lib_.device().c_str());
   std::fflush(stdout);
+  if (!edited_elsewhere.empty()) core::warn(ctx_.me, edited_elsewhere);
   warn_of_repeated_corpora();
 }
 
