@@ -196,12 +196,11 @@ def model_origin(cfg: dict, bundled_dir: str) -> tuple:
     /path/library.py)", for the start-up line; and a warning, or "", when
     this library.py edits model classes of the bundled python/ folder's
     (``bundled_dir``) but not the one cfg["model"] selects."""
-    name = cfg.get("model") or _DEFAULTS["model"]
+    name = str(cfg.get("model") or _DEFAULTS["model"])
+    mine = os.path.abspath(library.__file__)
     bundled = os.path.join(bundled_dir, "library.py")
     return (model_source.describe(library.MODELS, name),
-            model_source.edit_warning(library.MODELS, name,
-                                       os.path.abspath(library.__file__),
-                                       bundled))
+            model_source.edit_warning(library.MODELS, name, mine, bundled))
 
 
 def embeddings(model) -> np.ndarray:
