@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <limits>
 #include <string>
 
@@ -49,6 +50,16 @@ std::string limit_reached(const core::Settings& s, const core::Checkpoint& ck) {
   return "";
 }
 
+// True if the run's statistics file (written last, after the embeddings) is that of the checkpoint's round: the
+// run ended there and wrote its outputs. A run that stopped after its final checkpoint but before its outputs (a
+// crash) is resumed as any other, and writes them.
+bool outputs_written(const std::filesystem::path& stats, std::int64_t round) {
+  std::ifstream in(stats);
+  std::string first;
+  std::getline(in, first);
+  return first.rfind("final: rounds=" + std::to_string(round) + " ", 0) == 0;
+}
+
 }  // namespace
 
 bool resumed_run_is_complete(const core::Config& cfg, const comm::Communicator& world) {
@@ -59,8 +70,11 @@ bool resumed_run_is_complete(const core::Config& cfg, const comm::Communicator& 
     std::string why;
     try {
       std::error_code ec;
-      if (std::filesystem::is_regular_file(path, ec))
-        why = limit_reached(cfg.settings, core::read_checkpoint(path, {}));
+      if (std::filesystem::is_regular_file(path, ec)) {
+        const auto ck = core::read_checkpoint(path, {});
+        if (outputs_written(cfg.out_dir / (cfg.settings.data_name + "_stats.txt"), ck.info.round))
+          why = limit_reached(cfg.settings, ck);
+      }
     } catch (const std::exception&) {
       why.clear();  // the resume reports what is wrong with it
     }

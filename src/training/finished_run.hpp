@@ -1,6 +1,6 @@
 // --resume of a run that is already complete: a limit of its settings (or its target) was reached at its last
-// checkpoint, so there is nothing to continue. Rank 0 says so, and how to train it further; every rank then ends
-// at once, with status 0, before any model is built.
+// checkpoint, and its outputs were written after it, so there is nothing to continue. Rank 0 says so, and how to train
+// it further; every rank then ends at once, with status 0, before any model is built.
 #pragma once
 
 #include "core/config.hpp"
