@@ -210,6 +210,8 @@ def parse_args(argv):
 def prepare(args):
     """Do the work; returns the summary text.  Raises PrepareError."""
     for path in args.corpus:
+        if Path(path).is_dir():
+            raise PrepareError(f"{path}: is a directory, not a corpus file")
         if not Path(path).is_file():
             raise PrepareError(f"{path}: no such file")
     counts, n_lines = count_words(args.corpus)
