@@ -330,7 +330,7 @@ def _check_inputs(args):
     read, before anything is written."""
     for path in args.corpus:
         if Path(path).is_dir():
-            raise PrepareError(f"{path}: is a directory, not a file")
+            raise PrepareError(f"{path}: is a directory, not a corpus file")
         if not Path(path).is_file():
             raise PrepareError(f"{path}: no such file")
     for name, (_, read) in _EVAL_FILES.items():

@@ -173,6 +173,15 @@ std::string Library::device() {
   });
 }
 
+std::pair<std::string, std::string> Library::model_origin(const nlohmann::json& cfg, const std::string& bundled_dir) {
+  return detail::guarded("engine.model_origin", [&] {
+    if (!py::hasattr(impl_->mod, "model_origin"))
+      return std::make_pair(cfg.value("model", std::string("neg")), std::string());
+    py::tuple t = impl_->mod.attr("model_origin")(to_python(cfg), bundled_dir);
+    return std::make_pair(t[0].cast<std::string>(), t[1].cast<std::string>());
+  });
+}
+
 core::Matrix Library::embeddings() {
   return detail::guarded("engine.embeddings", [&] {
     py::array_t<float, py::array::c_style | py::array::forcecast> a = impl_->mod.attr("embeddings")(impl_->model);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -57,6 +58,10 @@ class Library {
   void store_weights();
   // Where the model trains, as torch names it ("cpu", "cuda:0"); "cpu" when engine.py defines no device.
   std::string device();
+  // What the run trains, for the start-up line ("neg_autograd (NegCBOW in /path/library.py)"), and a warning, or
+  // "", when library.py edits model classes of the bundled folder's library.py (in `bundled_dir`) but not the
+  // one cfg selects. {cfg's model, ""} when engine.py defines no model_origin (a copy of an older python/).
+  std::pair<std::string, std::string> model_origin(const nlohmann::json& cfg, const std::string& bundled_dir);
   // The embedding matrix [vocab, dim].
   core::Matrix embeddings();
 

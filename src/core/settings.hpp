@@ -111,6 +111,8 @@ struct Override {
 
 // True if `key` is a cfg.json key.
 bool is_settings_key(const std::string& key);
+// Every cfg.json key, in the key table's order.
+std::vector<std::string> settings_keys();
 
 // Parses cfg.json text (`path` labels messages) with `overrides` applied on top. If `merged` is given it receives
 // the resulting JSON object (what a reproducible cfg.json holds); if `origins` is, where each key that is set

@@ -15,7 +15,9 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/output_folder.hpp"
+#include "core/paths.hpp"
 #include "data/fingerprint.hpp"
+#include "training/warm_start.hpp"
 
 namespace fedavg::training {
 namespace {
@@ -70,12 +72,14 @@ DispatcherRun::DispatcherRun(const Context& ctx, Strategy& strategy)
           (s_.checkpoint_background == core::CheckpointBackground::Auto && weights_.size() >= core::kLargeModel)) {
   for (int l = 0; l < learners_; ++l) learner_ranks_.push_back(ctx.map.learner_rank(l));
   for (const auto& c : cfg_.corpora) corpora_.push_back(data::corpus_summary(c));
+  const auto [model, edited_elsewhere] = lib_.model_origin({{"model", s_.model}}, core::default_python_dir().string());
   std::printf(
       "fedavg_mpi: %s: %d pipeline(s), %d learner(s), strategy %s, vocabulary %d, %zu test windows, "
-      "%zu parameters, model on %s\n",
+      "%zu parameters, model %s on %s\n",
       s_.data_name.c_str(), ctx.map.pipelines(), learners_, core::strategy_name(s_.strategy), vocab_.size(),
-      test_windows_, weights_.size(), lib_.device().c_str());
+      test_windows_, weights_.size(), model.c_str(), lib_.device().c_str());
   std::fflush(stdout);
+  if (!edited_elsewhere.empty()) core::warn(ctx_.me, edited_elsewhere);
   warn_of_repeated_corpora();
 }
 
@@ -120,6 +124,12 @@ void DispatcherRun::start() {
 }
 
 void DispatcherRun::start_fresh() {
+  if (!cfg_.init_from.empty()) {
+    const auto warm = warm_start(cfg_.init_from, vocab_.words, model_.shapes, weights_);
+    lib_.load_weights();
+    std::printf("fedavg_mpi: %s\n", warm.summary(cfg_.init_from).c_str());
+    std::fflush(stdout);
+  }
   pipelines_.start();
   first_loss_ = loss_ = test_loss();
   metrics_ = std::make_unique<core::MetricsLog>(metrics_path());
@@ -143,6 +153,7 @@ void DispatcherRun::resume_from(const core::Checkpoint& ck) {
   first_loss_ = ck.info.first_loss;
   windows_per_learner_ = ck.info.windows_per_learner;
   seconds_before_ = evaluated_at_ = ck.info.seconds;
+  progress_.resumed(seconds_before_, windows_per_learner_);
   sync_bytes_ = ck.info.sync_bytes;
   resume_pipelines(ck);
   strategy_.state() = ck.strategy_state;

@@ -32,16 +32,17 @@ def corpus(tmp_path):
     return write_corpus(tmp_path / "mytext.txt", n_lines=2000, seed=5)
 
 
+@pytest.mark.smoke
 def test_raw_text_to_vectors_in_one_command(app, corpus, tmp_path):
     proc = mpiexec(app, 6, ["--out", tmp_path / "out", "--bpe", 10, "--bs", 64, "--set", "dim=16",
-                            "--lr=0.2", "--min-count", 1, corpus], tmp_path)
+                            "--lr=0.2", "--min-count", 1, "--negative", 3, corpus], tmp_path)
     assert proc.returncode == 0, proc.stderr
     out = tmp_path / "out"
     config = out / "config"
     # The config the job prepared, with the command line's settings in it: the folder alone reproduces the run.
     cfg = json.loads((config / "cfg.json").read_text())
     assert cfg["data_name"] == "mytext" and cfg["dim"] == 16 and cfg["bpe"] == 10 and cfg["lr"] == 0.2
-    assert cfg["max_epochs"] == 5
+    assert cfg["max_epochs"] == 5 and cfg["model_args"] == {"negatives": 3}  # gensim's --negative
     vocab = [line.split()[0] for line in (config / "vocab.txt").read_text().splitlines()]
     assert "sleeps" in vocab
     held = json.loads((config / "heldout.json").read_text())["corpora"]
@@ -56,6 +57,30 @@ def test_raw_text_to_vectors_in_one_command(app, corpus, tmp_path):
     kv = np.loadtxt(out / "mytext_embeddings.txt")
     assert kv.shape == (len(vocab), 16) and np.isfinite(kv).all()
     assert "prepared the config in" in proc.stdout
+    assert f"model neg (HandwrittenNegCBOW in {ROOT / 'python' / 'handwritten_neg.py'})" in proc.stdout
+    warm_start_on_new_text(app, out / "mytext.h5", tmp_path)
+
+
+def warm_start_on_new_text(app, old_h5, tmp_path):
+    """A new run on new text from a finished run's checkpoint: the words both vocabularies hold keep their
+    vectors (untrained here: train false), the new words start afresh."""
+    new_text = write_corpus(tmp_path / "newtext.txt", n_lines=600, seed=9)
+    with open(new_text, "a") as f:
+        f.write("A zebra and a lion sleep by the river.\n" * 40)
+    proc = mpiexec(app, 6, ["--out", tmp_path / "warm", "--init-from", old_h5, "--dim", 16, "--negative", 3,
+                            "--min-count", 1, "--set", "train=false", "--max-rounds", 1, "--bpe", 4, "--bs", 64,
+                            new_text], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"warm start from {old_h5}: " in proc.stdout and "new words start afresh" in proc.stdout
+    with h5py.File(old_h5, "r") as f:
+        old = dict(zip([w.decode() for w in f["vocabulary"][...]], f["embedding"][...]))
+    with h5py.File(tmp_path / "warm" / "newtext.h5", "r") as f:
+        new = dict(zip([w.decode() for w in f["vocabulary"][...]], f["embedding"][...]))
+    shared = sorted(set(old) & set(new))
+    assert len(shared) > 20 and {"zebra", "lion", "river"} <= set(new) - set(old)
+    for word in shared:
+        np.testing.assert_array_equal(new[word], old[word], err_msg=word)
+    assert not any(np.array_equal(new["zebra"], v) for v in old.values())
 
 
 def test_a_corpus_of_one_line_trains_and_stops_within_a_batch_of_its_passes(app, tmp_path):
@@ -93,6 +118,8 @@ def test_a_bad_setting_names_its_flag_and_writes_nothing(app, corpus, tmp_path):
     proc = mpiexec(app, 6, ["--out", tmp_path / "out", "--set", "stratgy=bsp", corpus], tmp_path, timeout=30)
     assert proc.returncode != 0
     assert 'command line: --set stratgy=bsp: unknown key "stratgy"' in proc.stderr
+    proc = mpiexec(app, 6, ["--out", tmp_path / "out", "--epoc", 3, corpus], tmp_path, timeout=30)
+    assert proc.returncode != 0 and "unknown option --epoc: did you mean --epoch?" in proc.stderr
     proc = mpiexec(app, 6, ["--out", tmp_path / "out", "--eval-every", 1, corpus], tmp_path, timeout=30)
     assert proc.returncode != 0
     assert "give --similarity F" in proc.stderr and proc.stderr.count("eval_every") == 1, proc.stderr
@@ -149,6 +176,7 @@ def test_overrides_apply_to_a_given_config(run_job):
         assert f.attrs["strategy"] == "diloco" and f.attrs["round"] == 2
 
 
+@pytest.mark.smoke
 def test_version_and_help(app, tmp_path):
     proc = mpiexec(app, 1, ["--version"], tmp_path, timeout=60)
     assert proc.returncode == 0, proc.stderr

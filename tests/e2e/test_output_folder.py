@@ -5,6 +5,7 @@ integers; round 0 has no train loss; the binary word2vec file loads in gensim.""
 
 import hashlib
 import math
+import time
 
 import h5py
 import numpy as np
@@ -33,6 +34,14 @@ def test_a_second_run_without_resume_refuses_and_changes_nothing(run_job):
     assert again.rc != 0
     assert "holds an earlier run" in again.stderr
     assert "--resume" in again.stderr and "--overwrite" in again.stderr
+    assert snapshot(first.out) == before
+    # --resume of the finished run: it says the run is complete and how to extend it, at once, and changes nothing.
+    t0 = time.monotonic()
+    done = run_job(5, cfg={"max_rounds": 2}, extra=["--resume"], timeout=JOB_TIMEOUT)
+    assert done.rc == 0, done.stderr
+    assert f"the run in {first.out} is complete" in done.stdout
+    assert "--resume --max-rounds N, with N above 2" in done.stdout and "--init-from" in done.stdout
+    assert time.monotonic() - t0 < 10
     assert snapshot(first.out) == before
 
 

@@ -13,6 +13,7 @@ import pytest
 from conftest import PYTHON, ROOT, toy_lines
 
 
+@pytest.mark.smoke
 def test_one_pipeline_two_learners_trains_and_writes_outputs(run_job):
     job = run_job(6, cfg={"max_rounds": 6})
     assert job.rc == 0, job.stderr
@@ -56,7 +57,8 @@ def test_two_pipelines(run_job, toy_config, tmp_path):
     job = run_job(10, corpora=[toy_config / "train.txt", second], cfg={"max_rounds": 3})
     assert job.rc == 0, job.stderr
     assert "2 pipeline(s), 3 learner(s)" in job.stdout
-    assert "parameters, model on cpu\n" in job.stdout     # device "auto" on a machine without a GPU
+    assert "parameters, model neg (HandwrittenNegCBOW in " in job.stdout
+    assert "handwritten_neg.py) on cpu\n" in job.stdout     # device "auto" on a machine without a GPU
     losses = [r["test_loss"] for r in job.metrics()]
     assert losses[-1] < losses[0]
 

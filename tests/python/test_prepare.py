@@ -160,6 +160,7 @@ def test_several_corpora_are_concatenated(tmp_path):
 
 @pytest.mark.parametrize("content, extra, fragment", [
     (None, [], "no such file"),
+    ("<dir>", [], "is a directory"),
     ("123 456 ...\n", [], "no words"),
     ("aa bb cc dd ee\n", ["--min-count", "2"], "no vocabulary words"),
     ("the and of\nthe and of\n", ["--stopwords", "--min-count", "1"],
@@ -170,7 +171,9 @@ def test_several_corpora_are_concatenated(tmp_path):
 def test_errors_exit_2_with_one_line(tmp_path, capsys, content, extra,
                                      fragment):
     path = tmp_path / "corpus.txt"
-    if content is not None:
+    if content == "<dir>":
+        path.mkdir()
+    elif content is not None:
         path.write_text(content)
     code = prepare.main([str(path), "--out", str(tmp_path / "o")] + extra)
     err = capsys.readouterr().err
