@@ -117,7 +117,8 @@ core::Config settle_config(const core::CommandLine& line, const comm::Communicat
       throw core::InputError("output folder " + cfg.out_dir.string() + ": nothing to resume (no " +
                              cfg.cfg_path().string() + ", which a run without --config prepares)");
     if (cfg.prepared && !cfg.resume) {
-      const std::string summary = bridge::Prepare(py).run(cfg.corpora, cfg.config_dir, prepare_options(line, given.max_line_bytes));
+      const std::string summary = bridge::Prepare(py).run(cfg.corpora, cfg.config_dir,
+                                                          prepare_options(line, given.max_line_bytes));
       // The overrides go into the prepared cfg.json, so the folder alone says how the run was made.
       nlohmann::json merged;
       core::load_settings(cfg.cfg_path(), line.overrides, &merged);
