@@ -27,7 +27,7 @@ import textpipe  # noqa: E402
 
 # The benchmark data (the text8 prefix, the evaluation sets): FEDAVG_BENCH_DATA, else shared/data beside the
 # repository's folder.
-DATA_DIR = Path(os.environ.get("FEDAVG_BENCH_DATA", ROOT.parent / "shared" / "data"))
+DATA_DIR = Path(os.environ.get("FEDAVG_BENCH_DATA") or ROOT.parent / "shared" / "data")
 TEXT8_ZIP = DATA_DIR / "text8_prefix.zip"
 EVAL_DIR = DATA_DIR / "eval"
 WORDSIM = EVAL_DIR / "wordsim353.tsv"

@@ -60,7 +60,7 @@ def prepare(tmp):
     text = tmp / "text8.txt"
     text.write_text(corpus.read_corpus("text8"))
     cfg = tmp / "config"
-    subprocess.run([jobs.PYTHON, str(jobs.ROOT / "python" / "prepare.py"), str(text), "--out", str(cfg),
+    subprocess.run([*jobs.PREPARE, str(text), "--out", str(cfg),
                     "--train-out", str(tmp / "train.txt"), "--vocab-size", "100000", "--min-count", "1",
                     "--dim", "300", "--data-name", "text8"], check=True, capture_output=True, timeout=600)
     return cfg, tmp / "train.txt"
@@ -73,7 +73,7 @@ def prepare_smaller(tmp, words):
     if (cfg / "cfg.json").exists() and train.exists():
         return cfg, train
     base.mkdir(parents=True, exist_ok=True)
-    subprocess.run([jobs.PYTHON, str(jobs.ROOT / "python" / "prepare.py"), str(tmp / "text8.txt"), "--out", str(cfg),
+    subprocess.run([*jobs.PREPARE, str(tmp / "text8.txt"), "--out", str(cfg),
                     "--train-out", str(train), "--vocab-size", str(words), "--min-count", "1", "--dim", "300",
                     "--data-name", "text8"], check=True, capture_output=True, timeout=600)
     return cfg, train
@@ -100,7 +100,7 @@ def prepare_large(tmp, words, tokens):
     base.mkdir(parents=True, exist_ok=True)
     text = base / "zipf.txt"
     scale_data.write_corpus(text, tokens, made_up_words(words))
-    subprocess.run([jobs.PYTHON, str(jobs.ROOT / "python" / "prepare.py"), str(text), "--out", str(cfg),
+    subprocess.run([*jobs.PREPARE, str(text), "--out", str(cfg),
                     "--train-out", str(train), "--vocab-size", str(words), "--min-count", "1", "--dim", "300",
                     "--data-name", "large"], check=True, capture_output=True, timeout=1200)
     text.unlink()

@@ -11,13 +11,12 @@ strategy's keys and the --set overrides. A count is taken where the job stopped 
 as the job's final line gives it; "-" where it stopped at a limit.
 
 Strategies are names of STRATEGIES below (a strategy with its keys); "name:key=value+key=value" adds keys, so
-designs can be compared without editing this file, e.g. "fedavg:combine=average+split_round=false" is the
-combine that was the default before issue 42.
+designs can be compared without editing this file, e.g. "add:add_power=0.5+add_bpe=2".
 
 --text8 adds, for each run, the same job on the text8 prefix (bench/corpus.py, vocabulary 10000) in 5 epochs,
 dim 100, and prints its WordSim353 rho and final test loss (quality at equal total data).
 
-Usage: /usr/bin/python3 bench/scaling.py [--learners 1,2,4,8] [--strategies fedavg,diloco,hogwild]
+Usage: /usr/bin/python3 bench/scaling.py [--learners 1,2,4,8] [--strategies fedavg,add,diloco,hogwild]
            [--target 2.0] [--set key=value ...] [--dir DIR] [--time-limit 900] [--text8]
 """
 
@@ -35,10 +34,10 @@ sys.path.insert(0, str(HERE))
 import corpus  # noqa: E402
 import jobs  # noqa: E402
 
-# Name -> cfg.json keys. fedavg is the default strategy and is run with no keys of its own.
+# Name -> cfg.json keys. fedavg is the default strategy (combine average) and is run with no keys of its own.
 STRATEGIES = {
     "fedavg": {},
-    "average": {"combine": "average"},  # the default before issue 42
+    "add": {"combine": "add"},  # fedavg, adding the learners' changes
     "diloco": {"strategy": "diloco"},
     "hogwild": {"strategy": "hogwild"},
     "bsp": {"strategy": "bsp"},
@@ -54,7 +53,7 @@ def comma_list(convert):
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="scaling", description=__doc__.split("\n\n")[0])
     p.add_argument("--learners", type=comma_list(int), default=[1, 2, 4, 8])
-    p.add_argument("--strategies", type=comma_list(str), default=["fedavg", "average", "diloco", "hogwild"])
+    p.add_argument("--strategies", type=comma_list(str), default=["fedavg", "add", "diloco", "hogwild"])
     p.add_argument("--target", type=float, default=2.0)
     p.add_argument("--set", type=jobs.parse_set, action="append", default=[], metavar="KEY=VALUE",
                    help="cfg.json override for every run (repeatable)")

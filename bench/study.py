@@ -161,7 +161,7 @@ def prepare_data(corpus_name, vocab_size, data_dir):
     data_dir.mkdir(parents=True)
     text_path = data_dir / "corpus.txt"
     text_path.write_text(corpus.read_corpus(corpus_name), encoding="utf-8")
-    cmd = [jobs.PYTHON, str(jobs.ROOT / "python" / "prepare.py"), str(text_path), "--out", str(data_dir / "config"),
+    cmd = [*jobs.PREPARE, str(text_path), "--out", str(data_dir / "config"),
            "--train-out", str(data_dir / "train.txt"), "--data-name", data_name(corpus_name),
            "--vocab-size", str(vocab_size), "--test-windows", str(TEST_WINDOWS), "--seed", str(SEED)]
     done = subprocess.run(cmd, capture_output=True, text=True)

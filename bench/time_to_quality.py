@@ -53,7 +53,7 @@ def main():
     ours = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        subprocess.run([jobs.PYTHON, str(jobs.ROOT / "python" / "prepare.py"), str(text8), "--out", str(tmp / "cfg"),
+        subprocess.run([*jobs.PREPARE, str(text8), "--out", str(tmp / "cfg"),
                         "--train-out", str(tmp / "train.txt"), "--data-name", "text8", "--vocab-size", "1000000",
                         "--min-count", "5", "--test-windows", "1000", "--dim", "100", "--lr", str(args.lr)],
                        check=True, capture_output=True)

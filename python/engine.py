@@ -16,10 +16,12 @@ Importing this module does no work.
     get_state(model) -> bytes                   optimizer, RNG, step count
     set_state(model, state: bytes)
     current_lr(model) -> float                  rate of the next step
+    plan_steps(model, steps)                    the run's length, in steps
     written_rows(model) -> [rows or None, ...]  rows steps wrote, per param
     load_weights(model)                         the model takes the buffer
     store_weights(model)                        the model writes the buffer
     device(model) -> str                        where it trains: "cpu", ...
+    model_origin(cfg, bundled) -> (str, str)    model, class, file; warning
 
 On a CPU the model's parameters are views of the buffer and load_weights
 and store_weights do nothing.  On a GPU (cfg "device") the model trains a copy on the device:
@@ -29,6 +31,7 @@ uses it, and store_weights before it reads the buffer.
 
 import math
 import numbers
+import os
 import re
 import warnings
 from typing import cast
@@ -37,6 +40,7 @@ import numpy as np
 import torch
 
 import library
+import model_source
 import state_codec
 from placement import Placement
 from trainer import ModelError, Trainer, declarations
@@ -137,11 +141,21 @@ def set_state(model, state: bytes) -> None:
         model.load_state(state_codec.decode(state))
 
 
+def plan_steps(model, steps) -> None:
+    """This learner's steps over the whole run, once the Dispatcher knows
+    them (max_epochs passes; bpe * max_rounds): passed to the model's
+    plan_steps(steps) if it has one (the hand-written neg's linear
+    schedule)."""
+    if hasattr(model, "plan_steps"):
+        model.plan_steps(int(steps))
+
+
 def current_lr(model) -> float:
     """The learning rate of the model's next step, for the progress line:
     the model's current_lr() if it has one (the hand-written neg's
-    schedule), else its optimizer's first parameter group's rate; nan when
-    there is neither."""
+    schedule; an autograd model's lr, per window for NegCBOW, not its
+    optimizer's per-batch rate), else its optimizer's first parameter
+    group's rate; nan when there is neither."""
     if hasattr(model, "current_lr"):
         return float(model.current_lr())
     optimizer = getattr(model, "optimizer", None)
@@ -185,6 +199,18 @@ def device(model) -> str:
     """Where the model trains, as torch names it: "cpu", "cuda:0", ..."""
     placement = getattr(model, "placement", None)
     return "cpu" if placement is None else str(placement.flat.device)
+
+
+def model_origin(cfg: dict, bundled_dir: str) -> tuple:
+    """(what, warning): what the run trains, "neg_autograd (NegCBOW in
+    /path/library.py)", for the start-up line; and a warning, or "", when
+    this library.py edits model classes of the bundled python/ folder's
+    (``bundled_dir``) but not the one cfg["model"] selects."""
+    name = str(cfg.get("model") or _DEFAULTS["model"])
+    mine = os.path.abspath(library.__file__)
+    bundled = os.path.join(bundled_dir, "library.py")
+    return (model_source.describe(library.MODELS, name),
+            model_source.edit_warning(library.MODELS, name, mine, bundled))
 
 
 def embeddings(model) -> np.ndarray:

@@ -8,7 +8,7 @@ a module.
         [--neighbours WORD [WORD ...]] [--restrict N] [--json]
 
 EMBEDDINGS is word2vec text format (first line "V D", then one
-"word v1 ... vD" line per word), or, with --vocab, a bare matrix of V rows of
+"word v1 ... vD" line per word) or binary format (.w2v.bin), or, with --vocab, a bare matrix of V rows of
 D numbers in vocabulary order (what fedavg_mpi writes to trained/), whose
 words are read from a vocab.txt (words, each optionally followed by its
 count).  Words are looked up in lowercase.
@@ -36,11 +36,14 @@ _ANALOGY_CHUNK = 256  # questions per [chunk, V] score matrix
 # --------------------------------------------------------------------------
 
 def load_word2vec(path):
-    """Read a word2vec text file: returns (words, float32 [V, D]).
+    """Read a word2vec file, text or binary (found from its first row):
+    returns (words, float32 [V, D]).
 
     The header must be "V D".  A word listed twice keeps its first vector.
     Raises ValueError("<path>:<line>: ...") for a bad header or row.
     """
+    if _is_binary_word2vec(path):
+        return _dedupe(*_load_word2vec_binary(path))
     with open(path, encoding="utf-8", errors="replace") as f:
         header = f.readline().split()
         if len(header) != 2 or not all(h.isdigit() for h in header):
@@ -62,6 +65,54 @@ def load_word2vec(path):
         raise ValueError(f"{path}:1: header says {count} words, file has "
                          f"{len(words)}")
     return _dedupe(words, vectors)
+
+
+def _is_binary_word2vec(path):
+    """True if the first row after the "V D" header is a word and D
+    float32 values (word2vec's binary format, .w2v.bin): it is not D
+    numbers in text, and the bytes after the word are not text."""
+    with open(path, "rb") as f:
+        header = f.readline().split()
+        if len(header) != 2 or not all(h.isdigit() for h in header):
+            return False
+        dim = int(header[1])
+        row = f.read(4096 + 4 * dim)
+    word_end = row.find(b" ")
+    if word_end < 0:
+        return False
+    line = row.split(b"\n", 1)[0]
+    try:
+        if len([float(x) for x in line.split()[1:]]) == dim:
+            return False
+    except ValueError:
+        pass
+    values = row[word_end + 1:word_end + 1 + 4 * dim]
+    try:
+        text = values.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return any(c < " " and c not in "\t\r\n" for c in text)
+
+
+def _load_word2vec_binary(path):
+    """word2vec's binary format: "V D\n", then per word its UTF-8 bytes, a
+    space, D little-endian float32 and (as word2vec writes) a newline."""
+    with open(path, "rb") as f:
+        data = f.read()
+    end = data.index(b"\n")
+    count, dim = (int(x) for x in data[:end].split())
+    words, vectors, at = [], np.empty((count, dim), np.float32), end + 1
+    for i in range(count):
+        while at < len(data) and data[at:at + 1] in (b"\n", b" "):
+            at += 1
+        space = data.find(b" ", at)
+        if space < 0 or space + 1 + 4 * dim > len(data):
+            raise ValueError(f"{path}: binary word2vec file ends at word "
+                             f"{i + 1} of the {count} its header says")
+        words.append(data[at:space].decode("utf-8", errors="replace"))
+        vectors[i] = np.frombuffer(data, "<f4", dim, space + 1)
+        at = space + 1 + 4 * dim
+    return words, vectors
 
 
 def load_matrix(path, vocab_path):

@@ -30,6 +30,47 @@ def int_arg(name, value, low):
     return int(value)
 
 
+def _epoch_windows(opts):
+    """The windows a pass over the text makes, as far as the vocabulary's
+    counts tell (each word a window, less the words the Filter's
+    subsampling drops, in expectation); None without counts."""
+    counts = opts.get("counts")
+    if not counts:
+        return None
+    f = np.asarray(counts, dtype=np.float64)
+    sample = float(opts.get("sample") or 0.0)
+    if sample <= 0:
+        return float(f.sum())
+    threshold = sample * f.sum()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        keep = np.minimum(1.0, (np.sqrt(f / threshold) + 1.0) * threshold / f)
+    return float(np.where(f > 0, f * keep, 0.0).sum())
+
+
+def _planned_steps(opts):
+    """A learner's steps over the whole run, for the linear schedule: bpe *
+    max_rounds, or the steps of max_epochs passes (estimated from the
+    counts, the learners and bs), the fewer of the two where both are set.
+    ValueError if neither is."""
+    bpe = int_arg("bpe", opts.get("bpe", 1), 1)
+    plans = []
+    rounds = opts.get("max_rounds") or 0
+    if rounds:
+        plans.append(bpe * int_arg("max_rounds", rounds, 1))
+    epochs = float(opts.get("max_epochs") or 0.0)
+    windows = _epoch_windows(opts)
+    if epochs > 0 and windows:
+        learners = int_arg("learners", opts.get("learners", 1), 1)
+        plans.append(max(1, math.ceil(epochs * windows
+                                      / (int_arg("bs", opts.get("bs", 1024), 1)
+                                         * learners))))
+    if not plans:
+        raise ValueError("cfg: model_args.lr_schedule 'linear' needs "
+                         "model_args.decay_steps, max_rounds (with bpe) or "
+                         "max_epochs (with counts in vocab.txt)")
+    return min(plans)
+
+
 class HandwrittenNegCBOW:
     """CBOW with negative sampling, trained like word2vec (cbow_mean=1).
 
@@ -128,20 +169,17 @@ class HandwrittenNegCBOW:
         # Learning rate: "constant" (the default, for runs that stop at a
         # target) or "linear", word2vec's schedule,
         # lr_t = lr * max(min_lr_ratio, 1 - t / decay_steps), t counting
-        # this learner's steps, decay_steps defaulting to bpe * max_rounds.
+        # this learner's steps, decay_steps defaulting to the run's length
+        # (_planned_steps).
         self.lr = opts["lr"]
         self.min_lr = opts["lr"] * args["min_lr_ratio"]
-        bpe = int_arg("bpe", opts.get("bpe", 1), 1)
         self.decay_steps = None
+        self._planned = False  # decay_steps is the run's length (plan_steps)
         if args["lr_schedule"] == "linear":
             self.decay_steps = args["decay_steps"]
             if self.decay_steps is None:
-                if "max_rounds" not in opts:
-                    raise ValueError("cfg: model_args.lr_schedule 'linear' "
-                                     "needs model_args.decay_steps or "
-                                     "max_rounds (with bpe)")
-                self.decay_steps = bpe * int_arg("max_rounds",
-                                                 opts["max_rounds"], 1)
+                self.decay_steps = _planned_steps(opts)
+                self._planned = True
         self.step = 0  # this learner's steps so far (restored by load_state)
         self._sign = torch.full((self.negatives + 1,), -1.0, device=dev)
         self._sign[0] = 1.0
@@ -150,6 +188,13 @@ class HandwrittenNegCBOW:
         self._row_counts = torch.zeros(2 * v, device=dev)
         self._one = torch.ones((), device=dev)
         self._written = WrittenMarks(2 * v, dev)  # stacked rows steps wrote
+
+    def plan_steps(self, steps):
+        """The run's length in this learner's steps, as the Dispatcher
+        measured it: the linear schedule decays over it, unless
+        model_args gave decay_steps."""
+        if self._planned:
+            self.decay_steps = max(1, int(steps))
 
     def current_lr(self):
         if self.decay_steps is None:

@@ -9,10 +9,13 @@ NAME_metrics.csv (one row per round, columns read by name; sync_bytes may
 be absent) and one NAME_stats.txt (the line "final: key=value ...").  The
 command writes FIGDIR/loss_vs_windows.* and FIGDIR/loss_vs_seconds.*: the
 test loss of every run against windows per learner and against training
-seconds, with the target as a dashed line.
+seconds, with the target as a dashed line (none for runs without one).
+Without --labels a run's legend names its folder and what sets it apart
+from the other runs: its name (corpus), dim, strategy, learners, pipelines.
 
 Library use (bench/study.py):
     load_run(dir, label=None)             a Run: metrics rows, stats, label
+    distinct_labels(labels)               labels less the parts all share
     reached(metrics_rows, target)         (windows_per_learner, seconds) at
                                           the first test_loss <= target
     plot_loss_vs_windows(runs, stem)      the two loss figures
@@ -26,6 +29,7 @@ reference divided by their mean, i.e. the harmonic mean of their speedups.
 
 import argparse
 import csv
+import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,6 +88,11 @@ def read_stats(path):
     return {k: _number(v) for k, v in pairs}
 
 
+def _count(n, noun):
+    """'1 pipeline', '2 pipelines'."""
+    return f"{n:g} {noun}{'' if n == 1 else 's'}"
+
+
 def describe(stats, fallback):
     """A legend label from the stats' strategy, learners and pipelines keys;
     fallback when the stats carry none of them."""
@@ -91,19 +100,60 @@ def describe(stats, fallback):
     if "strategy" in stats:
         parts.append(str(stats["strategy"]))
     if "learners" in stats:
-        parts.append(f"{stats['learners']:g} learners")
+        parts.append(_count(stats["learners"], "learner"))
     if "pipelines" in stats:
-        parts.append(f"{stats['pipelines']:g} pipelines")
+        parts.append(_count(stats["pipelines"], "pipeline"))
     return ", ".join(parts) or fallback
 
 
+def _dim(directory, name):
+    """The embedding dimension of the run in directory: its NAME.w2v.txt
+    header's, else its config/cfg.json's "dim"; None if neither says."""
+    try:
+        with open(directory / f"{name}.w2v.txt", encoding="utf-8") as f:
+            return int(f.readline().split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        with open(directory / "config" / "cfg.json", encoding="utf-8") as f:
+            return int(json.load(f).get("dim", 32))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
+def run_label(directory, name, stats):
+    """'out_a: kjv, dim 32, fedavg, 2 learners, 1 pipeline': the folder, the
+    run's name (its corpus), its dimension and describe(stats)."""
+    dim = _dim(directory, name)
+    parts = [name] + ([f"dim {dim}"] if dim else [])
+    described = describe(stats, "")
+    return f"{directory.name}: " + ", ".join(parts + ([described] if described
+                                                      else []))
+
+
+def distinct_labels(labels):
+    """The labels made by run_label, less the parts that every one of them
+    shares (the folder stays), so that a legend shows what differs."""
+    split = [label.split(": ", 1) for label in labels]
+    if len(labels) < 2 or any(len(s) != 2 for s in split):
+        return list(labels)
+    parts = [s[1].split(", ") for s in split]
+    shared = set(parts[0]).intersection(*parts[1:])
+    return [f"{folder}: " + ", ".join(p for p in mine if p not in shared)
+            if any(p not in shared for p in mine) else folder
+            for (folder, _), mine in zip(split, parts)]
+
+
 def load_run(directory, label=None):
-    """The Run in directory; label defaults to describe(stats, dir name)."""
+    """The Run in directory; label defaults to run_label (folder, corpus,
+    dimension, strategy, learners, pipelines)."""
     directory = Path(directory)
-    metrics = read_metrics(_only_file(directory, "*_metrics.csv"))
+    metrics_path = _only_file(directory, "*_metrics.csv")
+    metrics = read_metrics(metrics_path)
     stats = read_stats(_only_file(directory, "*_stats.txt"))
+    name = metrics_path.name[:-len("_metrics.csv")]
     return Run(directory, metrics, stats,
-               label or describe(stats, directory.name))
+               label or run_label(directory, name, stats))
 
 
 def reached(metrics_rows, target):
@@ -136,7 +186,8 @@ def save(fig, path_stem, formats=FORMATS):
 def _draw_targets(ax, runs):
     """One dashed horizontal line per distinct target in the runs' stats."""
     targets = sorted({r.stats["target"] for r in runs
-                      if isinstance(r.stats.get("target"), float)})
+                      if isinstance(r.stats.get("target"), float)
+                      and r.stats["target"] > 0})   # 0: the run had none
     for i, target in enumerate(targets):
         ax.axhline(target, color="grey", linestyle="--", linewidth=1,
                    label="target" if i == 0 else None)
@@ -286,6 +337,9 @@ def main(argv=None):
     except (OSError, ValueError, KeyError) as e:
         print(f"plots: {e}", file=sys.stderr)
         return 2
+    if not any(args.labels):
+        for run, label in zip(runs, distinct_labels([r.label for r in runs])):
+            run.label = label
     out = Path(args.out)
     written = plot_loss_vs_windows(runs, out / "loss_vs_windows",
                                    formats=args.formats)

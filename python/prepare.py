@@ -5,8 +5,8 @@ Usage:
         [--vocab-size 10000] [--min-count 5] [--stopwords]
         [--test-windows 1000] [--window 2] [--seed 1] [--train-out PATH]
         [--data-name NAME] [--model neg|neg_autograd|softmax] [--bpe 200|50]
-        [--bs 1024|256] [--target 2.5|6.0] [--dim 32] [--lr X]
-        [--max-rounds 200] [--max-seconds 600]
+        [--bs 1024|256] [--dim 32] [--lr X] [--epoch 5] [--target 0]
+        [--max-rounds 0] [--max-seconds 0] [--similarity F] [--analogies F]
 
 Where two defaults are shown, the first is the neg models' (neg, the
 default --model, and neg_autograd, the same loss), the second softmax's;
@@ -14,20 +14,26 @@ without --lr the model's own rate applies.
 
 The vocabulary is the --vocab-size most frequent words (ties alphabetical)
 seen at least --min-count times, tokenized exactly as the C++ pipeline does
-(textpipe).  Test windows come from lines held out at random (seeded): runs
-of 2*window+1 vocabulary words inside one line with no unknown word between
-them.  --train-out writes the corpus without those lines, so training never
-sees a test window.  Errors print one line, "prepare: <path>: <reason>",
-and exit with status 2.  No torch import: this runs anywhere.
+(textpipe).  Test windows come from lines held out at random (seeded), and
+from pieces of lines longer than 4 KiB (cut at spaces, so a corpus of one
+line trains too): runs of 2*window+1 vocabulary words with no unknown word
+between them.  --train-out writes the corpus without that text, so training
+never sees a test window.  The stop rule is fedavg_mpi's one-command
+default: 5 passes over the text.  Errors print one line,
+"prepare: <path>: <reason>", and exit with status 2.  No torch import: this
+runs anywhere.
 """
 
 import argparse
+import bisect
 import collections
 import json
 import random
+import shutil
 import sys
 from pathlib import Path
 
+import evaluate
 import textpipe
 
 # A common English stop-word list (pronouns, articles, auxiliaries,
@@ -49,6 +55,13 @@ class PrepareError(ValueError):
     """A problem with the inputs; printed as 'prepare: <message>'."""
 
 
+# A line longer than this (text8 and enwik-style corpora are one line) is
+# held out in pieces of about _PIECE_BYTES, cut at spaces, so that the rest
+# of it stays for training; shorter lines are held out whole.
+_LONG_LINE = 4096
+_PIECE_BYTES = 512
+
+
 def _corpus_lines(paths):
     """Yield (global_line_index, raw_bytes_line) over all corpora in order.
 
@@ -67,19 +80,73 @@ def _words(line: bytes):
     return textpipe.tokenize_words(line.decode("utf-8", "replace"))
 
 
-def count_words(paths):
-    """Return (Counter of words, number of lines); error on a wordless file."""
+def _pieces(line: bytes):
+    """The (start, end) byte ranges, within ``line``, of the pieces a long
+    line is held out in: about _PIECE_BYTES each, ending before a space, so
+    that no word is cut.  One piece, the whole line, for a short line."""
+    body = len(line) - line.endswith(b"\n")
+    if body <= _LONG_LINE:
+        return [(0, body)]
+    out, start = [], 0
+    while start < body:
+        cut = line.find(b" ", start + _PIECE_BYTES, body)
+        end = body if cut < 0 else cut
+        out.append((start, end))
+        start = end + 1
+    return out
+
+
+class _Units:
+    """The units text is held out in: each short line, each piece of a long
+    line, numbered in corpus order."""
+
+    def __init__(self, n_lines, long_lines):
+        self.longs = sorted(long_lines.items())  # (line, pieces)
+        self.first = []  # the unit number of each long line's first piece
+        extra = 0
+        for line, n in self.longs:
+            self.first.append(line + extra)
+            extra += n - 1
+        self.total = n_lines + extra
+
+    def locate(self, unit):
+        """(line, piece) of ``unit``; piece None for a whole short line."""
+        k = bisect.bisect_right(self.first, unit) - 1
+        if k < 0:
+            return unit, None
+        line, n = self.longs[k]
+        if unit < self.first[k] + n:
+            return line, unit - self.first[k]
+        return unit - (self.first[k] - line + n - 1), None
+
+
+def count_words(paths, max_line_bytes=None):
+    """Return (Counter of words, _Units); error on a wordless or binary
+    file, or a line longer than ``max_line_bytes`` (fedavg_mpi's limit)."""
     counts = collections.Counter()
-    lines = 0
+    index, long_lines = 0, {}
     for path in paths:
         before = sum(counts.values())
-        for _, line in _corpus_lines([path]):
-            counts.update(_words(line))
-            lines += 1
+        with open(path, "rb") as f:
+            for lineno, line in enumerate(f, start=1):
+                if b"\0" in line:
+                    raise PrepareError(f"{path}:{lineno}: binary content (NUL "
+                                       "byte); a corpus must be UTF-8 text")
+                body = len(line) - line.endswith(b"\n")
+                if max_line_bytes and body > max_line_bytes:
+                    raise PrepareError(
+                        f"{path}:{lineno}: line of {body} bytes, longer than "
+                        f"max_line_bytes ({max_line_bytes}); fedavg_mpi reads "
+                        f"a line whole: give --max-line-bytes {body} or split "
+                        "the line")
+                counts.update(_words(line))
+                if len(line) > _LONG_LINE:
+                    long_lines[index] = len(_pieces(line))
+                index += 1
         if sum(counts.values()) == before:
             raise PrepareError(f"{path}: no words (the tokenizer found no "
                                "letters)")
-    return counts, lines
+    return counts, _Units(index, long_lines)
 
 
 def choose_vocab(counts, size, min_count, stopwords):
@@ -103,26 +170,37 @@ def line_windows(words, vocab, window):
     return out
 
 
-def hold_out(paths, n_lines, vocab, window, wanted, seed):
-    """Pick test windows from lines taken in a seeded random order.
+def hold_out(paths, units, vocab, window, wanted, seed):
+    """Pick test windows from units (lines, pieces of long lines) taken in a
+    seeded random order.
 
-    Returns (windows, held_out_line_indices).  Lines are fetched in growing
-    batches of the random order, so the corpus is streamed, not stored.
-    Only lines that gave at least one window are held out.
+    Returns (windows, held) where held is a set of line indices (whole
+    lines) and of (line, start, end) byte ranges within long lines.  Units
+    are fetched in growing batches of the random order, so the corpus is
+    streamed, not stored.  Only units that gave at least one window are
+    held out.
     """
-    order = list(range(n_lines))
+    order = list(range(units.total))
     random.Random(seed).shuffle(order)
     windows, held = [], set()
     pos, batch = 0, 256
-    while len(windows) < wanted and pos < n_lines:
-        chosen = order[pos:pos + batch]
-        wanted_lines = set(chosen)
+    while len(windows) < wanted and pos < units.total:
+        chosen = [units.locate(u) for u in order[pos:pos + batch]]
+        wanted_lines = {line for line, _ in chosen}
         texts = {i: line for i, line in _corpus_lines(paths)
                  if i in wanted_lines}
-        for i in chosen:
-            found = line_windows(_words(texts[i]), vocab, window)
+        pieces = {}
+        for i, piece in chosen:
+            if piece is None:
+                text, unit = texts[i], i
+            else:
+                if i not in pieces:
+                    pieces[i] = _pieces(texts[i])
+                start, end = pieces[i][piece]
+                text, unit = texts[i][start:end], (i, start, end)
+            found = line_windows(_words(text), vocab, window)
             if found:
-                held.add(i)
+                held.add(unit)
                 windows.extend(found[:wanted - len(windows)])
                 if len(windows) >= wanted:
                     break
@@ -131,36 +209,61 @@ def hold_out(paths, n_lines, vocab, window, wanted, seed):
     return windows, held
 
 
+def _spans_by_line(held):
+    """{line: sorted [(start, end)]} of the held ranges within lines."""
+    out = collections.defaultdict(list)
+    for unit in held:
+        if isinstance(unit, tuple):
+            out[unit[0]].append(unit[1:])
+    for spans in out.values():
+        spans.sort()
+    return out
+
+
 def held_out_offsets(paths, held):
-    """Per corpus file: its size and the byte offsets where its held-out
-    lines start (for heldout.json)."""
+    """Per corpus file: its size, the byte offsets where its held-out lines
+    start and the [start, end) byte ranges held out of its long lines (for
+    heldout.json)."""
     out = []
     index = 0
+    spans = _spans_by_line(held)
     for path in paths:
-        offsets, offset = [], 0
+        offsets, ranges, offset = [], [], 0
         with open(path, "rb") as f:
             for line in f:
                 if index in held:
                     offsets.append(offset)
+                ranges += [[offset + a, offset + b]
+                           for a, b in spans.get(index, ())]
                 offset += len(line)
                 index += 1
-        out.append({"file": str(path), "bytes": offset, "offsets": offsets})
+        out.append({"file": str(path), "bytes": offset, "offsets": offsets,
+                    "spans": ranges})
     return out
 
 
 def write_train(paths, held, out_path):
-    """Write all corpora, minus the held-out lines, to ``out_path``."""
+    """Write all corpora, minus the held-out text, to ``out_path``: a range
+    held out of a long line becomes a line end, as fedavg_mpi reads it."""
+    spans = _spans_by_line(held)
     with open(out_path, "wb") as out:
         for i, line in _corpus_lines(paths):
             if i in held:
                 continue
+            for start, end in reversed(spans.get(i, ())):
+                line = line[:start] + b"\n" + line[end:]
             out.write(line if line.endswith(b"\n") else line + b"\n")
 
 
 # Per-model defaults for the options that depend on the model.
-_MODEL_DEFAULTS = {"neg": {"bs": 1024, "bpe": 200, "target": 2.5},
-                   "neg_autograd": {"bs": 1024, "bpe": 200, "target": 2.5},
-                   "softmax": {"bs": 256, "bpe": 50, "target": 6.0}}
+_MODEL_DEFAULTS = {"neg": {"bs": 1024, "bpe": 200},
+                   "neg_autograd": {"bs": 1024, "bpe": 200},
+                   "softmax": {"bs": 256, "bpe": 50}}
+
+# The evaluation files --similarity and --analogies copy into the config
+# folder, where eval_every reads them, and the reader that checks each.
+_EVAL_FILES = {"similarity": ("similarity.tsv", evaluate.read_pairs),
+               "analogies": ("analogies.txt", evaluate.read_questions)}
 
 
 def parse_args(argv):
@@ -186,49 +289,67 @@ def parse_args(argv):
                    help="model in python/library.py (default: neg)")
     p.add_argument("--bs", type=int, help="windows per batch (default: "
                    "1024 for neg, 256 for softmax)")
-    p.add_argument("--target", type=float,
-                   help="test loss at which training stops (default: 2.5 "
-                   "for neg, whose loss starts near 4.16; 6.0 for softmax)")
+    p.add_argument("--target", type=float, default=0.0,
+                   help="test loss at which training stops (default 0: "
+                   "none; neg's loss starts near 4.16)")
     p.add_argument("--dim", type=int, default=32)
     p.add_argument("--lr", type=float,
                    help="learning rate (default: the model's own)")
-    p.add_argument("--max-rounds", type=int, default=200)
-    p.add_argument("--max-seconds", type=float, default=600)
+    p.add_argument("--epoch", "--epochs", "--max-epochs", dest="max_epochs",
+                   type=float, default=5.0,
+                   help="passes over the text (max_epochs; default 5)")
+    p.add_argument("--max-rounds", type=int, default=0,
+                   help="rounds (default 0: no limit)")
+    p.add_argument("--max-seconds", type=float, default=0.0,
+                   help="seconds of training (default 0: no limit)")
+    for name, (file, _) in _EVAL_FILES.items():
+        p.add_argument(f"--{name}", help=f"copied to DIR/{file}, which "
+                       "eval_every scores the embeddings on")
     args = p.parse_args(argv)
     for key, value in _MODEL_DEFAULTS[args.model].items():
         if getattr(args, key) is None:
             setattr(args, key, value)
     for name in ("vocab_size", "min_count", "test_windows", "window", "bpe",
-                 "bs", "dim", "max_rounds"):
+                 "bs", "dim"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
-    if (args.lr is not None and args.lr <= 0) or args.max_seconds <= 0:
-        p.error("--lr and --max-seconds must be > 0")
+    if args.lr is not None and args.lr <= 0:
+        p.error("--lr must be > 0")
+    for name in ("target", "max_epochs", "max_rounds", "max_seconds"):
+        if getattr(args, name) < 0:
+            p.error(f"--{name.replace('_', '-')} must be >= 0")
+    if not (args.target or args.max_epochs or args.max_rounds
+            or args.max_seconds):
+        p.error("nothing would stop the run: give --target, --epoch, "
+                "--max-rounds or --max-seconds above 0")
     return args
 
 
-def prepare(args):
-    """Do the work; returns the summary text.  Raises PrepareError."""
+def _check_inputs(args):
+    """Refuse a missing corpus or evaluation file, or one that cannot be
+    read, before anything is written."""
     for path in args.corpus:
+        if Path(path).is_dir():
+            raise PrepareError(f"{path}: is a directory, not a corpus file")
         if not Path(path).is_file():
             raise PrepareError(f"{path}: no such file")
-    counts, n_lines = count_words(args.corpus)
-    vocab = choose_vocab(counts, args.vocab_size, args.min_count,
-                         args.stopwords)
-    if not vocab:
-        raise PrepareError(
-            f"{', '.join(args.corpus)}: no vocabulary words left after "
-            f"filtering (min-count {args.min_count}"
-            f"{', stop words removed' if args.stopwords else ''})")
-    vocab_set = {w for w, _ in vocab}
-    windows, held = hold_out(args.corpus, n_lines, vocab_set, args.window,
-                             args.test_windows, args.seed)
-    if not windows:
-        raise PrepareError(f"{', '.join(args.corpus)}: no line holds "
-                           f"{2 * args.window + 1} vocabulary words in a row; "
-                           "cannot build test windows")
+    for name, (_, read) in _EVAL_FILES.items():
+        path = getattr(args, name, None)
+        if path is None:
+            continue
+        if not Path(path).is_file():
+            raise PrepareError(f"{path}: no such file (--{name})")
+        try:
+            if not read(path):
+                raise PrepareError(f"{path}: no {name} in the file "
+                                   f"(--{name})")
+        except UnicodeDecodeError:
+            raise PrepareError(f"{path}: not UTF-8 text (--{name})") from None
+        except ValueError as e:
+            raise PrepareError(f"{e} (--{name})") from None
 
-    out = Path(args.out)
+
+def _write_config(args, out, vocab, windows):
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "vocab.txt", "w", encoding="utf-8") as f:
         f.writelines(f"{w} {c}\n" for w, c in vocab)
@@ -238,62 +359,96 @@ def prepare(args):
            "bpe": args.bpe, "bs": args.bs, "target": args.target,
            "window": args.window, "dim": args.dim, "model": args.model,
            **({"lr": args.lr} if args.lr is not None else {}),
-           "seed": args.seed, "max_rounds": args.max_rounds,
-           "max_seconds": args.max_seconds}
+           "seed": args.seed, "max_epochs": args.max_epochs,
+           "max_rounds": args.max_rounds, "max_seconds": args.max_seconds}
     with open(out / "cfg.json", "w", encoding="utf-8") as f:
         json.dump(cfg, f, indent=2)
         f.write("\n")
+    for name, (file, _) in _EVAL_FILES.items():
+        if getattr(args, name, None) is not None:
+            shutil.copyfile(getattr(args, name), out / file)
+
+
+def prepare(args):
+    """Do the work; returns the summary text.  Raises PrepareError."""
+    _check_inputs(args)
+    counts, units = count_words(args.corpus,
+                                getattr(args, "max_line_bytes", None))
+    vocab = choose_vocab(counts, args.vocab_size, args.min_count,
+                         args.stopwords)
+    if not vocab:
+        raise PrepareError(
+            f"{', '.join(args.corpus)}: no vocabulary words left after "
+            f"filtering (min-count {args.min_count}"
+            f"{', stop words removed' if args.stopwords else ''})")
+    vocab_set = {w for w, _ in vocab}
+    windows, held = hold_out(args.corpus, units, vocab_set, args.window,
+                             args.test_windows, args.seed)
+    if not windows:
+        raise PrepareError(f"{', '.join(args.corpus)}: no line holds "
+                           f"{2 * args.window + 1} vocabulary words in a row; "
+                           "cannot build test windows")
+    if len(held) == units.total:
+        raise PrepareError(
+            f"{', '.join(args.corpus)}: nothing left to train on: all "
+            f"{units.total} lines (or pieces of long lines) were held out for "
+            f"{len(windows)} test windows; give more text or ask for fewer "
+            "--test-windows")
+
+    out = Path(args.out)
+    _write_config(args, out, vocab, windows)
     if args.train_out:
         write_train(args.corpus, held, args.train_out)
         (out / "heldout.json").unlink(missing_ok=True)
     else:
-        # Training on the corpora themselves: fedavg_mpi skips these lines.
+        # Training on the corpora themselves: fedavg_mpi skips this text.
         with open(out / "heldout.json", "w", encoding="utf-8") as f:
             json.dump({"corpora": held_out_offsets(args.corpus, held)}, f)
             f.write("\n")
 
     tokens = sum(counts.values())
     covered = sum(c for _, c in vocab)
+    pieces = sum(isinstance(u, tuple) for u in held)
+    parts = [f"{len(held) - pieces} held-out lines"] * (len(held) > pieces)
+    parts += [f"{pieces} held-out pieces of long lines"] * (pieces > 0)
+    source = (" and ".join(parts) + f" (of {units.total} "
+              + ("lines and pieces)" if pieces else "lines)"))
     lines = [f"prepare: vocabulary {len(vocab)} words "
              f"(of {len(counts)} distinct), coverage "
              f"{100.0 * covered / tokens:.1f}% of {tokens} tokens",
-             f"prepare: {len(windows)} test windows from {len(held)} "
-             f"held-out lines (of {n_lines})",
+             f"prepare: {len(windows)} test windows from {source}",
              f"prepare: wrote {out}/vocab.txt, test.txt, cfg.json"
              + (f" and {args.train_out}" if args.train_out
-                else " and heldout.json (the held-out lines, which "
+                else " and heldout.json (the held-out text, which "
                      "fedavg_mpi skips)")]
     if len(windows) < args.test_windows:
         lines.append(f"prepare: warning: only {len(windows)} of "
                      f"{args.test_windows} test windows found")
-    if n_lines and len(held) > n_lines // 2:
-        lines.append(f"prepare: warning: {len(held)} of {n_lines} lines held "
-                     "out; split long lines or ask for fewer test windows")
+    if units.total and len(held) > units.total // 2:
+        lines.append(f"prepare: warning: {len(held)} of {units.total} lines "
+                     "held out; give more text or ask for fewer test "
+                     "windows")
     return "\n".join(lines)
 
 
 def prepare_job(corpora, out, options):
     """The config of a job started without --config (fedavg_mpi calls this
-    on rank 0): like the command line with ``options`` (vocab_size,
-    min_count, test_windows, stopwords, and the cfg.json keys window, seed,
-    model, data_name given on the command line), stopping after 5 passes
-    over the text instead of at a target.  Returns the summary lines;
-    raises PrepareError (a ValueError) on bad input."""
+    on rank 0): the command line's defaults, with ``options`` (vocab_size,
+    min_count, test_windows, stopwords, similarity, analogies,
+    max_line_bytes, and the cfg.json keys window, seed, model, data_name
+    given on the command line; fedavg_mpi sets the others in cfg.json
+    itself).  Returns the
+    summary lines; raises PrepareError (a ValueError) on bad input."""
     argv = [str(c) for c in corpora] + ["--out", str(out)]
     if options.get("model") in _MODEL_DEFAULTS:
         argv += ["--model", options["model"]]
     args = parse_args(argv)
     for key in ("vocab_size", "min_count", "test_windows", "window", "seed",
-                "data_name", "stopwords"):
+                "data_name", "stopwords", "similarity", "analogies",
+                "max_line_bytes"):
         if options.get(key) is not None:
             setattr(args, key, options[key])
-    summary = prepare(args)
-    cfg_path = Path(out) / "cfg.json"
-    cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
-    cfg.update({"target": 0, "max_epochs": 5, "max_rounds": 0,
-                "max_seconds": 0})
-    cfg_path.write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
-    return summary
+    return prepare(args)
 
 
 def main(argv=None):

@@ -93,6 +93,7 @@ class Trainer:
         self.optimizer = _call(f"{self.name}.optimizer", model.optimizer,
                                dict(handles))
         self._check_optimizer(handles)
+        self._first_lr = self.optimizer.param_groups[0]["lr"]
         for table in self.tables.values():
             table.adopt_state(self.optimizer)
         self._train_p = _Params(self, training=True)
@@ -269,6 +270,15 @@ class Trainer:
 
     def embeddings(self):
         return self.tensors["embedding"].detach().cpu().numpy().copy()
+
+    def current_lr(self):
+        """The model's own rate (its lr: per window for NegCBOW, whose
+        optimizer steps at lr * bs * ...), times the change of the
+        optimizer's first rate since it was built (a schedule's)."""
+        lr = self.optimizer.param_groups[0]["lr"]
+        if not self._first_lr:
+            return float(lr)
+        return float(self.model.lr) * float(lr) / float(self._first_lr)
 
     def written_rows(self):
         """Per parameter: the rows steps wrote since the last call (a

@@ -15,7 +15,9 @@
 #include "core/rank_watch.hpp"
 #include "core/stop_signal.hpp"
 #include "roles/role.hpp"
+#include "training/finished_run.hpp"
 #include "training/job_setup.hpp"
+#include "training/warm_start.hpp"
 
 using namespace fedavg;
 
@@ -42,7 +44,9 @@ int main(int argc, char** argv) {
       const core::RankMap map(mpi.world_size(), core::pipelines_hint(line));
       me.role = map.role_of(me.rank);
       core::tell_watcher(me);
+      if (me.rank == 0) training::check_init_from(line.init_from);
       const core::Config cfg = training::settle_config(line, world, py, map.learners());
+      if (training::resumed_run_is_complete(cfg, world)) return 0;
       core::check_pipelines(cfg, map.pipelines());
       liveness = cfg.settings.liveness_seconds;
       core::tell_watcher_liveness(liveness);

@@ -34,10 +34,17 @@ Interpreter::~Interpreter() = default;
 
 std::string Interpreter::versions() {
   return detail::guarded("versions", [] {
+    // The installed distributions' versions, read without importing them: importing torch alone takes seconds.
     const std::string python = py::str(py::module_::import("platform").attr("python_version")());
-    const std::string numpy = py::str(py::module_::import("numpy").attr("__version__"));
-    const std::string torch = py::str(py::module_::import("torch").attr("__version__"));
-    return "Python " + python + ", NumPy " + numpy + ", torch " + torch;
+    const auto metadata = py::module_::import("importlib.metadata");
+    const auto version_of = [&](const char* dist) -> std::string {
+      try {
+        return py::str(metadata.attr("version")(dist));
+      } catch (const py::error_already_set&) {
+        return "not installed";
+      }
+    };
+    return "Python " + python + ", NumPy " + version_of("numpy") + ", torch " + version_of("torch");
   });
 }
 

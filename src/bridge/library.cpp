@@ -118,6 +118,12 @@ double Library::current_lr() {
   });
 }
 
+void Library::plan_steps(std::int64_t steps) {
+  detail::guarded("engine.plan_steps", [&] {
+    if (py::hasattr(impl_->mod, "plan_steps")) impl_->mod.attr("plan_steps")(impl_->model, steps);
+  });
+}
+
 WrittenRows Library::written_rows() {
   return detail::guarded("engine.written_rows", [&] {
     WrittenRows out;
@@ -164,6 +170,15 @@ std::string Library::device() {
   return detail::guarded("engine.device", [&] {
     if (!py::hasattr(impl_->mod, "device")) return std::string("cpu");
     return impl_->mod.attr("device")(impl_->model).cast<std::string>();
+  });
+}
+
+std::pair<std::string, std::string> Library::model_origin(const nlohmann::json& cfg, const std::string& bundled_dir) {
+  return detail::guarded("engine.model_origin", [&] {
+    if (!py::hasattr(impl_->mod, "model_origin"))
+      return std::make_pair(cfg.value("model", std::string("neg")), std::string());
+    py::tuple t = impl_->mod.attr("model_origin")(to_python(cfg), bundled_dir);
+    return std::make_pair(t[0].cast<std::string>(), t[1].cast<std::string>());
   });
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -46,6 +47,8 @@ class Library {
   void set_state(const std::vector<std::uint8_t>& state);
   // The model's current learning rate; NaN when library.py defines no current_lr.
   double current_lr();
+  // This learner's steps over the whole run, for the model's schedule (nothing when engine.py has no plan_steps).
+  void plan_steps(std::int64_t steps);
   // The rows the steps wrote since the last call (engine.written_rows; empty when engine.py has none).
   WrittenRows written_rows();
   // The weights buffer changed (a merge, a broadcast, a resume): the model takes it. Nothing to do unless the
@@ -55,6 +58,10 @@ class Library {
   void store_weights();
   // Where the model trains, as torch names it ("cpu", "cuda:0"); "cpu" when engine.py defines no device.
   std::string device();
+  // What the run trains, for the start-up line ("neg_autograd (NegCBOW in /path/library.py)"), and a warning, or
+  // "", when library.py edits model classes of the bundled folder's library.py (in `bundled_dir`) but not the
+  // one cfg selects. {cfg's model, ""} when engine.py defines no model_origin (a copy of an older python/).
+  std::pair<std::string, std::string> model_origin(const nlohmann::json& cfg, const std::string& bundled_dir);
   // The embedding matrix [vocab, dim].
   core::Matrix embeddings();
 

@@ -6,19 +6,21 @@
 
 namespace fedavg::comm {
 
-Control::Wire Control::encode() const { return {static_cast<std::int64_t>(command), round}; }
+Control::Wire Control::encode() const { return {static_cast<std::int64_t>(command), round, steps, plan}; }
 
 Control Control::decode(const Wire& w) {
   if (w[0] != static_cast<std::int64_t>(Command::Train) && w[0] != static_cast<std::int64_t>(Command::Stop))
     throw Error("Control message with unknown command " + std::to_string(w[0]));
   if (w[1] < 0) throw Error("Control message with negative round " + std::to_string(w[1]));
-  return Control{static_cast<Command>(w[0]), w[1]};
+  if (w[2] < 0 || w[3] < 0)
+    throw Error("Control message with negative steps " + std::to_string(w[2]) + " or plan " + std::to_string(w[3]));
+  return Control{static_cast<Command>(w[0]), w[1], w[2], w[3]};
 }
 
 Answer::Wire Answer::encode() const { return {static_cast<std::int64_t>(command), round, send_state ? 1 : 0}; }
 
 Answer Answer::decode(const Wire& w) {
-  const Control c = Control::decode({w[0], w[1]});
+  const Control c = Control::decode({w[0], w[1], 0, 0});
   if (w[2] != 0 && w[2] != 1) throw Error("Answer message with send_state " + std::to_string(w[2]));
   return Answer{c.command, c.round, w[2] == 1};
 }

@@ -15,10 +15,13 @@ struct Control {
   enum class Command : std::int64_t { Train = 1, Stop = 2 };
   Command command = Command::Train;
   std::int64_t round = 0;
+  std::int64_t steps = 0;  // Train: the batches each learner trains this round; 0: bpe
+  std::int64_t plan = 0;   // Train: a learner's steps over the whole run, once known (max_epochs); 0: unknown
 
-  using Wire = std::array<std::int64_t, 2>;
+  using Wire = std::array<std::int64_t, 4>;
   Wire encode() const;
-  static Control decode(const Wire& w);  // throws comm::Error on an unknown command or negative round
+  // Throws comm::Error on an unknown command, a negative round, steps or plan.
+  static Control decode(const Wire& w);
 };
 
 // Dispatcher -> Learner (easgd, hogwild): the answer to a period. Train: go on (easgd: an ElasticStep follows);

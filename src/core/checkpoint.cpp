@@ -361,4 +361,25 @@ Checkpoint read_checkpoint(const std::filesystem::path& path,
   return c;
 }
 
+CheckpointWords read_checkpoint_words(const std::filesystem::path& path, const std::vector<std::string>& names) {
+  const std::string file = path.string();
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(file + ": is a directory, not a checkpoint (NAME.h5)");
+  if (!std::filesystem::exists(path, ec)) throw InputError(file + ": no such file");
+  if (H5Fis_hdf5(file.c_str()) <= 0) throw InputError(file + ": not an HDF5 checkpoint (NAME.h5 of an earlier run)");
+  Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, file + ": not a readable HDF5 checkpoint");
+  if (H5Lexists(f.get(), "vocabulary", H5P_DEFAULT) <= 0)
+    throw InputError(file + ": holds no vocabulary, so its rows cannot be matched to words");
+  CheckpointWords c;
+  c.vocabulary = get_strings(f.get(), "vocabulary", file);
+  for (const auto& name : names) {
+    if (H5Lexists(f.get(), name.c_str(), H5P_DEFAULT) <= 0) continue;
+    auto values = get_dataset<float>(f.get(), name, H5T_NATIVE_FLOAT, file);
+    check_finite(values, name, file);
+    c.arrays.emplace(name, std::move(values));
+  }
+  return c;
+}
+
 }  // namespace fedavg::core

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -90,5 +91,16 @@ std::string hdf5_version();
 // the file and what does not match.
 Checkpoint read_checkpoint(const std::filesystem::path& path,
                            const std::vector<std::pair<std::string, std::size_t>>& expected);
+
+// What a new run takes from an earlier run's checkpoint (--init-from): its vocabulary (row i of a table is word
+// i) and the parameters it holds of those asked for, by name, flat.
+struct CheckpointWords {
+  std::vector<std::string> vocabulary;
+  std::map<std::string, std::vector<float>> arrays;
+};
+
+// Reads `path`'s vocabulary and the parameters of `names` it holds (checksums and finite values checked). Throws
+// InputError naming the file when it is missing, a folder, or not a checkpoint with a vocabulary.
+CheckpointWords read_checkpoint_words(const std::filesystem::path& path, const std::vector<std::string>& names);
 
 }  // namespace fedavg::core

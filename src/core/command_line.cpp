@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/paths.hpp"
@@ -9,10 +10,18 @@
 namespace fedavg::core {
 namespace {
 
-// fastText's names for settings keys.
+// fastText's, gensim's and word2vec's names for settings keys (and for a key of model_args), where the meaning is
+// the same.
 const std::map<std::string, std::string>& aliases() {
-  static const std::map<std::string, std::string> a = {
-      {"epoch", "max_epochs"}, {"epochs", "max_epochs"}, {"ws", "window"}};
+  static const std::map<std::string, std::string> a = {{"epoch", "max_epochs"},
+                                                       {"epochs", "max_epochs"},
+                                                       {"iter", "max_epochs"},
+                                                       {"ws", "window"},
+                                                       {"size", "dim"},
+                                                       {"vector_size", "dim"},
+                                                       {"alpha", "lr"},
+                                                       {"negative", "model_args.negatives"},
+                                                       {"neg", "model_args.negatives"}};
   return a;
 }
 
@@ -31,6 +40,50 @@ int positive_int(const std::string& flag, const std::string& value) {
   if (used != value.size() || v < 1 || v > 100'000'000)
     throw InputError("command line: " + flag + " " + value + ": must be a whole number from 1 to 100000000");
   return static_cast<int>(v);
+}
+
+// The edit distance between a and b (insertions, deletions, substitutions and swaps of neighbours, each 1).
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// Every option the parser takes, as typed: the flags, the cfg.json keys as --key-name and their aliases.
+std::vector<std::string> known_options() {
+  std::vector<std::string> out = {"--help",         "--version", "--resume",     "--overwrite", "--stopwords",
+                                  "--config",       "--out",     "--python",     "--restarted", "--init-from",
+                                  "--inject-fault", "--set",     "--vocab-size", "--min-count", "--test-windows"};
+  auto dashed = [](std::string key) {
+    std::replace(key.begin(), key.end(), '_', '-');
+    return "--" + key;
+  };
+  for (const auto& key : settings_keys()) out.push_back(dashed(key));
+  for (const auto& [alias, key] : aliases()) out.push_back(dashed(alias));
+  return out;
+}
+
+// The option nearest to `typed` (a flag without its value: "--epoc", "-epoch"), or "" when none is close: at most
+// 2 edits away, and fewer than half its letters.
+std::string nearest_option(const std::string& typed) {
+  const std::string name = typed.rfind("--", 0) == 0 ? typed : "-" + typed;
+  std::string best;
+  std::size_t best_d = 3;
+  for (const auto& option : known_options()) {
+    const std::size_t d = edit_distance(name, option);
+    if (d < best_d && 2 * d < name.size() - 2) {
+      best = option;
+      best_d = d;
+    }
+  }
+  return best;
 }
 
 // One pass over argv: each argument is a flag without a value, a flag with one (after '=' or in the next
@@ -69,16 +122,24 @@ class ArgvParser {
     return true;
   }
 
-  // --config, --out, --python, --restarted, --inject-fault, --set.
+  // --config, --out, --python, --restarted, --init-from, --inject-fault, --set, --similarity, --analogies.
   bool take_valued() {
     if (name_ == "--config") c_.config_dir = value();
     else if (name_ == "--out") c_.out_dir = value();
     else if (name_ == "--python") c_.python_dir = value();
     else if (name_ == "--restarted") c_.restarted = value();
+    else if (name_ == "--init-from") c_.init_from = value();
     else if (name_ == "--inject-fault") c_.faults.push_back(parse_fault(value()));
     else if (name_ == "--set") take_set(value());
+    else if (name_ == "--similarity" || name_ == "--analogies") take_eval_file();
     else return false;
     return true;
+  }
+
+  // --similarity F, --analogies F: evaluation files the job copies into the config it prepares.
+  void take_eval_file() {
+    (name_ == "--similarity" ? c_.prepare.similarity : c_.prepare.analogies) = value();
+    prepare_options_ = true;
   }
 
   void take_set(const std::string& kv) {
@@ -93,7 +154,9 @@ class ArgvParser {
                                                                          {"--min-count", &PrepareOptions::min_count},
                                                                          {"--test-windows",
                                                                           &PrepareOptions::test_windows}};
-    const auto it = numbers.find(name_);
+    std::string name = name_;  // gensim's spelling, --min_count, too
+    if (name.rfind("--", 0) == 0) std::replace(name.begin() + 2, name.end(), '_', '-');
+    const auto it = numbers.find(name);
     if (it == numbers.end()) return false;
     c_.prepare.*(it->second) = positive_int(name_, value());
     prepare_options_ = true;
@@ -106,14 +169,19 @@ class ArgvParser {
       std::string key = name_.substr(2);
       std::replace(key.begin(), key.end(), '-', '_');
       if (const auto alias = aliases().find(key); alias != aliases().end()) key = alias->second;
-      if (!is_settings_key(key)) bad("unknown option " + arg_);
+      if (!is_settings_key(key) && key.rfind("model_args.", 0) != 0) unknown_option();
       const std::string v = value();
       c_.overrides.push_back({key, v, name_ + " " + v});
     } else if (arg_.size() > 1 && arg_[0] == '-') {
-      bad("unknown option " + arg_);
+      unknown_option();
     } else {
       c_.corpora.push_back(arg_);
     }
+  }
+
+  [[noreturn]] void unknown_option() const {
+    const std::string near = nearest_option(name_);
+    bad("unknown option " + arg_ + (near.empty() ? "" : ": did you mean " + near + "?"));
   }
 
   // What a run needs besides --help and --version.
@@ -121,15 +189,18 @@ class ArgvParser {
     if (c_.corpora.empty()) bad("no corpus file given");
     if (c_.resume && c_.overwrite)
       bad("--resume continues the run in the --out folder, --overwrite replaces it: not both");
+    if (c_.resume && !c_.init_from.empty())
+      bad("--resume continues the run in the --out folder, --init-from starts a new one from another run's weights: "
+          "not both");
     if (prepare_options_ && c_.config_dir)
-      bad("--vocab-size, --min-count, --test-windows and --stopwords only apply when the job prepares its config "
-          "(no --config)");
+      bad("--vocab-size, --min-count, --test-windows, --stopwords, --similarity and --analogies only apply when the "
+          "job prepares its config (no --config; put similarity.tsv and analogies.txt in the --config folder)");
   }
 
   const int argc_;
   char** const argv_;
   CommandLine c_;
-  bool prepare_options_ = false;  // a --vocab-size, --min-count, --test-windows or --stopwords was given
+  bool prepare_options_ = false;  // a --vocab-size, --min-count, --test-windows, --stopwords, ... was given
   int i_ = 0;                     // the argument being parsed
   std::string arg_;               // argv_[i_]
   std::string::size_type eq_ = std::string::npos;  // where its '=' is
@@ -151,9 +222,17 @@ std::string usage() {
          "  --resume       continue the run whose checkpoint is in the --out folder\n"
          "  --overwrite    replace the run in the --out folder (it is kept until the new run's first checkpoint)\n"
          "  --set KEY=VALUE, --KEY VALUE\n"
-         "                 override a cfg.json key (below); --epoch N is max_epochs, --ws N is window\n"
+         "                 override a cfg.json key (below); fastText's, gensim's and word2vec's names work too:\n"
+         "                 --epoch, --epochs, --iter (max_epochs), --ws (window), --size, --vector-size (dim),\n"
+         "                 --alpha (lr), --negative, --neg (model_args negatives); --set model_args.KEY=VALUE\n"
+         "                 sets one key of model_args\n"
+         "  --init-from RUN.h5  start this new run from the weights of an earlier run's checkpoint: a word both\n"
+         "                 vocabularies hold keeps its vectors, a new word starts afresh\n"
          "  --vocab-size N, --min-count N, --test-windows N, --stopwords\n"
          "                 how the job prepares its config when there is no --config (defaults 10000, 5, 1000)\n"
+         "  --similarity F, --analogies F\n"
+         "                 word pairs (WordSim353) and analogy questions that eval_every scores the embeddings on;\n"
+         "                 copied into the config the job prepares (with --config: similarity.tsv, analogies.txt)\n"
          "  --python DIR   folder with library.py, engine.py, textpipe.py, ... (default: " +
          default_python_dir().string() +
          ")\n"

@@ -18,6 +18,8 @@ struct PrepareOptions {
   int min_count = 5;
   int test_windows = 1000;
   bool stopwords = false;
+  std::string similarity;  // --similarity F: copied to OUT/config/similarity.tsv (eval_every)
+  std::string analogies;   // --analogies F: copied to OUT/config/analogies.txt
 };
 
 struct CommandLine {
@@ -29,6 +31,7 @@ struct CommandLine {
   bool version = false;
   bool resume = false;              // continue the run whose checkpoint is in out_dir
   bool overwrite = false;           // replace the run in out_dir (kept until the new run's first checkpoint)
+  std::filesystem::path init_from;  // --init-from RUN.h5: a new run starts from that run's weights, word by word
   std::string restarted;            // --restarted REASON: this launch takes up a job that failed (scripts/supervise.py)
   std::vector<Fault> faults;        // --inject-fault, for tests
   std::vector<Override> overrides;  // --set KEY=VALUE, --KEY VALUE

@@ -21,6 +21,7 @@ Config::Config(const CommandLine& line)
       resume(line.resume),
       overwrite(line.overwrite),
       restarted(line.restarted),
+      init_from(line.init_from),
       faults(line.faults) {}
 
 std::int64_t Config::shard_bytes() const {

@@ -23,6 +23,7 @@ struct Config {
   bool resume = false;               // continue from the checkpoint in out_dir
   bool overwrite = false;            // replace the run in out_dir
   std::string restarted;             // why the job this launch takes up failed (empty: not a restart)
+  std::filesystem::path init_from;   // --init-from: the checkpoint whose weights a new run starts from (empty: none)
   std::vector<Fault> faults;         // --inject-fault, for tests
   Settings settings;
   // Where each key of the settings that is set came from ("PATH:LINE" or "command line: --dim 10").

@@ -10,8 +10,7 @@
 
 namespace fedavg::core {
 
-std::vector<std::int64_t> held_out_lines(const std::filesystem::path& path, const std::vector<std::string>& corpora,
-                                         std::size_t index) {
+HeldOut held_out_lines(const std::filesystem::path& path, const std::vector<std::string>& corpora, std::size_t index) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return {};
   const std::string file = path.string();
@@ -42,7 +41,18 @@ std::vector<std::int64_t> held_out_lines(const std::filesystem::path& path, cons
     throw InputError(file + ": corpus " + std::to_string(index + 1) + " has no list of offsets" + redo);
   }
   std::sort(offsets.begin(), offsets.end());
-  return offsets;
+  std::vector<std::pair<std::int64_t, std::int64_t>> spans;
+  try {
+    if (entry.contains("spans")) spans = entry.at("spans").get<std::vector<std::pair<std::int64_t, std::int64_t>>>();
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(file + ": corpus " + std::to_string(index + 1) + ": \"spans\" must be [begin, end] pairs" + redo);
+  }
+  for (const auto& [begin, end] : spans)
+    if (begin < 0 || end < begin || (!ec && end > static_cast<std::int64_t>(bytes)))
+      throw InputError(file + ": corpus " + std::to_string(index + 1) + ": span [" + std::to_string(begin) + ", " +
+                       std::to_string(end) + "] lies outside the file" + redo);
+  std::sort(spans.begin(), spans.end());
+  return {std::move(offsets), std::move(spans)};
 }
 
 }  // namespace fedavg::core

@@ -28,6 +28,15 @@ bool holds_checkpoint(const std::vector<std::string>& files) {
   return std::any_of(files.begin(), files.end(), [](const std::string& f) { return ends_with(f, ".h5"); });
 }
 
+// What only a run that ended writes: its statistics and embeddings.
+bool holds_results(const std::vector<std::string>& files) {
+  return std::any_of(files.begin(), files.end(), [](const std::string& f) {
+    for (const char* tail : {"_stats.txt", "_embeddings.txt", ".w2v.txt", ".w2v.bin"})
+      if (ends_with(f, tail)) return true;
+    return false;
+  });
+}
+
 void remove_tree(const fs::path& p) {
   std::error_code ec;
   fs::remove_all(p, ec);
@@ -51,7 +60,7 @@ std::vector<std::string> OutputFolder::run_files(const fs::path& dir, bool confi
   return files;
 }
 
-void OutputFolder::claim(const fs::path& dir, bool resume, bool overwrite, bool prepares_config) {
+std::vector<std::string> OutputFolder::claim(const fs::path& dir, bool resume, bool overwrite, bool prepares_config) {
   ensure_writable_dir(dir);
   const fs::path previous = dir / kPrevious;
   const auto files = run_files(dir, prepares_config);
@@ -59,7 +68,18 @@ void OutputFolder::claim(const fs::path& dir, bool resume, bool overwrite, bool 
     if (!holds_checkpoint(files) && fs::exists(previous))
       throw InputError("output folder " + dir.string() + ": nothing to resume, but " + previous.string() +
                        " holds the run an interrupted --overwrite moved aside: move its files back to resume it");
-    return;
+    if (!holds_checkpoint(files))
+      throw InputError(
+          "output folder " + dir.string() + ": no checkpoint (NAME.h5) to resume from" +
+          (files.empty() ? std::string()
+                         : " (" + list(files) + " is what a run that stopped before its first " + "checkpoint left)") +
+          ": run the same command without --resume");
+    return {};
+  }
+  if (!overwrite && !files.empty() && !holds_checkpoint(files) && !holds_results(files) && !fs::exists(previous)) {
+    // A set-up or a run that stopped before its first checkpoint: nothing there can be resumed or lost.
+    for (const auto& f : files) remove_tree(dir / f);
+    return files;
   }
   if (!overwrite) {
     if (!files.empty() && fs::exists(previous))
@@ -74,7 +94,7 @@ void OutputFolder::claim(const fs::path& dir, bool resume, bool overwrite, bool 
       throw InputError("output folder " + dir.string() + ": " + previous.string() +
                        " holds the run an interrupted --overwrite moved aside: --overwrite replaces it, or move its "
                        "files back");
-    return;
+    return {};
   }
   if (fs::exists(previous)) {
     if (holds_checkpoint(files)) {
@@ -82,10 +102,10 @@ void OutputFolder::claim(const fs::path& dir, bool resume, bool overwrite, bool 
     } else {
       // An interrupted --overwrite: the files here never reached a checkpoint, .previous holds the finished run.
       for (const auto& f : files) remove_tree(dir / f);
-      return;
+      return {};
     }
   }
-  if (files.empty()) return;
+  if (files.empty()) return {};
   std::error_code ec;
   fs::create_directory(previous, ec);
   if (ec) throw Error(previous.string() + ": cannot create: " + ec.message());
@@ -93,6 +113,7 @@ void OutputFolder::claim(const fs::path& dir, bool resume, bool overwrite, bool 
     fs::rename(dir / f, previous / f, ec);
     if (ec) throw Error((dir / f).string() + ": cannot move into " + previous.string() + ": " + ec.message());
   }
+  return {};
 }
 
 void OutputFolder::commit(const fs::path& dir) {

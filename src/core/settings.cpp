@@ -361,12 +361,28 @@ class SettingsParser {
 
   void apply(const std::vector<Override>& overrides) {
     for (const auto& o : overrides) {
+      if (o.key.rfind("model_args.", 0) == 0) {
+        apply_model_arg(o);
+        continue;
+      }
       if (!find_key(o.key))
         throw InputError("command line: " + o.flag + ": unknown key \"" + o.key + "\" (known keys: " + known_keys() +
                          ")");
       doc_[o.key] = override_value(o);
       where_[o.key] = "command line: " + o.flag;
     }
+  }
+
+  // "--negative 10" (model_args.negatives): one key of model_args over the config's others.
+  void apply_model_arg(const Override& o) {
+    const std::string sub = o.key.substr(std::string("model_args.").size());
+    if (sub.empty()) throw InputError("command line: " + o.flag + ": no model_args key after \"model_args.\"");
+    json& args = doc_["model_args"];
+    if (args.is_null()) args = json::object();
+    if (!args.is_object())
+      throw InputError("command line: " + o.flag + ": model_args (" + location("model_args") + ") is not an object");
+    args[sub] = override_value(o);
+    where_["model_args"] = "command line: " + o.flag;
   }
 
   // Reads every key given into Settings; records where each came from in `origins` (if any).
@@ -464,6 +480,12 @@ int learner_bpe(const Settings& s, int learners) {
 
 bool is_settings_key(const std::string& key) { return find_key(key) != nullptr; }
 
+std::vector<std::string> settings_keys() {
+  std::vector<std::string> names;
+  for (const auto& k : keys()) names.push_back(k.name);
+  return names;
+}
+
 json Settings::to_json() const {
   json j{{"data_name", data_name},
          {"bpe", bpe},
@@ -474,6 +496,8 @@ json Settings::to_json() const {
          {"seed", seed},
          {"model", model},
          {"max_rounds", max_rounds},
+         {"max_epochs", max_epochs},
+         {"sample", sample},
          {"torch_threads", torch_threads},
          {"model_args", model_args},
          {"device", strategy == StrategyKind::Hogwild ? std::string("cpu") : device}};

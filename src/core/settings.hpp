@@ -70,7 +70,7 @@ struct Settings {
   double slow_factor = 1.0;
   bool fixed_batch_order = false;
   bool balance_rounds = false;
-  Combine combine = Combine::Add;
+  Combine combine = Combine::Average;
   double add_power = 0.6;     // add: a row changed by k learners moves by at least their mean times k^add_power
   bool add_agreement = true;  // add: ... and by up to their sum where their changes disagree
   int add_bpe = 1;            // add, several learners: batches per learner per round (0: bpe)
@@ -122,6 +122,8 @@ int learner_bpe(const Settings& s, int learners);
 
 // True if `key` is a cfg.json key.
 bool is_settings_key(const std::string& key);
+// Every cfg.json key, in the key table's order.
+std::vector<std::string> settings_keys();
 
 // Parses cfg.json text (`path` labels messages) with `overrides` applied on top. If `merged` is given it receives
 // the resulting JSON object (what a reproducible cfg.json holds); if `origins` is, where each key that is set

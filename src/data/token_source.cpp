@@ -1,6 +1,7 @@
 #include "data/token_source.hpp"
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "core/error.hpp"
@@ -12,7 +13,7 @@
 namespace fedavg::data {
 
 TokenSource::TokenSource(Tokenize tokenize, const std::string& corpus, const core::Settings& s,
-                         const core::RankInfo& me, const std::string& vocab_path, std::vector<std::int64_t> skip,
+                         const core::RankInfo& me, const std::string& vocab_path, core::HeldOut skip,
                          TokenCacheSpec cache)
     : tokenize_(std::move(tokenize)),
       skip_(std::move(skip)),
@@ -26,8 +27,13 @@ TokenSource::TokenSource(Tokenize tokenize, const std::string& corpus, const cor
   Fingerprint f;
   f.add_file_summary(corpus_);
   for (const auto& p : cache_spec_.key_files) f.add_file(p);
-  f.add(static_cast<std::int64_t>(skip_.size()));
-  for (const auto at : skip_) f.add(at);
+  f.add(static_cast<std::int64_t>(skip_.lines.size()));
+  for (const auto at : skip_.lines) f.add(at);
+  if (!skip_.spans.empty()) f.add(static_cast<std::int64_t>(skip_.spans.size()));
+  for (const auto& [begin, end] : skip_.spans) {
+    f.add(begin);
+    f.add(end);
+  }
   f.add(static_cast<std::int64_t>(s.text_block_bytes));  // block boundaries: replays stay identical
   key_ = f.value();
 }
@@ -81,14 +87,24 @@ void TokenSource::begin_pass() {
 
 void TokenSource::blank_skipped_lines(std::int64_t start) {
   const auto end = start + static_cast<std::int64_t>(text_block_.size());
-  auto first = std::lower_bound(skip_.begin(), skip_.end(), start);
-  const auto last = std::lower_bound(first, skip_.end(), end);
-  // Back to front, so the offsets still to do stay valid; each line keeps its line end (line numbers hold).
-  for (auto it = last; it != first;) {
-    const auto at = static_cast<std::size_t>(*--it - start);
+  // (where, bytes, what replaces them), for the held-out lines and spans that start in this block.
+  std::vector<std::tuple<std::size_t, std::size_t, const char*>> cuts;
+  const auto& lines = skip_.lines;
+  for (auto it = std::lower_bound(lines.begin(), lines.end(), start); it != lines.end() && *it < end; ++it) {
+    const auto at = static_cast<std::size_t>(*it - start);
     const auto line_end = text_block_.find('\n', at);
-    text_block_.erase(at, line_end == std::string::npos ? std::string::npos : line_end - at);
+    // Each line keeps its line end (line numbers hold).
+    cuts.emplace_back(at, (line_end == std::string::npos ? text_block_.size() : line_end) - at, "");
   }
+  const auto& spans = skip_.spans;
+  const auto from = std::lower_bound(spans.begin(), spans.end(), std::make_pair(start, std::int64_t{0}));
+  for (auto it = from; it != spans.end() && it->first < end; ++it)
+    cuts.emplace_back(static_cast<std::size_t>(it->first - start),
+                      static_cast<std::size_t>(std::min(it->second, end) - it->first), "\n");
+  // Back to front, so the offsets still to do stay valid.
+  std::sort(cuts.begin(), cuts.end());
+  for (auto it = cuts.rbegin(); it != cuts.rend(); ++it)
+    text_block_.replace(std::get<0>(*it), std::get<1>(*it), std::get<2>(*it));
 }
 
 std::vector<std::int32_t> TokenSource::replay() {
@@ -127,8 +143,14 @@ std::vector<std::int32_t> TokenSource::read_and_tokenize() {
   for (auto id : ids) known_words_ += id >= 0;
   if (end_of_range) {
     // A whole file without one vocabulary word is an error; a shard (part of a file) may have none.
-    if (known_words_ == 0 && range_begin_ == 0 && range_end_ == reader_.size())
+    if (known_words_ == 0 && range_begin_ == 0 && range_end_ == reader_.size()) {
+      // The held-out text holds vocabulary words (test windows came from it): then nothing else did.
+      if (!skip_.empty())
+        throw core::Error("corpus " + corpus_ + ": nothing left to train on: all the text that holds vocabulary " +
+                          "words was held out for the test windows; give more text, or prepare the config with " +
+                          "fewer test windows (--test-windows)");
       throw core::Error("corpus " + corpus_ + ": not one word of the file is in the vocabulary " + vocab_path_);
+    }
     ids.push_back(kEof);
   }
   if (writer_) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "core/held_out.hpp"
 #include "core/rank_info.hpp"
 #include "core/read_position.hpp"
 #include "data/line_reader.hpp"
@@ -34,9 +35,10 @@ class TokenSource {
   // Appends the ids and markers of whole lines of UTF-8 text to `out`.
   using Tokenize = std::function<void(const char* text, std::size_t size, std::vector<std::int32_t>& out)>;
 
-  // `skip`: sorted byte offsets of lines to leave out (the held-out test lines): they are read as empty lines.
+  // `skip`: the text to leave out (the held-out test lines): its lines are read as empty lines, its spans within
+  // lines as line ends (so no window spans one).
   TokenSource(Tokenize tokenize, const std::string& corpus, const core::Settings& s, const core::RankInfo& me,
-              const std::string& vocab_path, std::vector<std::int64_t> skip = {}, TokenCacheSpec cache = {});
+              const std::string& vocab_path, core::HeldOut skip = {}, TokenCacheSpec cache = {});
 
   // Reads the lines in bytes [begin, end) of the file from now on, from `begin` (the whole file until called);
   // the block that ends the range ends with kEof. Call before the first next() or right after a block that
@@ -61,13 +63,14 @@ class TokenSource {
   bool open_cache(std::int64_t at);
   std::vector<std::int32_t> replay();
   std::vector<std::int32_t> read_and_tokenize();
-  // Empties the lines of text_block_ (read from byte `start` of the file) that start at an offset in skip_.
+  // Empties the lines of text_block_ (read from byte `start` of the file) that start at an offset in skip_, and
+  // turns its spans in skip_ into line ends.
   void blank_skipped_lines(std::int64_t start);
   // A cache that cannot be written is not an error: warn once and go on without one.
   void drop_cache(const std::string& why);
 
   Tokenize tokenize_;
-  std::vector<std::int64_t> skip_;
+  core::HeldOut skip_;
   std::string corpus_;
   core::RankInfo me_;
   std::string vocab_path_;

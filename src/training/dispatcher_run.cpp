@@ -4,16 +4,20 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
 #include "comm/communicator.hpp"
 #include "comm/messages.hpp"
+#include "comm/wait.hpp"
 #include "core/checkpoint.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/output_folder.hpp"
+#include "core/paths.hpp"
 #include "data/fingerprint.hpp"
+#include "training/warm_start.hpp"
 
 namespace fedavg::training {
 namespace {
@@ -68,12 +72,14 @@ DispatcherRun::DispatcherRun(const Context& ctx, Strategy& strategy)
           (s_.checkpoint_background == core::CheckpointBackground::Auto && weights_.size() >= core::kLargeModel)) {
   for (int l = 0; l < learners_; ++l) learner_ranks_.push_back(ctx.map.learner_rank(l));
   for (const auto& c : cfg_.corpora) corpora_.push_back(data::corpus_summary(c));
+  const auto [model, edited_elsewhere] = lib_.model_origin({{"model", s_.model}}, core::default_python_dir().string());
   std::printf(
       "fedavg_mpi: %s: %d pipeline(s), %d learner(s), strategy %s, vocabulary %d, %zu test windows, "
-      "%zu parameters, model on %s\n",
+      "%zu parameters, model %s on %s\n",
       s_.data_name.c_str(), ctx.map.pipelines(), learners_, core::strategy_name(s_.strategy), vocab_.size(),
-      test_windows_, weights_.size(), lib_.device().c_str());
+      test_windows_, weights_.size(), model.c_str(), lib_.device().c_str());
   std::fflush(stdout);
+  if (!edited_elsewhere.empty()) core::warn(ctx_.me, edited_elsewhere);
   warn_of_repeated_corpora();
 }
 
@@ -118,6 +124,12 @@ void DispatcherRun::start() {
 }
 
 void DispatcherRun::start_fresh() {
+  if (!cfg_.init_from.empty()) {
+    const auto warm = warm_start(cfg_.init_from, vocab_.words, model_.shapes, weights_);
+    lib_.load_weights();
+    std::printf("fedavg_mpi: %s\n", warm.summary(cfg_.init_from).c_str());
+    std::fflush(stdout);
+  }
   pipelines_.start();
   first_loss_ = loss_ = test_loss();
   metrics_ = std::make_unique<core::MetricsLog>(metrics_path());
@@ -141,6 +153,7 @@ void DispatcherRun::resume_from(const core::Checkpoint& ck) {
   first_loss_ = ck.info.first_loss;
   windows_per_learner_ = ck.info.windows_per_learner;
   seconds_before_ = evaluated_at_ = ck.info.seconds;
+  progress_.resumed(seconds_before_, windows_per_learner_);
   sync_bytes_ = ck.info.sync_bytes;
   resume_pipelines(ck);
   strategy_.state() = ck.strategy_state;
@@ -251,6 +264,59 @@ bool DispatcherRun::should_stop() {
   else if (s_.max_epochs > 0 && pipelines_.min_epochs() >= s_.max_epochs) stopped_ = "max_epochs";
   else if (ctx_.signals.received()) stopped_ = core::StopSignal::name(ctx_.signals.received());
   return !stopped_.empty();
+}
+
+int DispatcherRun::readers(int p) const {
+  if (pipelines_.sharded()) return learners_;
+  const int pipes = ctx_.map.pipelines();
+  return learners_ / pipes + (p < learners_ % pipes ? 1 : 0);
+}
+
+void DispatcherRun::await_small_passes() {
+  const auto small_and_unknown = [&](int p) {
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(cfg_.corpora[static_cast<std::size_t>(p)], ec);
+    // A window takes at least 2 bytes of text (a letter and a separator).
+    const double most = ec ? std::numeric_limits<double>::infinity() : static_cast<double>(bytes) / 2;
+    const double first_round = static_cast<double>(s_.windows_per_round()) * readers(p) + s_.shuffle_windows;
+    return most < first_round && std::isnan(pipelines_.windows_to(s_.max_epochs, p));
+  };
+  const auto give_up = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                          std::chrono::duration<double>(s_.liveness_seconds / 4));
+  comm::poll_until(
+      [&] {
+        pipelines_.drain();
+        for (int p = 0; p < ctx_.map.pipelines(); ++p)
+          if (small_and_unknown(p)) return Clock::now() >= give_up;  // then the first round is whole
+        return true;
+      },
+      comm::Deadline::after(s_.liveness_seconds), "the windows of a pass over a small corpus");
+}
+
+std::int64_t DispatcherRun::round_steps() {
+  if (s_.max_epochs <= 0) return 0;
+  if (!steps_planned_ && !pipelines_.sharded()) await_small_passes();
+  steps_planned_ = true;
+  std::int64_t steps = 0;
+  for (int p = 0; p < (pipelines_.sharded() ? 1 : ctx_.map.pipelines()); ++p) {
+    const double left = pipelines_.windows_to(s_.max_epochs, p);
+    if (std::isnan(left)) return 0;
+    steps = std::max(steps, static_cast<std::int64_t>(std::ceil(left / (static_cast<double>(readers(p)) * s_.bs))));
+  }
+  return steps >= s_.bpe ? 0 : std::max<std::int64_t>(steps, 1);
+}
+
+std::int64_t DispatcherRun::planned_steps() const {
+  const std::int64_t by_rounds = static_cast<std::int64_t>(s_.max_rounds) * s_.bpe;
+  if (s_.max_epochs <= 0) return by_rounds;
+  std::int64_t by_epochs = 0;
+  for (int p = 0; p < (pipelines_.sharded() ? 1 : ctx_.map.pipelines()); ++p) {
+    const double pass = pipelines_.pass_windows(p);
+    if (std::isnan(pass)) return 0;  // the model's own estimate, which takes max_rounds into account, stands
+    by_epochs = std::max(by_epochs, static_cast<std::int64_t>(
+                                        std::ceil(s_.max_epochs * pass / (static_cast<double>(readers(p)) * s_.bs))));
+  }
+  return by_rounds > 0 ? std::min(by_rounds, by_epochs) : by_epochs;
 }
 
 void DispatcherRun::training_begins() {

@@ -59,6 +59,12 @@ class DispatcherRun {
   comm::Outbox& outbox() { return outbox_; }
   // Decides whether to stop before the next round (target, limits, a signal); remembers why.
   bool should_stop();
+  // The batches each learner trains in the next round of a lock-step strategy (Control's steps): fewer than bpe
+  // when that is enough to reach max_epochs, so the run stops within a batch per learner of it; 0: bpe.
+  std::int64_t round_steps();
+  // A learner's steps over the whole run (Control's plan, for the model's schedule): bpe x max_rounds, or the
+  // steps of max_epochs passes once a whole pass's windows are known, the fewer; 0 while not known.
+  std::int64_t planned_steps() const;
   // Every learner has set up and joined the first exchange: the clock of training time, stopped since the
   // round-0 evaluation (or the resumed checkpoint), runs again from there, so seconds never go backwards.
   void training_begins();
@@ -125,6 +131,11 @@ class DispatcherRun {
   // The progress line's figures for the current round.
   Progress::Round progress_round(double lr, const bridge::Scores::Result& sc) const;
   void checkpoint();
+  // Before the first round of a max_epochs run: waits a little for the windows of a whole pass over each corpus
+  // small enough that its pipeline reads a whole pass before it can serve that round, so it can be cut to fit.
+  void await_small_passes();
+  // The learners that read pipeline p (with shards: every learner).
+  int readers(int p) const;
 
   const Context& ctx_;
   const core::Config& cfg_;
@@ -164,6 +175,7 @@ class DispatcherRun {
   std::string stopped_;
   std::vector<std::string> restarts_;  // "round R: why the run before failed", all runs of a job
   long last_checkpoint_ = -1;
+  bool steps_planned_ = false;  // round_steps() has been asked once (after await_small_passes)
 };
 
 }  // namespace fedavg::training

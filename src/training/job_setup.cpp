@@ -30,11 +30,15 @@ std::string read_file(const fs::path& p) {
 }
 
 // prepare.prepare_job's options: the command line's preparation flags and the keys it needs.
-nlohmann::json prepare_options(const core::CommandLine& line) {
+nlohmann::json prepare_options(const core::CommandLine& line, std::int64_t max_line_bytes) {
   nlohmann::json o{{"vocab_size", line.prepare.vocab_size},
                    {"min_count", line.prepare.min_count},
                    {"test_windows", line.prepare.test_windows},
                    {"stopwords", line.prepare.stopwords}};
+  // The Tokenizer reads a line whole: prepare refuses a longer one before it writes the config.
+  o["max_line_bytes"] = max_line_bytes;
+  if (!line.prepare.similarity.empty()) o["similarity"] = line.prepare.similarity;
+  if (!line.prepare.analogies.empty()) o["analogies"] = line.prepare.analogies;
   for (const auto& ov : line.overrides) {
     if (ov.key != "window" && ov.key != "seed" && ov.key != "model" && ov.key != "data_name") continue;
     try {
@@ -93,14 +97,29 @@ core::Config settle_config(const core::CommandLine& line, const comm::Communicat
                            int learners) {
   core::Config cfg(line);
   // A bad override fails now, on every rank alike, before anything is written or prepared.
-  core::parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json", line.overrides);
+  const auto given = core::parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json",
+                                          line.overrides);
+  if (cfg.prepared && !cfg.resume && given.eval_every > 0 && line.prepare.similarity.empty() &&
+      line.prepare.analogies.empty())
+    throw core::InputError(
+        "command line: eval_every scores the embeddings on word pairs or analogy questions: give "
+        "--similarity F (WordSim353 format) or --analogies F (questions-words format)");
   if (world.rank() == 0) {
-    core::OutputFolder::claim(cfg.out_dir, cfg.resume, cfg.overwrite, cfg.prepared);
+    const auto leftovers = core::OutputFolder::claim(cfg.out_dir, cfg.resume, cfg.overwrite, cfg.prepared);
+    if (!leftovers.empty()) {
+      std::string names;
+      for (const auto& f : leftovers) names += (names.empty() ? "" : ", ") + f;
+      std::printf(
+          "fedavg_mpi: output folder %s: replaced %s, left by a run that stopped before its first "
+          "checkpoint\n",
+          cfg.out_dir.string().c_str(), names.c_str());
+    }
     if (cfg.prepared && cfg.resume && !fs::exists(cfg.cfg_path()))
       throw core::InputError("output folder " + cfg.out_dir.string() + ": nothing to resume (no " +
                              cfg.cfg_path().string() + ", which a run without --config prepares)");
     if (cfg.prepared && !cfg.resume) {
-      const std::string summary = bridge::Prepare(py).run(cfg.corpora, cfg.config_dir, prepare_options(line));
+      const std::string summary = bridge::Prepare(py).run(cfg.corpora, cfg.config_dir,
+                                                          prepare_options(line, given.max_line_bytes));
       // The overrides go into the prepared cfg.json, so the folder alone says how the run was made.
       nlohmann::json merged;
       core::load_settings(cfg.cfg_path(), line.overrides, &merged);

@@ -81,13 +81,15 @@ void LearnerRun::request_batch() {
   outbox_.send(comm::WindowRequest{s_.windows_per_round()}.encode(), batcher_, comm::Tag::Request);
 }
 
-comm::WindowTotals LearnerRun::train(long round, const std::function<void(std::int64_t)>& after_step) {
+comm::WindowTotals LearnerRun::train(long round, const std::function<void(std::int64_t)>& after_step,
+                                     std::int64_t steps) {
   const auto batch_ints = static_cast<std::size_t>(s_.bs * s_.window_width());
   double loss_sum = 0.0;
   int b = 0;
+  const int last = steps > 0 && steps < s_.bpe ? static_cast<int>(steps) : s_.bpe;
   // Between periods the buffer holds the weights, for the strategy's exchange; a model on a GPU trains its copy.
   lib_.load_weights();
-  for (; b < s_.bpe; ++b) {
+  for (; b < last; ++b) {
     if (round > 0 && b > 0 && cut(round)) break;
     const auto start = std::chrono::steady_clock::now();
     if (s_.train) {
@@ -112,6 +114,12 @@ comm::WindowTotals LearnerRun::train(long round, const std::function<void(std::i
     trained.lr_reports = 1;
   }
   return trained;
+}
+
+void LearnerRun::plan(std::int64_t steps) {
+  if (steps <= 0 || steps == planned_) return;
+  lib_.plan_steps(steps);
+  planned_ = steps;
 }
 
 void LearnerRun::send_state() { outbox_.send(lib_.get_state(), dispatcher(), comm::Tag::LearnerState); }

@@ -41,7 +41,12 @@ class LearnerRun {
   void next_batch();
   // Runs the period's bpe steps, fewer if the Dispatcher cuts `round` short (balance_rounds; 0: never cut).
   // `after_step(windows)` runs after each step. Returns what was trained, with the model's learning rate.
-  comm::WindowTotals train(long round = 0, const std::function<void(std::int64_t)>& after_step = {});
+  // `steps`: the batches to train, at most bpe (0: bpe).
+  comm::WindowTotals train(long round = 0, const std::function<void(std::int64_t)>& after_step = {},
+                           std::int64_t steps = 0);
+  // The Dispatcher's plan of this learner's steps over the whole run (Control's plan): tells the model once it is
+  // known or changes (engine.plan_steps). 0: not known, nothing to do.
+  void plan(std::int64_t steps);
   // The rows the model's steps wrote since the last call, per parameter (what the sparse exchange reads).
   bridge::WrittenRows written_rows() { return lib_.written_rows(); }
   // Sends the model's state (optimizer, RNG) to the Dispatcher, for its checkpoint.
@@ -63,6 +68,7 @@ class LearnerRun {
   comm::Outbox outbox_;
   std::vector<std::int32_t> batch_;  // its first `ready_` batches of bs windows are not trained yet, in order
   int ready_ = 0;                    // batches in batch_: a period's, plus what a cut period left (balance_rounds)
+  std::int64_t planned_ = 0;         // the last plan given to the model (0: none)
 };
 
 }  // namespace fedavg::training

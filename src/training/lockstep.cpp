@@ -5,7 +5,9 @@
 #include <set>
 
 #include "comm/messages.hpp"
+#include "training/dispatcher_control.hpp"
 #include "training/dispatcher_run.hpp"
+#include "training/learner_control.hpp"
 #include "training/learner_run.hpp"
 #include "training/sparse_dispatcher.hpp"
 #include "training/sparse_exchange.hpp"
@@ -46,7 +48,8 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
   const Context& ctx = run.ctx();
   const core::Settings& s = run.settings();
   using Clock = DispatcherRun::Clock;
-  RoundSync sync(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks(), ctx.learner_hosts);
+  RoundSync sync(ctx.learners, ctx.waits, s.liveness_seconds, run.learner_ranks(), ctx.learner_hosts);
+  DispatcherControl control(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks());
   layout_ = layout_of(run.shapes());
   std::optional<SparseDispatcher> sparse;
   if (sparse_exchange(s, run.weights().size(), ctx.learners_on_one_host()))
@@ -58,8 +61,8 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     // The wait for Ready is the learners finishing the previous round's exchange (applying what it brought) and
     // counts with it, but for the first round: that is the learners' start-up.
     auto sync_start = Clock::now();
-    sync.control({comm::Control::Command::Train, round});
-    sync.await_reports(comm::Tag::Ready, round, comm::kDirect);
+    control.send({comm::Control::Command::Train, round, run.round_steps(), run.planned_steps()});
+    control.await_reports(comm::Tag::Ready, round, comm::kDirect);
     double sync_seconds = first ? 0.0 : DispatcherRun::seconds_since(sync_start);
     if (first) run.training_begins();
     // Every learner is in the collectives once Ready/RoundDone arrived: these spans are pure weight exchange.
@@ -75,7 +78,7 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
       cut = [&](const std::set<int>& busy) {
         for (const int rank : busy) run.outbox().send(std::vector<std::int64_t>{round}, rank, comm::Tag::Cut);
       };
-    sync.await_reports(comm::Tag::RoundDone, round, comm::kSlowPeer, cut);
+    control.await_reports(comm::Tag::RoundDone, round, comm::kSlowPeer, cut);
     sync_start = Clock::now();
     const comm::WindowTotals total = sync.totals(run.no_windows());
     if (sparse) {
@@ -89,7 +92,7 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     if (run.checkpoint_due()) run.collect_states();  // learners send theirs after the closing exchange
     run.end_round(total, sync_seconds);
   }
-  sync.control({comm::Control::Command::Stop, run.round()});
+  control.send({comm::Control::Command::Stop, run.round()});
   if (sparse && sparse->lossy() && !first) {
     // The final flush: a full exchange with no training, so the final weights hold every change the learners
     // (and the Dispatcher's rounding) kept back.
@@ -104,14 +107,15 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
 void Lockstep::learner_rounds(LearnerRun& run) {
   const Context& ctx = run.ctx();
   const core::Settings& s = run.settings();
-  RoundSync sync(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks(), ctx.learner_hosts);
+  RoundSync sync(ctx.learners, ctx.waits, s.liveness_seconds, run.learner_ranks(), ctx.learner_hosts);
+  LearnerControl control(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds);
   layout_ = layout_of(run.shapes());
   std::optional<SparseLearner> sparse;
   if (sparse_exchange(s, run.weights().size(), ctx.learners_on_one_host()))
     sparse.emplace(sync, layout_, s, sparse_publisher());
   bool first = true;
   for (;;) {
-    const comm::Control c = sync.control();
+    const comm::Control c = control.next();
     if (c.command == comm::Control::Command::Stop) {
       if (sparse && sparse->lossy() && !first) {  // the final flush (dispatcher_rounds): every learner counts 1/L
         sparse->learner_round(run.weights(), 1.0 / ctx.map.learners(), RoundKind::Full, run.written_rows());
@@ -121,7 +125,8 @@ void Lockstep::learner_rounds(LearnerRun& run) {
       return;
     }
     ctx.hooks.reached(c.round);
-    sync.report(comm::Tag::Ready, c.round);
+    run.plan(c.plan);
+    control.report(comm::Tag::Ready, c.round);
     if (!sparse || first) {
       open_round(sync, run.weights(), first);
       if (sparse) {
@@ -131,8 +136,8 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     }
     first = false;
     run.next_batch();
-    const comm::WindowTotals mine = run.train(s.balance_rounds ? c.round : 0);
-    sync.report(comm::Tag::RoundDone, c.round);
+    const comm::WindowTotals mine = run.train(s.balance_rounds ? c.round : 0, {}, c.steps);
+    control.report(comm::Tag::RoundDone, c.round);
     const comm::WindowTotals total = sync.totals(mine);
     const double share = mine.windows / total.windows;
     if (sparse) {
@@ -141,6 +146,7 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     } else {
       close_round(sync, run.weights(), static_cast<float>(share));
     }
+    control.complete_reports();
     if (c.round % s.checkpoint_every == 0) run.send_state();
   }
 }

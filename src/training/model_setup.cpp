@@ -32,6 +32,7 @@ ModelSetup describe_model(const Context& ctx, const core::Vocabulary& vocab, bri
   m.cfg["counts"] = vocab.counts.empty() ? nlohmann::json(nullptr) : nlohmann::json(vocab.counts);
   m.cfg["rank"] = ctx.me.role == core::Role::Learner ? ctx.map.learner_index(ctx.me.rank) : ctx.map.learners();
   m.cfg["local_rank"] = local_rank(ctx);
+  m.cfg["learners"] = ctx.map.learners();
   m.shapes = refused_as_input(ctx.cfg, [&] { return lib.param_shapes(m.cfg); });
   if (m.size() == 0) throw core::Error("engine.param_shapes describes a model with no parameters");
   return m;

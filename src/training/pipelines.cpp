@@ -156,6 +156,17 @@ double Pipelines::min_epochs() const {
   return least;
 }
 
+double Pipelines::pass_windows(int p) const {
+  const double w = queue_ ? epoch_windows_ : pass_windows_[static_cast<std::size_t>(p)];
+  return w > 0 ? w : std::nan("");
+}
+
+double Pipelines::windows_to(double epochs, int p) const {
+  const double trained = queue_ ? std::accumulate(trained_.begin(), trained_.end(), 0.0)
+                                : trained_[static_cast<std::size_t>(p)];
+  return epochs * pass_windows(p) - trained;
+}
+
 std::vector<core::PipelineProgress> Pipelines::progress() const {
   std::vector<core::PipelineProgress> out;
   for (std::size_t p = 0; p < trained_.size(); ++p)

@@ -42,6 +42,11 @@ class Pipelines {
   double epochs_estimate(int p) const;
   // The smallest epochs(p) over the pipelines (NaN if one is not known).
   double min_epochs() const;
+  // The windows of a whole pass over pipeline p's corpus (with shards: of an epoch over all); NaN until known.
+  double pass_windows(int p) const;
+  // The windows still to train from pipeline p (with shards: from all of them) until `epochs` passes are done;
+  // NaN while the windows of a whole pass are not known.
+  double windows_to(double epochs, int p) const;
 
   const std::vector<core::ReadPosition>& positions() const { return positions_; }
   std::vector<core::PipelineProgress> progress() const;

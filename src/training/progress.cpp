@@ -50,8 +50,12 @@ std::string Progress::line(const Round& r) const {
     for (std::size_t p = 0; p < r.epochs.size(); ++p)
       out += (p ? "/" : "") + std::string(r.epochs_exact ? "" : "~") + fmt("%.2f", r.epochs[p]);
   }
-  if (r.seconds > 0 && r.windows_per_learner > 0) {
-    const double per_learner = r.windows_per_learner / r.seconds;
+  // The current rate: since the last line (the average since the start until there is one).
+  const bool since_last = !std::isnan(rate_from_seconds_) && r.seconds > rate_from_seconds_;
+  const double seconds = since_last ? r.seconds - rate_from_seconds_ : r.seconds;
+  const double windows = since_last ? r.windows_per_learner - rate_from_windows_ : r.windows_per_learner;
+  if (seconds > 0 && windows > 0) {
+    const double per_learner = windows / seconds;
     out += "  windows/s " + count(per_learner) + "/learner " + count(per_learner * learners_);
   }
   if (!std::isnan(r.lr)) out += fmt("  lr %.4g", r.lr);
@@ -71,8 +75,7 @@ void Progress::show(const Round& r) {
     pending_ = true;
     return;
   }
-  std::printf("%s\n", line(r).c_str());
-  std::fflush(stdout);
+  print(r);
   printed_ = now;
   any_ = true;
   pending_ = false;
@@ -80,9 +83,15 @@ void Progress::show(const Round& r) {
 
 void Progress::flush() {
   if (!pending_) return;
-  std::printf("%s\n", line(skipped_).c_str());
-  std::fflush(stdout);
+  print(skipped_);
   pending_ = false;
+}
+
+void Progress::print(const Round& r) {
+  std::printf("%s\n", line(r).c_str());
+  std::fflush(stdout);
+  rate_from_seconds_ = r.seconds;
+  rate_from_windows_ = r.windows_per_learner;
 }
 
 }  // namespace fedavg::training

@@ -1,10 +1,11 @@
 // The Dispatcher's progress line: per round, how far the run is towards the limit that will end it first
-// (percent and ETA), windows per second per learner and in all, the learners' learning rate, the train and test
-// loss, and the pass over the corpus each pipeline is on. Plain lines, at most one per progress_seconds (the
-// first round's and the last always), so short rounds do not flood a log.
+// (percent and ETA), windows per second per learner and in all (the current rate: since the line before), the learners'
+// learning rate, the train and test loss, and the pass over the corpus each pipeline is on. Plain lines, at most one
+// per progress_seconds (the first round's and the last always), so short rounds do not flood a log.
 #pragma once
 
 #include <chrono>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -35,13 +36,23 @@ class Progress {
   void show(const Round& r);
   // Prints the last round's line if show() skipped it.
   void flush();
+  // A resumed run: the first line's rate counts from these training seconds and windows per learner.
+  void resumed(double seconds, double windows_per_learner) {
+    rate_from_seconds_ = seconds;
+    rate_from_windows_ = windows_per_learner;
+  }
   // The line, without printing it.
   std::string line(const Round& r) const;
 
  private:
   const core::Settings& s_;
   int learners_;
+  // Prints line(r) and keeps r as the start of the next line's rate.
+  void print(const Round& r);
+
   std::chrono::steady_clock::time_point printed_{};
+  double rate_from_seconds_ = std::nan("");  // training seconds and windows per learner at the last line printed
+  double rate_from_windows_ = 0.0;
   bool any_ = false;
   Round skipped_;
   bool pending_ = false;  // skipped_ was not printed

@@ -2,70 +2,12 @@
 
 #include <array>
 #include <cstdint>
-#include <set>
-
-#include "core/error.hpp"
 
 namespace fedavg::training {
 
 comm::Deadline RoundSync::deadline() const {
   // Learners wait in collectives only because some member is late: that member is named elsewhere first.
   return comm::Deadline::after(liveness_ * (comm_.rank() == 0 ? comm::kDirect : comm::kIndirect));
-}
-
-comm::Control RoundSync::control(const comm::Control& c) {
-  auto wire = c.encode();
-  // A learner waiting for the next Control waits on the Dispatcher directly.
-  const auto start = comm::Clock::now();
-  const auto missed = comm_.ibcast(wire.data(), wire.size(), 0)
-                          .wait_until(comm::Deadline::after(liveness_),
-                                      waits_.recurring(control_wait_, waits_.collective()));
-  control_wait_.record(start, missed);
-  return comm::Control::decode(wire);
-}
-
-void RoundSync::report(comm::Tag tag, long round) { reports_.send(std::vector<std::int64_t>{round}, 0, tag); }
-
-void RoundSync::await_reports(comm::Tag tag, long round, double factor,
-                              const std::function<void(const std::set<int>&)>& first_in) {
-  std::set<int> missing(learner_ranks_.begin(), learner_ranks_.end());
-  bool first = true;
-  const bool training = tag == comm::Tag::RoundDone;
-  const auto start = comm::Clock::now();
-  auto missed = start;  // when a pass last found no report
-  comm::IdleWatch watch(liveness_, training ? waits_.recurring(training_wait_, waits_.prompt()) : waits_.prompt());
-  while (!missing.empty()) {
-    bool progress = false;
-    for (auto it = missing.begin(); it != missing.end();) {
-      if (auto a = world_.probe(*it, tag)) {
-        std::int64_t got = -1;
-        world_.receive_into(*a, &got, 1);
-        if (got != round)
-          throw core::Error("learner rank " + std::to_string(*it) + " reported round " + std::to_string(got) +
-                            " during round " + std::to_string(round));
-        it = missing.erase(it);
-        progress = true;
-      } else {
-        ++it;
-      }
-    }
-    if (progress && first && training) training_wait_.record(start, missed);
-    if (progress && first && first_in && !missing.empty()) first_in(missing);
-    if (progress) {
-      first = false;
-      watch.progress();
-    } else {
-      missed = comm::Clock::now();
-      watch.idle(
-          [&] {
-            std::string who;
-            for (int m : missing) who += (who.empty() ? "" : ", ") + std::to_string(m);
-            return std::string(tag == comm::Tag::Ready ? "the start" : "the end") + " of round " +
-                   std::to_string(round) + " on learner rank(s) " + who;
-          },
-          factor);
-    }
-  }
 }
 
 void RoundSync::weights(std::vector<float>& w, bool from_root) {
@@ -134,7 +76,6 @@ void RoundSync::average_into_root(std::vector<float>& w, float share) {
     inbound_bytes_ += static_cast<double>(w.size() * sizeof(float));
   }
   weight_bytes_ += static_cast<double>(comm_.size() - 1) * static_cast<double>(w.size() * sizeof(float));
-  complete_reports();
 }
 
 void RoundSync::sum_up(std::vector<float>& w, float share, const std::vector<int>& children, int parent, comm::Tag up) {
@@ -204,7 +145,6 @@ void RoundSync::allreduce_in_place(std::vector<float>& w) {
   const auto n = static_cast<double>(w.size() * sizeof(float));
   if (me == 0 && comm_.size() > 1) inbound_bytes_ += n;
   weight_bytes_ += std::max(2.0 * (comm_.size() - 1) - 1.0, 0.0) * n;
-  complete_reports();
 }
 
 template <typename F> void RoundSync::each_chunk(int s, std::size_t n, const F& f) const {
@@ -303,7 +243,5 @@ bool RoundSync::same_everywhere(double value) {
   comm_.iallreduce_max(mine.data(), range.data(), mine.size()).wait_until(deadline(), waits_.collective());
   return range[0] == -range[1];
 }
-
-void RoundSync::complete_reports() { reports_.flush(comm::Deadline::after(liveness_)); }
 
 }  // namespace fedavg::training

@@ -1,19 +1,16 @@
-// The collectives of one lock-step round on the learner communicator (Dispatcher = rank 0), shared by the
-// Dispatcher and the Learners so both sides issue them in the same order. Learners report Ready and RoundDone
-// point to point first, so the Dispatcher can name a learner that stalls; the collectives only start once every
-// member is known to be in them.
+// The collectives of one lock-step round on the learner communicator (Dispatcher = rank 0): every member, the
+// Dispatcher and the learners alike, calls each of them in the same order. They start only once every member is
+// known to be in them (the Ready and RoundDone reports of LearnerControl and DispatcherControl), so a wait in them
+// means a member that is late and named elsewhere first.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
-#include <functional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"
 #include "comm/messages.hpp"
-#include "comm/outbox.hpp"
 #include "comm/wait_policy.hpp"
 #include "training/learner_ring.hpp"
 #include "training/learner_tree.hpp"
@@ -28,32 +25,20 @@ class RoundSync {
 
   // `hosts`: the host of each member, by rank (comm::Communicator::hosts), which the learner tree and ring
   // follow; empty: one host. Every member must pass the same.
-  RoundSync(const comm::Communicator& comm, const comm::Communicator& world, const comm::WaitPolicy& waits,
-            double liveness_seconds, std::vector<int> learner_ranks, const std::vector<int>& hosts,
-            std::size_t chunk_bytes = kChunkBytes)
+  // `learner_ranks`: the world rank of each learner, which names it in a timeout.
+  RoundSync(const comm::Communicator& comm, const comm::WaitPolicy& waits, double liveness_seconds,
+            std::vector<int> learner_ranks, const std::vector<int>& hosts, std::size_t chunk_bytes = kChunkBytes)
       : comm_(comm),
-        world_(world),
         waits_(waits),
         liveness_(liveness_seconds),
         learner_ranks_(std::move(learner_ranks)),
         chunk_bytes_(chunk_bytes),
         hosts_(hosts),
         tree_(hosts, comm.size()),
-        ring_(hosts, comm.size()),
-        reports_(world) {}
+        ring_(hosts, comm.size()) {}
 
   // True on the Dispatcher (rank 0 of the learner communicator).
   bool on_dispatcher() const { return comm_.rank() == 0; }
-  // Dispatcher: sends `c`. Learner: receives it. The wait recurs every round (the Dispatcher's evaluation and
-  // checkpoint), so the wait policy may sleep through most of it.
-  comm::Control control(const comm::Control& c = {});
-  // Learner: tells the Dispatcher (world rank 0) that it reached `tag` (Ready or RoundDone) of `round`.
-  void report(comm::Tag tag, long round);
-  // Dispatcher: waits until every learner reported `tag` for `round`; a Timeout names the missing ranks.
-  // `first_in`, if set, is called once, with the learners still missing, when the first report has arrived.
-  // The wait for the first RoundDone (the learners' training) recurs every round, like the learners' Control.
-  void await_reports(comm::Tag tag, long round, double factor,
-                     const std::function<void(const std::set<int>&)>& first_in = {});
   const comm::Communicator& comm() const { return comm_; }
   const comm::WaitPolicy& waits() const { return waits_; }
   double liveness() const { return liveness_; }
@@ -101,8 +86,6 @@ class RoundSync {
   double weight_bytes() const { return weight_bytes_; }
   // Bytes of weights the Dispatcher received through average_into_root and allreduce_in_place.
   double inbound_bytes() const { return inbound_bytes_; }
-  // Learner: completes the Ready/RoundDone reports in flight (after the round's exchange).
-  void complete_reports();
   // "the weights of learner rank N" for learner communicator rank `rank`.
   std::string who(int rank) const;
 
@@ -138,7 +121,6 @@ class RoundSync {
     return std::min(chunk<T>(), end - std::min(offset, end));
   }
   const comm::Communicator& comm_;
-  const comm::Communicator& world_;
   const comm::WaitPolicy& waits_;
   double liveness_;
   std::vector<int> learner_ranks_;
@@ -146,10 +128,7 @@ class RoundSync {
   std::vector<int> hosts_;
   LearnerTree tree_;
   LearnerRing ring_;
-  comm::Outbox reports_;         // Ready/RoundDone in flight
-  std::vector<float> incoming_;  // a learner: chunks it adds to its own (average_into_root, allreduce_in_place)
-  comm::Cadence control_wait_;   // Learner: how long the Control of a round takes to come
-  comm::Cadence training_wait_;  // Dispatcher: how long the first RoundDone of a round takes to come
+  std::vector<float> incoming_;  // chunks a member adds to its own (average_into_root, allreduce_in_place)
   double weight_bytes_ = 0.0;
   double inbound_bytes_ = 0.0;
 };

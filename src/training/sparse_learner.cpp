@@ -254,7 +254,6 @@ void SparseLearner::learner_round(std::vector<float>& w, double share, RoundKind
   }
   link_.wait_sends();
   sent_ = 0.0;
-  link_.sync().complete_reports();
   if (kind == RoundKind::Full) release_buffers();
 }
 

@@ -118,13 +118,13 @@ TEST(Config, CombineAddTrainsAddBpeBatchesWithSeveralLearners) {
   using fedavg::core::Combine;
   using fedavg::core::learner_bpe;
   const std::string base = R"({"data_name": "x", "bpe": 200, "bs": 1, "target": 1)";
-  const auto s = parse_settings(base + "}", "cfg.json");
-  EXPECT_EQ(s.combine, Combine::Add);
+  EXPECT_EQ(parse_settings(base + "}", "cfg.json").combine, Combine::Average);
+  EXPECT_EQ(learner_bpe(parse_settings(base + "}", "cfg.json"), 8), 200);
+  const auto s = parse_settings(base + R"(, "combine": "add"})", "cfg.json");
   EXPECT_EQ(learner_bpe(s, 1), 200);  // one learner trains as before
   EXPECT_EQ(learner_bpe(s, 8), 1);
-  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "add_bpe": 0})", "cfg.json"), 8), 200);
-  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "combine": "average"})", "cfg.json"), 8), 200);
-  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "strategy": "hogwild"})", "cfg.json"), 8), 200);
+  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "combine": "add", "add_bpe": 0})", "cfg.json"), 8), 200);
+  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "combine": "add", "strategy": "hogwild"})", "cfg.json"), 8), 200);
   const auto e = error_of(base + R"(, "add_power": 2})");
   EXPECT_NE(e.find("\"add_power\" must be between 0 and 1"), std::string::npos) << e;
 }
@@ -276,6 +276,50 @@ TEST(Config, ABadOverrideNamesItsFlag) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("unknown option --dimm"), std::string::npos) << e.what();
   }
+}
+
+TEST(Config, GensimAndWord2vecNamesAreAliases) {
+  const char* argv[] = {"fedavg_mpi", "--negative", "10", "--min_count",  "2",   "--vector-size", "50",   "--window",
+                        "3",          "--sample",   "0",  "--vocab-size", "500", "a.txt",         nullptr};
+  const auto line = fedavg::core::parse_command_line(14, const_cast<char**>(argv));
+  EXPECT_EQ(line.prepare.min_count, 2);
+  EXPECT_EQ(line.prepare.vocab_size, 500);
+  nlohmann::json merged;
+  const auto s = parse_settings(
+      R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1, "model_args": {"noise_power": 0.5}})", "cfg.json",
+      line.overrides, &merged);
+  EXPECT_EQ(s.dim, 50);
+  EXPECT_EQ(s.window, 3);
+  EXPECT_DOUBLE_EQ(s.sample, 0.0);
+  // --negative sets one key of model_args and keeps the config's others.
+  EXPECT_EQ(merged["model_args"], nlohmann::json::parse(R"({"noise_power": 0.5, "negatives": 10})"));
+}
+
+TEST(Config, AMisspelledOptionSuggestsTheNearest) {
+  auto error = [](std::vector<const char*> args) {
+    args.insert(args.begin(), "fedavg_mpi");
+    args.push_back("a.txt");
+    args.push_back(nullptr);
+    try {
+      fedavg::core::parse_command_line(static_cast<int>(args.size()) - 1, const_cast<char**>(args.data()));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error({"--epoc", "3"}).find("unknown option --epoc: did you mean --epoch?"), std::string::npos);
+  EXPECT_NE(error({"-epoch", "3"}).find("did you mean --epoch?"), std::string::npos);
+  EXPECT_NE(error({"--max-round", "3"}).find("did you mean --max-rounds?"), std::string::npos);
+  EXPECT_NE(error({"--overwirte"}).find("did you mean --overwrite?"), std::string::npos);
+  EXPECT_EQ(error({"--xyzzy", "3"}).find("did you mean"), std::string::npos);
+}
+
+TEST(Config, InitFromIsANewRun) {
+  const char* argv[] = {"fedavg_mpi", "--init-from", "old/run.h5", "a.txt", nullptr};
+  EXPECT_EQ(fedavg::core::Config(fedavg::core::parse_command_line(4, const_cast<char**>(argv))).init_from,
+            "old/run.h5");
+  const char* both[] = {"fedavg_mpi", "--init-from", "old/run.h5", "--resume", "a.txt", nullptr};
+  EXPECT_THROW(fedavg::core::parse_command_line(5, const_cast<char**>(both)), InputError);
 }
 
 TEST(Config, StrategyDefaultsAreTheOnesThatWorked) {

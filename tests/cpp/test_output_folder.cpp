@@ -72,8 +72,8 @@ TEST_F(OutputFolderTest, AnEarlierRunIsRefusedAndLeftUntouched) {
 TEST_F(OutputFolderTest, AConfigFolderIsTheUsersUnlessTheRunPreparesOne) {
   write(dir_ / "config" / "cfg.json", "{}");  // --config OUT/config: the user's own
   EXPECT_NO_THROW(OutputFolder::claim(dir_, false, false, false));
-  EXPECT_THROW(OutputFolder::claim(dir_, false, false, true), InputError);
   write(dir_ / "kjv.h5", "checkpoint");
+  EXPECT_THROW(OutputFolder::claim(dir_, false, false, true), InputError);  // a run prepared it
   OutputFolder::claim(dir_, false, true, false);
   EXPECT_TRUE(fs::exists(dir_ / "config" / "cfg.json"));  // stays where the run reads it
   EXPECT_TRUE(fs::exists(dir_ / OutputFolder::kPrevious / "kjv.h5"));
@@ -118,4 +118,24 @@ TEST_F(OutputFolderTest, ResumeAfterAnInterruptedOverwriteSaysWhereTheRunIs) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find(".previous"), std::string::npos) << e.what();
   }
+}
+
+TEST_F(OutputFolderTest, WhatAFailedSetUpLeftIsNoEarlierRun) {
+  // A run that failed after preparing its config, or before its first checkpoint: no checkpoint, no results.
+  write(dir_ / "config" / "cfg.json", "{}");
+  write(dir_ / "kjv_metrics.csv", "round 0 only");
+  write(dir_ / "notes.txt", "the user's own file");
+  try {
+    OutputFolder::claim(dir_, true, false, true);  // --resume: nothing to resume, and it says what to do
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("without --resume"), std::string::npos) << e.what();
+  }
+  const auto removed = OutputFolder::claim(dir_, false, false, true);  // the same command again: it starts
+  EXPECT_EQ(removed, (std::vector<std::string>{"config", "kjv_metrics.csv"}));
+  EXPECT_FALSE(fs::exists(dir_ / "config"));
+  EXPECT_EQ(read(dir_ / "notes.txt"), "the user's own file");
+  // Results without a checkpoint are a finished run's: still refused.
+  write(dir_ / "kjv.w2v.txt", "vectors");
+  EXPECT_THROW(OutputFolder::claim(dir_, false, false, true), InputError);
 }

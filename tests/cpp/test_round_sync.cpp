@@ -37,7 +37,7 @@ TEST(RoundSync, DispatcherReceivesTheSumOfTwoLearnersWeights) {
   if (world.size() != 3) GTEST_SKIP() << "a Dispatcher and two learners";
   const std::size_t n = 320000;  // 1.3 MB: large enough to travel by rendezvous
   const comm::WaitPolicy waits;
-  training::RoundSync sync(world, world, waits, 20.0, {1, 2}, {}, 100000);  // 4 chunks, the last one short
+  training::RoundSync sync(world, waits, 20.0, {1, 2}, {}, 100000);  // 4 chunks, the last one short
   std::vector<float> w = world.rank() == 0 ? std::vector<float>(n, 0.0f) : learner_weights(world.rank(), n);
   for (int round = 0; round < 3; ++round) {  // repeated: each round's messages match that round
     if (world.rank() != 0) w = learner_weights(world.rank() + round, n);
@@ -70,7 +70,7 @@ TEST(RoundSync, TheTreeSumsEveryLearnersWeightsAndTheDispatcherReceivesOneCopy) 
   std::vector<int> learners;
   for (int r = 1; r < world.size(); ++r) learners.push_back(r);
   for (const auto& hosts : layouts(world.size())) {
-    training::RoundSync sync(world, world, waits, 20.0, learners, hosts, 48000);  // 9 chunks, the last one short
+    training::RoundSync sync(world, waits, 20.0, learners, hosts, 48000);  // 9 chunks, the last one short
     std::vector<float> w = world.rank() == 0 ? std::vector<float>(n, 0.0f) : learner_weights(world.rank(), n);
     sync.average_into_root(w, 1.0f);
     if (world.rank() == 0) {
@@ -93,7 +93,7 @@ TEST(RoundSync, FromLearnerOneEveryLearnerTakesTheSumTheDispatcherReceived) {
   std::vector<int> learners;
   for (int r = 1; r < world.size(); ++r) learners.push_back(r);
   for (const auto& hosts : layouts(world.size())) {
-    training::RoundSync sync(world, world, waits, 20.0, learners, hosts, 48000);
+    training::RoundSync sync(world, waits, 20.0, learners, hosts, 48000);
     std::vector<float> w = world.rank() == 0 ? std::vector<float>(n, 0.0f) : learner_weights(world.rank(), n);
     sync.average_into_root(w, 1.0f / static_cast<float>(world.size() - 1));
     const double before = sync.weight_bytes();
@@ -112,7 +112,7 @@ TEST(RoundSync, DownTheTreeEveryLearnerTakesTheSizeAndBytesTheDispatcherSent) {
   const comm::WaitPolicy waits;
   std::vector<int> learners;
   for (int r = 1; r < world.size(); ++r) learners.push_back(r);
-  training::RoundSync sync(world, world, waits, 20.0, learners, {}, 1000);
+  training::RoundSync sync(world, waits, 20.0, learners, {}, 1000);
   // Several chunks with a short last one, a whole number of chunks, nothing, and less than a chunk.
   for (const std::size_t n : {4321u, 3000u, 0u, 17u}) {
     std::vector<std::uint8_t> data(world.rank() == 0 ? n : 5, 0);
@@ -133,7 +133,7 @@ TEST(RoundSync, TheRingGivesEveryLearnerAndTheDispatcherTheSameSum) {
   for (int r = 1; r < world.size(); ++r) learners.push_back(r);
   const int l = world.size() - 1;
   for (const auto& hosts : layouts(world.size())) {
-    training::RoundSync sync(world, world, waits, 20.0, learners, hosts, 4000);  // 1000 floats a chunk
+    training::RoundSync sync(world, waits, 20.0, learners, hosts, 4000);  // 1000 floats a chunk
     // Segments of several chunks with a short last one, of less than a chunk, fewer elements than learners
     // (some segments empty), and none.
     for (const std::size_t n : {25013u, 2500u, 3u, 0u}) {
@@ -163,7 +163,7 @@ TEST(RoundSync, TheRingGivesEveryLearnerAndTheDispatcherTheSameSum) {
 TEST(RoundSync, SameEverywhereTellsWhetherEveryMemberHoldsTheSameValue) {
   auto world = comm::Communicator::world();
   const comm::WaitPolicy waits;
-  training::RoundSync sync(world, world, waits, 20.0, {1, 2}, {});
+  training::RoundSync sync(world, waits, 20.0, {1, 2}, {});
   EXPECT_TRUE(sync.same_everywhere(12345.0));
   EXPECT_FALSE(sync.same_everywhere(world.rank() == 2 ? 1.0 : 2.0));
   EXPECT_FALSE(sync.same_everywhere(static_cast<double>(world.rank())));

@@ -125,7 +125,7 @@ Outcome exchange(const core::Settings& s, Publisher publisher, int rounds, const
   const comm::WaitPolicy waits;
   std::vector<int> ranks;
   for (int l = 1; l <= learners(); ++l) ranks.push_back(l);
-  training::RoundSync sync(world, world, waits, 20.0, ranks, hosts);
+  training::RoundSync sync(world, waits, 20.0, ranks, hosts);
   Member sparse(sync, kLayout, s, publisher);
   std::vector<float> w = start();
   if (sparse.learner) sparse.learner->start_from(w);
@@ -368,7 +368,7 @@ Outcome large_exchange(const core::Settings& s, Publisher publisher, int rounds,
   const comm::WaitPolicy waits;
   std::vector<int> ranks;
   for (int l = 1; l <= learners(); ++l) ranks.push_back(l);
-  training::RoundSync sync(world, world, waits, 20.0, ranks, {});
+  training::RoundSync sync(world, waits, 20.0, ranks, {});
   Member sparse(sync, kLargeLayout, s, publisher);
   std::vector<float> w(kLargeSize);
   for (std::size_t i = 0; i < kLargeSize; ++i) w[i] = 0.001f * static_cast<float>(i % 977);
@@ -423,7 +423,7 @@ TEST_P(SparseExchange, ByDefaultEachMemberTakesItsShareOfItsHostsCores) {
   for (int r = 0; r < world.size(); ++r) own_host[static_cast<std::size_t>(r)] = r;
   core::Settings s = exact();
   const auto threads = [&](const std::vector<int>& hosts) {
-    training::RoundSync sync(world, world, waits, 20.0, ranks, hosts);
+    training::RoundSync sync(world, waits, 20.0, ranks, hosts);
     return Member(sync, kLargeLayout, s, GetParam()).threads();
   };
   EXPECT_EQ(threads({}), core::share_of_cores(static_cast<unsigned>(world.size())));

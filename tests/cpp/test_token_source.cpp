@@ -43,9 +43,23 @@ TEST(TokenSource, SkipsHeldOutLinesAndKeepsTheirLineEnds) {
   s.text_block_bytes = 1024;
   // Lines 2 ("w3 w4") and 4 ("w6 w7") are held out: their start offsets.
   TokenSource source(tokenize_word_ids, path.string(), s, {0, fedavg::core::Role::Tokenizer}, "vocab.txt",
-                     {static_cast<std::int64_t>(text.find("w3")), static_cast<std::int64_t>(text.find("w6"))});
+                     std::vector<std::int64_t>{static_cast<std::int64_t>(text.find("w3")),
+                                               static_cast<std::int64_t>(text.find("w6"))});
   EXPECT_EQ(one_pass(source), (std::vector<std::int32_t>{1, 2, B, B, 5, B, B, E}));
   EXPECT_EQ(one_pass(source), (std::vector<std::int32_t>{1, 2, B, B, 5, B, B, E}));  // replayed from the cache
+  fs::remove(path);
+}
+
+TEST(TokenSource, ReadsASpanHeldOutOfALineAsALineEnd) {
+  // A corpus of one line (text8): the words w3 w4 and w6 are held out; no window may join w2 to w5.
+  const std::string text = "w1 w2 w3 w4 w5 w6 w7";
+  const auto path = corpus(text);
+  fedavg::core::Settings s;
+  s.text_block_bytes = 8;  // the line is longer than a block: still read whole
+  const auto at = [&](const char* w) { return static_cast<std::int64_t>(text.find(w)); };
+  const fedavg::core::HeldOut held({}, {{at("w3"), at("w4") + 2}, {at("w6"), at("w6") + 2}});
+  TokenSource source(tokenize_word_ids, path.string(), s, {0, fedavg::core::Role::Tokenizer}, "vocab.txt", held);
+  EXPECT_EQ(one_pass(source), (std::vector<std::int32_t>{1, 2, B, 5, B, 7, B, E}));
   fs::remove(path);
 }
 

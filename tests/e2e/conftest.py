@@ -82,7 +82,9 @@ def toy_config(tmp_path_factory):
     corpus = write_corpus(d / "toy.txt")
     subprocess.run([PYTHON, str(ROOT / "python" / "prepare.py"), str(corpus), "--out", str(d / "config"),
                     "--train-out", str(d / "train.txt"), "--data-name", "toy", "--min-count", "1",
-                    "--test-windows", "200", "--seed", "3"], check=True, capture_output=True, text=True,
+                    "--test-windows", "200", "--seed", "3",
+                    "--epoch", "0", "--target", "2.5", "--max-rounds", "200", "--max-seconds", "600"],
+                   check=True, capture_output=True, text=True,
                    timeout=60)
     return d
 
@@ -143,18 +145,36 @@ def broken_python(tmp_path):
     return make
 
 
-def rank_process(rank):
-    """The pid of rank `rank` (the process its watcher forked), or None."""
+def parent_of(pid):
+    """The parent pid of `pid`, or None if it is gone."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def descends_from(pid, ancestor):
+    while pid and pid > 1:
+        if pid == ancestor:
+            return True
+        pid = parent_of(pid)
+    return False
+
+
+def rank_process(rank, under):
+    """The pid of rank `rank` (the process its watcher forked) among the descendants of process `under` (the
+    test's mpiexec or supervisor: other jobs on the machine have ranks of the same number), or None."""
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
             environ = (proc / "environ").read_bytes().split(b"\0")
-            parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            parent = parent_of(proc.name)
             parent_comm = Path(f"/proc/{parent}/comm").read_text().strip()
             comm = (proc / "comm").read_text().strip()
         except (OSError, ValueError, IndexError):
             continue
-        if comm == "fedavg_mpi" and parent_comm == "fedavg_mpi" and f"PMI_RANK={rank}".encode() in environ:
+        if (comm == "fedavg_mpi" and parent_comm == "fedavg_mpi" and f"PMI_RANK={rank}".encode() in environ
+                and descends_from(int(proc.name), under)):
             return int(proc.name)
     return None

@@ -23,6 +23,7 @@ def test_too_few_ranks_names_the_smallest_count(run_job, toy_config, tmp_path):
     assert took < LIMIT
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("where,code,role", [
     ("learner", "def train_step(model, windows):\n    raise RuntimeError('injected in train_step')",
      "Learner"),

@@ -31,8 +31,7 @@ def edited_python(tmp_path):
 
 
 STRATEGIES = {
-    # fedavg's default combine (add) trains one batch per learner a round: 40 of them hold the data of 4 of bpe 10.
-    "fedavg": {"strategy": "fedavg", "max_rounds": 40},
+    "fedavg": {"strategy": "fedavg"},
     "bsp": {"strategy": "bsp"},
     "bmuf": {"strategy": "bmuf", "block_momentum": 0.5, "block_lr": 1.0},
     "easgd": {"strategy": "easgd"},
@@ -56,11 +55,26 @@ def check_outputs(job, vocab_size):
 @pytest.mark.parametrize("name", sorted(STRATEGIES))
 def test_every_strategy_trains_a_model_with_an_extra_parameter(name, run_job, edited_python, toy_config):
     vocab_size = len((toy_config / "config" / "vocab.txt").read_text().split("\n")) - 1
-    job = run_job(6, cfg={"model": "neg_autograd", **STRATEGIES[name]}, python_dir=edited_python("hidden_layer"))
+    python = edited_python("hidden_layer")
+    job = run_job(6, cfg={"model": "neg_autograd", **STRATEGIES[name]}, python_dir=python)
     assert job.rc == 0, job.stderr
+    # The start-up line names the model that runs and where it came from; the edited class is the selected one.
+    assert f"model neg_autograd (NegCBOW in {python / 'library.py'})" in job.stdout
+    assert "WARNING" not in job.stderr
     losses = [r["test_loss"] for r in job.metrics()]
     assert losses[-1] < losses[0] - 0.3, losses
     check_outputs(job, vocab_size)
+
+
+def test_an_edit_of_a_model_the_run_does_not_select_is_warned_of(run_job, edited_python):
+    """The recipes edit NegCBOW (neg_autograd); the default model is the hand-written neg."""
+    python = edited_python("sum_context")
+    job = run_job(5, cfg={"max_rounds": 1}, python_dir=python)
+    assert job.rc == 0, job.stderr
+    assert f"model neg (HandwrittenNegCBOW in {python / 'handwritten_neg.py'})" in job.stdout
+    warning = next(line for line in job.stderr.splitlines() if "WARNING" in line)
+    assert f"{python / 'library.py'} edits NegCBOW (model neg_autograd), but this run trains model neg" in warning
+    assert "--model neg_autograd" in warning
 
 
 def test_an_edited_model_with_adam_resumes_from_its_checkpoint(run_job, edited_python, tmp_path):
@@ -69,9 +83,7 @@ def test_an_edited_model_with_adam_resumes_from_its_checkpoint(run_job, edited_p
     shutil.copytree(edited_python("hidden_layer"), python)
     subprocess.run(["patch", "--quiet", "--no-backup-if-mismatch", str(python / "library.py"),
                     str(RECIPES / "adam.diff")], check=True, timeout=30)
-    # Rounds of bpe batches, averaged (combine add's rounds are one batch each; added over 10 Adam steps the
-    # changes overshoot on this corpus).
-    cfg = {"model": "neg_autograd", "max_rounds": 6, "combine": "average"}
+    cfg = {"model": "neg_autograd", "max_rounds": 6}
     job = run_job(6, cfg=cfg, python_dir=python, extra=["--inject-fault", "0:4:exception"])
     assert job.rc != 0
     with h5py.File(job.out / "toy.h5", "r") as f:

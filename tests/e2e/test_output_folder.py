@@ -5,6 +5,7 @@ integers; round 0 has no train loss; the binary word2vec file loads in gensim.""
 
 import hashlib
 import math
+import time
 
 import h5py
 import numpy as np
@@ -33,6 +34,14 @@ def test_a_second_run_without_resume_refuses_and_changes_nothing(run_job):
     assert again.rc != 0
     assert "holds an earlier run" in again.stderr
     assert "--resume" in again.stderr and "--overwrite" in again.stderr
+    assert snapshot(first.out) == before
+    # --resume of the finished run: it says the run is complete and how to extend it, at once, and changes nothing.
+    t0 = time.monotonic()
+    done = run_job(5, cfg={"max_rounds": 2}, extra=["--resume"], timeout=JOB_TIMEOUT)
+    assert done.rc == 0, done.stderr
+    assert f"the run in {first.out} is complete" in done.stdout
+    assert "--resume --max-rounds N, with N above 2" in done.stdout and "--init-from" in done.stdout
+    assert time.monotonic() - t0 < 10
     assert snapshot(first.out) == before
 
 
@@ -73,7 +82,7 @@ def test_the_hdf5_file_stands_alone(run_job, toy_config):
         assert isinstance(f.attrs["strategy"], str) and f.attrs["strategy"] == "fedavg"
         for counter in ("round", "windows_per_learner", "sync_bytes"):
             assert np.issubdtype(np.asarray(f.attrs[counter]).dtype, np.integer), counter
-        assert f.attrs["windows_per_learner"] == 2 * 1 * 64  # two learners of combine add: add_bpe 1 a round
+        assert f.attrs["windows_per_learner"] == 2 * 10 * 64
     rows = job.metrics()
     assert math.isnan(rows[0]["train_loss"]) and not math.isnan(rows[1]["train_loss"])
 

@@ -14,7 +14,7 @@ from conftest import JOB_TIMEOUT
 EXACT = {"exchange": "sparse", "sparse_rows": 1, "sparse_values": "float32", "sparse_weighting": "windows"}
 
 LOCKSTEP = {
-    "fedavg": {"strategy": "fedavg", "combine": "average"},  # the dense average, which exact sparse settings equal
+    "fedavg": {"strategy": "fedavg"},
     "bsp": {"strategy": "bsp"},
     "diloco": {"strategy": "diloco"},
 }
@@ -44,7 +44,7 @@ def test_exact_sparse_exchange_trains_the_dense_model(name, run_job):
 
 
 def test_lossy_sparse_exchange_sends_fewer_bytes_and_still_trains(run_job):
-    cfg = {"max_rounds": 6, "fixed_batch_order": True, "strategy": "fedavg", "combine": "average"}
+    cfg = {"max_rounds": 6, "fixed_batch_order": True, "strategy": "fedavg"}
     dense = run_job(6, cfg={**cfg, "exchange": "dense"}, timeout=JOB_TIMEOUT)
     assert dense.rc == 0, dense.stderr
     lossy = run_job(6, cfg={**cfg, **EXACT, "sparse_rows": 0.3, "sparse_values": "float16",
@@ -117,10 +117,12 @@ def test_sparse_diloco_resumes_from_its_checkpoint(run_job):
     assert len(losses) == 7 and losses[6] < losses[3], losses
 
 
-def test_default_sparse_settings_train(run_job):
-    # fedavg's combine add (one batch per learner a round) through the sparse exchange: the mean change of a row's
-    # k learners times k^add_power.
-    job = run_job(6, cfg={"max_rounds": 60, "strategy": "fedavg", "exchange": "sparse"}, timeout=JOB_TIMEOUT)
+@pytest.mark.parametrize("combine,rounds", [("average", 6), ("add", 60)])
+def test_default_sparse_settings_train(run_job, combine, rounds):
+    # combine add (one batch per learner a round) through the sparse exchange: the mean change of a row's k
+    # learners times k^add_power.
+    cfg = {"max_rounds": rounds, "strategy": "fedavg", "exchange": "sparse", "combine": combine}
+    job = run_job(6, cfg=cfg, timeout=JOB_TIMEOUT)
     assert job.rc == 0, job.stderr
     losses = [r["test_loss"] for r in job.metrics()]
     assert losses[-1] < losses[0] - 0.3, losses

@@ -40,7 +40,7 @@ def signal_and_wait(proc, target, rank, signo):
     """Sends `signo` to target(pid of rank `rank`) and waits for the job to end; (its failure lines, the seconds
     from the signal to the end). The job must fail."""
     try:
-        pid = rank_process(rank)
+        pid = rank_process(rank, proc.pid)
         assert pid, "rank process not found"
         os.kill(target(pid), signo)
         t0 = time.monotonic()

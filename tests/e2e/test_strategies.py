@@ -1,8 +1,8 @@
 """Each strategy under mpiexec (time-limited: run_job passes a timeout and MPIEXEC_TIMEOUT): the loss falls, the
 outputs load, checkpoints resume with the strategy's state; bsp keeps every replica bit-identical (the run checks
 it each round and fails otherwise); easgd, hogwild and balanced rounds do not wait for a slowed learner;
-hogwild moves no weights; fedavg's default combine (add) lets two learners reach a target on fewer windows each
-than one, which trains the same bits as with the average."""
+hogwild moves no weights; fedavg's combine add lets two learners reach a target on fewer windows each than one,
+which trains the same bits as with the average."""
 
 import time
 
@@ -13,9 +13,9 @@ import pytest
 TOY_TARGET = 3.0  # the toy corpus's test loss that one learner reaches in a few rounds of bpe 10
 
 STRATEGIES = {
-    # fedavg's default combine (add) trains one batch per learner a round: 60 of them hold the data of 6 of bpe 10.
-    "fedavg": {"strategy": "fedavg", "max_rounds": 60},
-    "fedavg_average": {"strategy": "fedavg", "combine": "average"},
+    "fedavg": {"strategy": "fedavg"},
+    # combine add trains one batch per learner a round: 60 of them hold the data of 6 of bpe 10.
+    "fedavg_add": {"strategy": "fedavg", "combine": "add", "max_rounds": 60},
     "bsp": {"strategy": "bsp"},
     "bmuf": {"strategy": "bmuf", "block_momentum": 0.5, "block_lr": 1.0},
     "diloco": {"strategy": "diloco"},
@@ -51,9 +51,10 @@ def test_strategy_trains_and_writes_outputs(name, run_job, toy_config):
 
 
 def test_fedavg_adds_changes_so_two_learners_need_fewer_windows_each(run_job):
-    """combine add (the default): two learners each reach the target on well under the windows one learner needs;
-    one learner trains the same bits as with combine average (its change added to the start is its weights)."""
-    cfg = {"target": TOY_TARGET, "max_rounds": 400, "fixed_batch_order": True, "checkpoint_every": 1000}
+    """combine add: two learners each reach the target on well under the windows one learner needs; one learner
+    trains the same bits as with combine average (its change added to the start is its weights)."""
+    cfg = {"target": TOY_TARGET, "max_rounds": 400, "fixed_batch_order": True, "checkpoint_every": 1000,
+           "combine": "add"}
     one = run_job(5, cfg=cfg)
     two = run_job(6, cfg=cfg)
     averaged = run_job(5, cfg={**cfg, "combine": "average"})  # last: the jobs of a test share cfg.json
@@ -101,9 +102,7 @@ def test_asynchronous_strategies_do_not_wait_for_a_slow_learner(run_job, toy_con
     slow = {"max_rounds": 8, "bpe": 20, "bs": 256, "slow_learners": 1, "slow_factor": 20}
     seconds = {}
     for strategy in ("fedavg", strategy):
-        # fedavg's rounds of bpe batches (combine add's are one batch each, and wait as often).
-        keys = {"strategy": strategy, **({"combine": "average"} if strategy == "fedavg" else {})}
-        job = run_job(n, corpora=corpora, cfg={**slow, **keys})
+        job = run_job(n, corpora=corpora, cfg={**slow, "strategy": strategy})
         assert job.rc == 0, job.stderr
         assert job.stats()["rounds"] == "8"
         rows = job.metrics()
@@ -119,7 +118,7 @@ def test_balanced_rounds_do_not_wait_for_a_slow_learner(run_job, strategy):
     its batches instead of holding every round back, and the rounds count the windows really trained (fewer
     than bpe x bs each)."""
     slow = {"max_rounds": 8, "bpe": 20, "bs": 256, "slow_learners": 1, "slow_factor": 10, "strategy": strategy,
-            "shuffle_windows": 4096, "combine": "average"}  # fedavg's rounds of bpe batches
+            "shuffle_windows": 4096}
     seconds, windows = {}, {}
     for balanced in (False, True):
         job = run_job(6, cfg={**slow, "balance_rounds": balanced})

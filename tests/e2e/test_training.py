@@ -13,26 +13,26 @@ import pytest
 from conftest import PYTHON, ROOT, toy_lines
 
 
+@pytest.mark.smoke
 def test_one_pipeline_two_learners_trains_and_writes_outputs(run_job):
-    # Several learners of the default fedavg (combine add) train add_bpe = 1 batch a round, not bpe.
-    job = run_job(6, cfg={"max_rounds": 60})
+    job = run_job(6, cfg={"max_rounds": 6})
     assert job.rc == 0, job.stderr
     rows = job.metrics()
-    assert [r["round"] for r in rows] == list(range(61))
+    assert [r["round"] for r in rows] == list(range(7))
     losses = [r["test_loss"] for r in rows]
     assert losses[-1] < losses[0] - 0.5, losses
-    assert rows[-1]["windows_per_learner"] == 60 * 1 * 64
+    assert rows[-1]["windows_per_learner"] == 6 * 10 * 64
     # One progress line per round, then the final statistics line.
-    assert len(re.findall(r"^round +\d+ ", job.stdout, re.M)) == 61
+    assert len(re.findall(r"^round +\d+ ", job.stdout, re.M)) == 7
     stats = job.stats()
-    assert stats["rounds"] == "60" and stats["stopped"] == "max_rounds"
+    assert stats["rounds"] == "6" and stats["stopped"] == "max_rounds"
     assert float(stats["final_loss"]) == pytest.approx(losses[-1], abs=1e-3)
     assert float(stats["first_loss"]) == pytest.approx(losses[0], abs=1e-3)
-    assert "final: rounds=60" in job.stdout
+    assert "final: rounds=6" in job.stdout
 
     with h5py.File(job.out / "toy.h5", "r") as f:
         emb = f["embedding"][...]
-        assert f.attrs["round"] == 60
+        assert f.attrs["round"] == 6
         assert f.attrs["test_loss"] == pytest.approx(losses[-1], abs=1e-4)
     assert not list(job.out.glob("*.tmp"))
     report = np.loadtxt(job.out / "toy_embeddings.txt", dtype=np.float32)
@@ -57,7 +57,8 @@ def test_two_pipelines(run_job, toy_config, tmp_path):
     job = run_job(10, corpora=[toy_config / "train.txt", second], cfg={"max_rounds": 3})
     assert job.rc == 0, job.stderr
     assert "2 pipeline(s), 3 learner(s)" in job.stdout
-    assert "parameters, model on cpu\n" in job.stdout     # device "auto" on a machine without a GPU
+    assert "parameters, model neg (HandwrittenNegCBOW in " in job.stdout
+    assert "handwritten_neg.py) on cpu\n" in job.stdout     # device "auto" on a machine without a GPU
     losses = [r["test_loss"] for r in job.metrics()]
     assert losses[-1] < losses[0]
 
@@ -95,7 +96,7 @@ def test_runs_from_any_directory_with_relative_paths(app, toy_config, tmp_path):
 
 
 def test_report_softmax_model_is_one_switch_away(run_job):
-    job = run_job(6, cfg={"model": "softmax", "max_rounds": 60})  # two learners: one batch a round (combine add)
+    job = run_job(6, cfg={"model": "softmax", "max_rounds": 6})
     assert job.rc == 0, job.stderr
     losses = [r["test_loss"] for r in job.metrics()]
     assert losses[0] == pytest.approx(np.log(len(open(job.out.parent / "config" / "vocab.txt").read().split("\n")) - 1),
@@ -196,7 +197,9 @@ def test_shuffled_batches_learn_both_halves_of_a_two_topic_corpus(run_job, tmp_p
     mixed.write_text("\n".join(a + "\n" + b for a, b in zip(first, second)) + "\n")
     subprocess.run([PYTHON, str(ROOT / "python" / "prepare.py"), str(mixed), "--out", str(tmp_path / "config"),
                     "--train-out", str(tmp_path / "train.txt"), "--data-name", "toy", "--min-count", "1",
-                    "--test-windows", "200", "--seed", "3"], check=True, capture_output=True, text=True,
+                    "--test-windows", "200", "--seed", "3",
+                    "--epoch", "0", "--target", "2.5", "--max-rounds", "200", "--max-seconds", "600"],
+                   check=True, capture_output=True, text=True,
                    timeout=60)
     lines = (tmp_path / "train.txt").read_text().splitlines()
     in_order = tmp_path / "halves.txt"

@@ -266,7 +266,7 @@ def test_a_restart_that_cannot_launch_is_ended_and_the_unreachable_host_left_out
                       ["--restarts", "3", "--drop-failed-hosts", "--start-seconds", "15"])
     when_training(out, proc)
     h.cut(2)
-    dispatcher = e2e.rank_process(0)
+    dispatcher = e2e.rank_process(0, proc.pid)
     assert dispatcher, "the Dispatcher's process was not found"
     os.kill(dispatcher, signal.SIGKILL)
     _, stderr = finish(proc, JOB_TIMEOUT)

@@ -358,3 +358,13 @@ def test_written_rows_of_a_table_stepped_by_adam():
         assert len(out) > 0
     finally:
         del library.MODELS["adam_neg_test"]
+
+
+@pytest.mark.parametrize("model, lr", [("neg", 0.1), ("neg_autograd", 0.1), ("neg_autograd", 0.3), ("softmax", 0.05)])
+def test_current_lr_is_the_rate_per_window_not_the_optimizers_per_batch_rate(model, lr):
+    """The progress line's lr: neg_autograd's SGD steps at lr * bs * 2w a batch (51.2 here), its rate per
+    window is lr."""
+    m, _ = make(config(model, lr=lr))
+    assert engine.current_lr(m) == pytest.approx(lr)
+    engine.train_step(m, cyclic_windows(V, 2, 64))
+    assert engine.current_lr(m) == pytest.approx(lr)

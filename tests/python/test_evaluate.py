@@ -115,6 +115,24 @@ def test_load_errors_and_bare_matrix(tmp_path):
     assert words == ["the", "of"] and vectors.tolist() == [[1, 0], [0, 1]]
 
 
+def test_binary_word2vec_reads_as_the_text_one(tmp_path):
+    """What fedavg_mpi writes as NAME.w2v.bin: "V D\n", then per word its
+    bytes, a space, D float32 and a newline."""
+    words = ["the", "água", "king"]
+    vectors = np.array([[0.5, -1.25], [3.0, 1e-7], [-2.0, 0.0]], np.float32)
+    binary = tmp_path / "run.w2v.bin"
+    binary.write_bytes(b"3 2\n" + b"".join(
+        w.encode() + b" " + v.astype("<f4").tobytes() + b"\n"
+        for w, v in zip(words, vectors)))
+    got_words, got = evaluate.load_word2vec(binary)
+    assert got_words == words and np.array_equal(got, vectors)
+    text_words, text = evaluate.load_word2vec(write_w2v(tmp_path / "run.w2v.txt", words, vectors))
+    assert text_words == words and np.array_equal(text, vectors)
+    binary.write_bytes(binary.read_bytes()[:-6])
+    with pytest.raises(ValueError, match="ends at word 3 of the 3"):
+        evaluate.load_word2vec(binary)
+
+
 def test_cli_json(tmp_path):
     emb = analogy_embedding(tmp_path)
     pairs = tmp_path / "p.tsv"

@@ -195,8 +195,23 @@ def test_lr_schedules():
     assert model.current_lr() == pytest.approx(0.05)
     model.step = 99
     assert model.current_lr() == pytest.approx(0.01)
-    with pytest.raises(ValueError, match="decay_steps or max_rounds"):
+    with pytest.raises(ValueError, match="decay_steps, max_rounds .* or max_epochs"):
         make({**CFG, "model_args": {"lr_schedule": "linear"}})
+
+
+def test_linear_schedule_over_max_epochs():
+    # The one-command path: max_rounds 0, max_epochs 2. Until the Dispatcher knows a pass's windows, the run's
+    # length is estimated from the counts (no subsampling here: every word a window) over bs x learners.
+    cfg = {**CFG, "lr": 0.1, "bpe": 10, "bs": 8, "learners": 2, "max_rounds": 0, "max_epochs": 2, "sample": 0,
+           "model_args": {"lr_schedule": "linear"}}
+    model, _ = make(cfg)
+    assert model.decay_steps == math.ceil(2 * sum(CFG["counts"]) / (8 * 2))
+    engine.plan_steps(model, 40)  # the Dispatcher's measure
+    model.step = 20
+    assert model.current_lr() == pytest.approx(0.05)
+    fixed, _ = make({**cfg, "model_args": {"lr_schedule": "linear", "decay_steps": 100}})
+    engine.plan_steps(fixed, 40)  # decay_steps given: kept
+    assert fixed.decay_steps == 100
 
 
 def test_bad_model_args_and_counts_raise():

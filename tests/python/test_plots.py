@@ -45,11 +45,31 @@ def test_reached_interpolates_the_first_crossing_or_gives_none(tmp_path):
 def test_stats_and_labels(tmp_path):
     plain = plots.load_run(write_run(tmp_path / "plain"))
     assert plain.stats["target"] == 2.5 and plain.stats["stopped"] == "target"
-    assert plain.label == "plain"
-    full = plots.load_run(write_run(
-        tmp_path / "full", stats_extra=" strategy=bmuf learners=4 pipelines=1"))
-    assert full.label == "bmuf, 4 learners, 1 pipelines"
+    assert plain.label == "plain: kjv"
+    full = write_run(tmp_path / "full", stats_extra=" strategy=bmuf learners=4 pipelines=1")
+    (full / "kjv.w2v.txt").write_text("3 100\n")
+    assert plots.load_run(full).label == "full: kjv, dim 100, bmuf, 4 learners, 1 pipeline"
     assert plots.load_run(tmp_path / "full", "mine").label == "mine"
+
+
+def test_legends_tell_runs_apart_by_what_differs(tmp_path):
+    labels = ["a: kjv, dim 32, fedavg, 2 learners, 1 pipeline",
+              "b: kjv, dim 100, fedavg, 2 learners, 1 pipeline",
+              "c: kjv, dim 32, fedavg, 2 learners, 1 pipeline"]
+    assert plots.distinct_labels(labels) == ["a: dim 32", "b: dim 100", "c: dim 32"]
+    assert plots.distinct_labels(labels[:1]) == labels[:1]
+
+
+def test_no_target_line_for_runs_without_a_target(tmp_path):
+    import matplotlib.pyplot as plt
+    none = plots.load_run(write_run(tmp_path / "none"))
+    none.stats["target"] = 0.0
+    fig, ax = plt.subplots()
+    plots._draw_targets(ax, [none])
+    assert not ax.lines
+    plots._draw_targets(ax, [plots.load_run(write_run(tmp_path / "some"))])
+    assert [line.get_ydata()[0] for line in ax.lines] == [2.5]
+    plt.close(fig)
 
 
 def test_missing_sync_bytes_column_is_tolerated(tmp_path):

@@ -55,12 +55,15 @@ def test_writes_loadable_config(tmp_path, corpus):
     windows = textpipe.load_test(out / "test.txt", words, 2)
     assert windows.shape == (50, 5)
     cfg = json.loads((out / "cfg.json").read_text())
-    assert cfg == {"data_name": "toy", "bpe": 200, "bs": 64, "target": 2.5,
+    # The one-command path's stop rule: 5 passes over the text.
+    assert cfg == {"data_name": "toy", "bpe": 200, "bs": 64, "target": 0.0,
                    "window": 2, "dim": 32, "model": "neg", "seed": 1,
-                   "max_rounds": 200, "max_seconds": 600}
-    soft = run(tmp_path / "s", [corpus], "--test-windows", 50, "--model", "softmax", "--lr", 0.02)
+                   "max_epochs": 5.0, "max_rounds": 0, "max_seconds": 0.0}
+    soft = run(tmp_path / "s", [corpus], "--test-windows", 50, "--model", "softmax", "--lr", 0.02,
+               "--target", 6, "--epoch", 0)
     cfg = json.loads((soft / "cfg.json").read_text())
-    assert (cfg["model"], cfg["bs"], cfg["bpe"], cfg["target"], cfg["lr"]) == ("softmax", 256, 50, 6.0, 0.02)
+    assert (cfg["model"], cfg["bs"], cfg["bpe"], cfg["target"], cfg["lr"], cfg["max_epochs"]) == \
+        ("softmax", 256, 50, 6.0, 0.02, 0.0)
     # Counts are the true corpus counts, most frequent first, ties by word.
     true = corpus_counts(corpus)
     assert counts == [true[w] for w in words]
@@ -157,21 +160,25 @@ def test_several_corpora_are_concatenated(tmp_path):
 
 @pytest.mark.parametrize("content, extra, fragment", [
     (None, [], "no such file"),
+    ("<dir>", [], "is a directory"),
     ("123 456 ...\n", [], "no words"),
     ("aa bb cc dd ee\n", ["--min-count", "2"], "no vocabulary words"),
     ("the and of\nthe and of\n", ["--stopwords", "--min-count", "1"],
      "no vocabulary words"),
     ("aa bb\ncc dd\n", ["--min-count", "1"], "cannot build test windows"),
+    ("aa bb cc dd ee\x00\n", ["--min-count", "1"], "binary content"),
 ])
 def test_errors_exit_2_with_one_line(tmp_path, capsys, content, extra,
                                      fragment):
     path = tmp_path / "corpus.txt"
-    if content is not None:
+    if content == "<dir>":
+        path.mkdir()
+    elif content is not None:
         path.write_text(content)
     code = prepare.main([str(path), "--out", str(tmp_path / "o")] + extra)
     err = capsys.readouterr().err
     assert code == 2
-    assert err.startswith(f"prepare: {path}: ") and fragment in err
+    assert err.startswith(f"prepare: {path}:") and fragment in err
     assert err.count("\n") == 1
 
 
@@ -189,3 +196,68 @@ def test_cli_runs_as_a_script(tmp_path, corpus):
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2
     assert bad.stderr == f"prepare: {tmp_path / 'missing.txt'}: no such file\n"
+
+
+def test_a_corpus_of_one_line_is_held_out_in_pieces(tmp_path):
+    # text8's shape: one long line, no newline at the end.
+    rng = random.Random(4)
+    words = rng.choices(WORDS, k=6000)
+    corpus = tmp_path / "one_line.txt"
+    corpus.write_text(" ".join(words))
+    train = tmp_path / "train.txt"
+    out = run(tmp_path, [corpus], "--min-count", 1, "--test-windows", 100,
+              "--train-out", train)
+    windows = (out / "test.txt").read_text().splitlines()
+    assert len(windows) == 100
+    kept = train.read_text().splitlines()
+    # The held-out pieces became line ends; most of the text is left, no
+    # word is cut, and no test window is in what is left.
+    assert 1 < len(kept) and sum(len(k.split()) for k in kept) > 0.9 * 6000
+    assert set(" ".join(kept).split()) <= set(WORDS)
+    assert not any(w in line for w in windows for line in kept)
+    # Without --train-out, heldout.json names the same text as byte spans.
+    out = run(tmp_path, [corpus], "--min-count", 1, "--test-windows", 100,
+              out="spans")
+    entry = json.loads((out / "heldout.json").read_text())["corpora"][0]
+    assert entry["offsets"] == [] and entry["spans"]
+    text = corpus.read_bytes()
+    for start, end in entry["spans"]:
+        assert text[start - 1:start] in (b"", b" ") and \
+            text[end:end + 1] in (b"", b" ")
+
+
+def test_nothing_left_to_train_on_is_said_in_words(tmp_path, capsys):
+    path = tmp_path / "tiny.txt"
+    path.write_text("aa bb cc dd ee\naa bb cc dd ee\n")
+    code = prepare.main([str(path), "--out", str(tmp_path / "o"),
+                         "--min-count", "1"])
+    err = capsys.readouterr().err
+    assert code == 2 and "nothing left to train on" in err, err
+    assert not (tmp_path / "o").exists()  # nothing written
+
+
+def test_evaluation_files_are_checked_and_copied(tmp_path, corpus):
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("word1\tword2\tscore\nba be 7.5\nca ce 2.0\n")
+    questions = tmp_path / "q.txt"
+    questions.write_text(": sec\nba be ca ce\n")
+    out = run(tmp_path, [corpus], "--similarity", pairs, "--analogies",
+              questions)
+    assert (out / "similarity.tsv").read_text() == pairs.read_text()
+    assert (out / "analogies.txt").read_text() == questions.read_text()
+    questions.write_text(": sec\nba be ca\n")
+    code = prepare.main([str(corpus), "--out", str(tmp_path / "bad"),
+                         "--analogies", str(questions)])
+    assert code == 2 and not (tmp_path / "bad").exists()
+
+
+def test_a_line_over_max_line_bytes_is_refused_before_anything_is_written(tmp_path):
+    # fedavg_mpi's one-command path passes its max_line_bytes: its Tokenizer reads a line whole.
+    path = tmp_path / "long.txt"
+    path.write_text(" ".join(["ba be bi"] * 600) + "\n")
+    with pytest.raises(prepare.PrepareError, match=r"long.txt:1: line of 5399 bytes.*--max-line-bytes 5399"):
+        prepare.prepare_job([path], tmp_path / "o", {"max_line_bytes": 1024, "min_count": 1})
+    assert not (tmp_path / "o").exists()
+    options = {"max_line_bytes": 5399, "min_count": 1, "test_windows": 10}
+    summary = prepare.prepare_job([path], tmp_path / "o", options)
+    assert "10 test windows" in summary

@@ -1,0 +1,25 @@
+#include "training/learner_control.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace fedavg::training {
+
+comm::Control LearnerControl::next() {
+  auto wire = comm::Control{}.encode();
+  const auto start = comm::Clock::now();
+  const auto missed = learners_.ibcast(wire.data(), wire.size(), 0)
+                          .wait_until(comm::Deadline::after(liveness_),
+                                      waits_.recurring(control_wait_, waits_.collective()));
+  control_wait_.record(start, missed);
+  return comm::Control::decode(wire);
+}
+
+void LearnerControl::report(comm::Tag tag, long round) {
+  reports_.retire();
+  reports_.send(std::vector<std::int64_t>{round}, 0, tag);
+}
+
+void LearnerControl::complete_reports() { reports_.flush(comm::Deadline::after(liveness_)); }
+
+}  // namespace fedavg::training

@@ -1,0 +1,39 @@
+// The Dispatcher's progress line: windows/s is the current rate (since the line before), not the average since
+// the start.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "training/progress.hpp"
+
+using fedavg::training::Progress;
+
+namespace {
+
+// The "windows/s A/learner B" part of a line.
+std::string rate(const std::string& line) {
+  const auto at = line.find("windows/s ");
+  return at == std::string::npos ? "" : line.substr(at, line.find("  ", at) - at);
+}
+
+}  // namespace
+
+TEST(Progress, WindowsPerSecondIsTheRateSinceTheLineBefore) {
+  fedavg::core::Settings s;
+  s.progress_seconds = 0;
+  Progress p(s, 2);
+  const double nan = std::nan("");
+  // 1000 windows per learner in the first 10 s, then 1000 more in 1 s: 1000/s now, not 2000/11.
+  testing::internal::CaptureStdout();
+  p.show({0, 0.0, 0.0, 3.0, nan, nan, {}, true, ""});
+  p.show({1, 10.0, 1000.0, 3.0, nan, nan, {}, true, ""});
+  const Progress::Round now{2, 11.0, 2000.0, 3.0, nan, nan, {}, true, ""};
+  EXPECT_EQ(rate(p.line(now)), "windows/s 1.0k/learner 2.0k");
+  testing::internal::GetCapturedStdout();
+  // A resumed run counts from its checkpoint.
+  Progress resumed(s, 1);
+  resumed.resumed(10.0, 1000.0);
+  EXPECT_EQ(rate(resumed.line(now)), "windows/s 1.0k/learner 1.0k");
+  EXPECT_EQ(rate(Progress(s, 1).line(now)), "windows/s 182/learner 182");  // nothing before: since the start
+}
