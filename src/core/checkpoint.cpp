@@ -2,9 +2,11 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <future>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -359,6 +361,21 @@ Checkpoint read_checkpoint(const std::filesystem::path& path,
     for (std::size_t i = 0; i + 1 < progress.size(); i += 2) c.progress.push_back({progress[i], progress[i + 1]});
   }
   return c;
+}
+
+double epochs_trained(const std::vector<PipelineProgress>& progress, bool sharded) {
+  if (progress.empty()) return std::nan("");
+  if (sharded) {
+    double trained = 0.0;
+    for (const auto& p : progress) trained += p.trained;
+    return progress[0].pass_windows > 0 ? trained / progress[0].pass_windows : std::nan("");
+  }
+  double least = std::numeric_limits<double>::infinity();
+  for (const auto& p : progress) {
+    if (!(p.pass_windows > 0)) return std::nan("");
+    least = std::min(least, p.trained / p.pass_windows);
+  }
+  return least;
 }
 
 CheckpointWords read_checkpoint_words(const std::filesystem::path& path, const std::vector<std::string>& names) {

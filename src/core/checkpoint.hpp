@@ -41,6 +41,9 @@ struct PipelineProgress {
   double trained = 0.0;
   double pass_windows = 0.0;
 };
+// The passes over the corpora that `progress` holds: the fewest of any pipeline, or with shards (each entry then
+// holds the windows of one epoch over all the corpora) the epochs over all; NaN while a pass is not known.
+double epochs_trained(const std::vector<PipelineProgress>& progress, bool sharded);
 
 // With shards: one shard of the corpora (bytes [begin, end) of corpus file `file`), the epochs in which a
 // Tokenizer has read all of it, and the windows the Filter made of it (-1 if not known yet).

@@ -58,9 +58,10 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 
 // Every option the parser takes, as typed: the flags, the cfg.json keys as --key-name and their aliases.
 std::vector<std::string> known_options() {
-  std::vector<std::string> out = {"--help",         "--version", "--resume",     "--overwrite", "--stopwords",
-                                  "--config",       "--out",     "--python",     "--restarted", "--init-from",
-                                  "--inject-fault", "--set",     "--vocab-size", "--min-count", "--test-windows"};
+  std::vector<std::string> out = {"--help",         "--version",  "--resume",     "--overwrite", "--stopwords",
+                                  "--config",       "--out",      "--python",     "--restarted", "--init-from",
+                                  "--inject-fault", "--set",      "--vocab-size", "--min-count", "--test-windows",
+                                  "--similarity",   "--analogies"};
   auto dashed = [](std::string key) {
     std::replace(key.begin(), key.end(), '_', '-');
     return "--" + key;

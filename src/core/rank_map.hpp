@@ -30,6 +30,10 @@ class RankMap {
   int learner_rank(int learner) const { return 1 + 3 * pipelines_ + learner; }
   int learner_index(int rank) const { return rank - 1 - 3 * pipelines_; }
   int pipeline_of_learner(int learner) const { return learner % pipelines_; }
+  // How many learners read pipeline `pipeline` (those whose pipeline_of_learner it is).
+  int learners_of_pipeline(int pipeline) const {
+    return learners() / pipelines_ + (pipeline < learners() % pipelines_ ? 1 : 0);
+  }
   // World ranks of the learners that read from `pipeline`, in learner order.
   std::vector<int> learners_of(int pipeline) const;
 

@@ -266,11 +266,7 @@ bool DispatcherRun::should_stop() {
   return !stopped_.empty();
 }
 
-int DispatcherRun::readers(int p) const {
-  if (pipelines_.sharded()) return learners_;
-  const int pipes = ctx_.map.pipelines();
-  return learners_ / pipes + (p < learners_ % pipes ? 1 : 0);
-}
+int DispatcherRun::readers(int p) const { return pipelines_.sharded() ? learners_ : ctx_.map.learners_of_pipeline(p); }
 
 void DispatcherRun::await_small_passes() {
   const auto small_and_unknown = [&](int p) {

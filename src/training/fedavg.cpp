@@ -13,6 +13,13 @@ std::size_t rows_of(const Layout& layout) {
   return n;
 }
 
+// Calls f(row, first float, cols) for every row of every table of `layout`, rows numbered across the tables.
+template <typename F> void each_row(const Layout& layout, const F& f) {
+  std::size_t row = 0;
+  for (const Table& t : layout)
+    for (std::size_t r = 0; r < t.rows; ++r, ++row) f(row, t.offset + r * t.cols, t.cols);
+}
+
 }  // namespace
 
 // The same on both sides. A process's first round starts from the Dispatcher's weights. The sum up the learner
@@ -48,45 +55,39 @@ void FedAvg::add_changes(RoundSync& sync, std::vector<float>& w, float share) {
 
 void FedAvg::own_changes(std::vector<float>& w, float scale) {
   const std::size_t rows = touched_.size() / 2;
-  std::size_t row = 0;
-  for (const Table& t : layout()) {
-    for (std::size_t r = 0; r < t.rows; ++r, ++row) {
-      float* v = w.data() + t.offset + r * t.cols;
-      const float* x = start_.data() + t.offset + r * t.cols;
-      float norm2 = 0.0f;
-      for (std::size_t c = 0; c < t.cols; ++c) {
-        v[c] -= x[c];
-        norm2 += v[c] * v[c];
-      }
-      touched_[row] = norm2 > 0.0f ? 1.0f : 0.0f;
-      touched_[rows + row] = norm2 * scale;  // the tree scales it once more: (L n_i / N)^2 |change|^2
+  each_row(layout(), [&](std::size_t row, std::size_t at, std::size_t cols) {
+    float* v = w.data() + at;
+    const float* x = start_.data() + at;
+    float norm2 = 0.0f;
+    for (std::size_t c = 0; c < cols; ++c) {
+      v[c] -= x[c];
+      norm2 += v[c] * v[c];
     }
-  }
+    touched_[row] = norm2 > 0.0f ? 1.0f : 0.0f;
+    touched_[rows + row] = norm2 * scale;  // the tree scales it once more: (L n_i / N)^2 |change|^2
+  });
 }
 
 void FedAvg::apply_changes(std::vector<float>& w) const {
   const std::size_t rows = touched_.size() / 2;
-  std::size_t row = 0;
-  for (const Table& t : layout()) {
-    for (std::size_t r = 0; r < t.rows; ++r, ++row) {
-      float* v = w.data() + t.offset + r * t.cols;
-      const float* x = start_.data() + t.offset + r * t.cols;
-      // k learners' summed change S times a damping: k^(add_power - 1) (S times it is their mean times
-      // k^add_power), and with add_agreement up to 1 where their changes disagree. Changes that agree add up to
-      // more than their squares (all k equal to d: |S|^2 = k^2 |d|^2, sum |d_i|^2 = k |d|^2); then
-      // sum |d_i|^2 / |S|^2 is 1/k, their mean. Changes that do not (|S|^2 <= sum |d_i|^2) are added whole.
-      const float k = touched_[row];
-      float damp = k > 1.0f && add_power_ < 1.0f ? std::pow(k, add_power_ - 1.0f) : 1.0f;
-      if (agreement_ && k > 1.0f) {
-        float sum2 = 0.0f;
-        for (std::size_t c = 0; c < t.cols; ++c) sum2 += v[c] * v[c];
-        const float squares = touched_[rows + row];
-        const float disagree = sum2 > squares ? squares / sum2 : 1.0f;
-        damp = add_power_ < 1.0f ? std::max(damp, disagree) : disagree;
-      }
-      for (std::size_t c = 0; c < t.cols; ++c) v[c] = x[c] + damp * v[c];
+  each_row(layout(), [&](std::size_t row, std::size_t at, std::size_t cols) {
+    float* v = w.data() + at;
+    const float* x = start_.data() + at;
+    // k learners' summed change S times a damping: k^(add_power - 1) (S times it is their mean times
+    // k^add_power), and with add_agreement up to 1 where their changes disagree. Changes that agree add up to
+    // more than their squares (all k equal to d: |S|^2 = k^2 |d|^2, sum |d_i|^2 = k |d|^2); then
+    // sum |d_i|^2 / |S|^2 is 1/k, their mean. Changes that do not (|S|^2 <= sum |d_i|^2) are added whole.
+    const float k = touched_[row];
+    float damp = k > 1.0f && add_power_ < 1.0f ? std::pow(k, add_power_ - 1.0f) : 1.0f;
+    if (agreement_ && k > 1.0f) {
+      float sum2 = 0.0f;
+      for (std::size_t c = 0; c < cols; ++c) sum2 += v[c] * v[c];
+      const float squares = touched_[rows + row];
+      const float disagree = sum2 > squares ? squares / sum2 : 1.0f;
+      damp = add_power_ < 1.0f ? std::max(damp, disagree) : disagree;
     }
-  }
+    for (std::size_t c = 0; c < cols; ++c) v[c] = x[c] + damp * v[c];
+  });
 }
 
 }  // namespace fedavg::training

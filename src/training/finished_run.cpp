@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
-#include <limits>
 #include <string>
 
 #include "comm/communicator.hpp"
@@ -14,26 +13,10 @@
 namespace fedavg::training {
 namespace {
 
-// The passes over the corpora a checkpoint has trained (as Pipelines::min_epochs), NaN while a pass is not known.
-double epochs_trained(const core::Checkpoint& ck) {
-  if (ck.progress.empty()) return std::nan("");
-  if (!ck.shards.empty()) {
-    double trained = 0.0;
-    for (const auto& p : ck.progress) trained += p.trained;
-    return ck.progress[0].pass_windows > 0 ? trained / ck.progress[0].pass_windows : std::nan("");
-  }
-  double least = std::numeric_limits<double>::infinity();
-  for (const auto& p : ck.progress) {
-    if (!(p.pass_windows > 0)) return std::nan("");
-    least = std::min(least, p.trained / p.pass_windows);
-  }
-  return least;
-}
-
 // Which stop rule the checkpoint has met already, and the option that would take the run further; "" if none.
 std::string limit_reached(const core::Settings& s, const core::Checkpoint& ck) {
   const auto& i = ck.info;
-  const double epochs = epochs_trained(ck);
+  const double epochs = core::epochs_trained(ck.progress, !ck.shards.empty());
   if (s.target > 0 && i.test_loss <= s.target)
     return "reached its target (test loss " + fmt("%.4f", i.test_loss) + " <= " + fmt("%g", s.target) +
            "); to train it further: --resume --target X, with X below " + fmt("%.4f", i.test_loss);

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <limits>
 #include <numeric>
 
 #include "comm/communicator.hpp"
@@ -146,15 +145,7 @@ double Pipelines::epochs_estimate(int p) const {
   return static_cast<double>(positions_[i].passes) + static_cast<double>(positions_[i].offset) / file_bytes_[i];
 }
 
-double Pipelines::min_epochs() const {
-  double least = std::numeric_limits<double>::infinity();
-  for (int p = 0; p < static_cast<int>(trained_.size()); ++p) {
-    const double e = epochs(p);
-    if (std::isnan(e)) return e;
-    least = std::min(least, e);
-  }
-  return least;
-}
+double Pipelines::min_epochs() const { return core::epochs_trained(progress(), sharded()); }
 
 double Pipelines::pass_windows(int p) const {
   const double w = queue_ ? epoch_windows_ : pass_windows_[static_cast<std::size_t>(p)];
