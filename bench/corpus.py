@@ -23,6 +23,11 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
+# The module fedavg_kernels (the models' fused steps), where the program is built (FEDAVG_BUILD_DIR, default build/),
+# as the program puts it on sys.path.
+_BUILD = Path(os.environ.get("FEDAVG_BUILD_DIR", "build"))
+KERNELS_DIR = (_BUILD if _BUILD.is_absolute() else ROOT / _BUILD) / "src" / "kernels"
+sys.path.append(str(KERNELS_DIR))
 import textpipe  # noqa: E402
 
 # The benchmark data (the text8 prefix, the evaluation sets): FEDAVG_BENCH_DATA, else shared/data beside the

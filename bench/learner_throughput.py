@@ -9,8 +9,11 @@ tokenized with textpipe, vocabulary = words with count >= 5, word2vec's
 subsampling (sample 1e-3), windows of 2w+1 = 5 words inside a line.
 
 Ours, through engine.py as the C++ learner calls it: the hand-written
-"neg" model, the same model written with autograd ("neg_autograd", the
-model of library.py that researchers edit) and the report's "softmax";
+"neg" model (its fused step, src/kernels/, from the build), the same step
+as torch ops ("neg_torch": what "neg" runs where the kernel is not built
+or the model is on a GPU), the same model written with autograd
+("neg_autograd", the model of library.py that researchers edit) and the
+report's "softmax";
 library.train_step on those windows in text order, 1 torch thread, the
 learner's malloc settings (src/bridge/library.cpp), best of 3 timed passes
 of about --seconds each (after a warm-up pass): windows/s.  Both neg models
@@ -62,6 +65,18 @@ def bible_windows(window=2, sample=1e-3, seed=1):
     return words, counts, ids, wins
 
 
+def cpu_name():
+    """The CPU's model name, as /proc/cpuinfo gives it."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
 def learner_malloc():
     """The malloc settings of a learner (src/bridge/library.cpp): a step's
     temporaries come from the heap instead of fresh mappings."""
@@ -79,8 +94,9 @@ class Ours:
         import engine
         torch.set_num_threads(1)
         self.engine, self.bs, self.windows = engine, bs, windows
-        cfg = {"vocab_size": len(words), "dim": dim, "window": 2,
-               "seed": 1, "model": model, "counts": counts, "bs": bs,
+        cfg = {"vocab_size": len(words), "dim": dim, "window": 2, "seed": 1,
+               "model": "neg" if model == "neg_torch" else model,
+               "counts": counts, "bs": bs,
                "model_args": {"negatives": negatives}}
         if model != "softmax":
             cfg["lr"] = lr
@@ -89,6 +105,11 @@ class Ours:
         size = sum(math.prod(s) for _, s in engine.param_shapes(cfg))
         self.weights = np.zeros(size, np.float32)
         self.model = engine.create(cfg, self.weights, True)
+        if model == "neg_torch":
+            self.model._kernels = None       # the step as torch ops
+        elif model == "neg" and self.model._kernels is None:
+            sys.exit(f"fedavg_kernels is not built (looked in "
+                     f"{corpus.KERNELS_DIR}): build the program first")
         self.batches = windows.shape[0] // bs
         self.pos, self.loss = 0, float("nan")
 
@@ -133,7 +154,7 @@ class Gensim:
         return self.effective / (time.perf_counter() - t0)
 
 
-NEG = ("neg", "neg_autograd")   # hand-written, autograd
+NEG = ("neg", "neg_torch", "neg_autograd")  # fused, torch ops, autograd
 
 
 def main(argv=None):
@@ -187,9 +208,9 @@ def main(argv=None):
     for r in rows:
         ref = gensim.get(r["dim"])
         r["ratio"] = r["rate"] / ref if ref else None
-        if r["model"] == "neg_autograd":
+        if r["model"] != "neg" and r["model"] in NEG:
             r["vs_neg"] = r["rate"] / best[("neg", r["dim"], r["bs"])]
-    result = {"cpu": cpu, "vocab": len(words), "windows": len(windows),
+    result = {"cpu": cpu, "cpu_name": cpu_name(), "vocab": len(words), "windows": len(windows),
               "dims": a.dims, "ours": rows, "gensim": gensim}
     if gensim and len(cpus) > 1:
         os.sched_setaffinity(0, set(cpus))
@@ -219,12 +240,13 @@ def print_tables(result, a):
     print(f"King James Bible: {result['vocab']:,} words (min count 5), "
           f"{result['windows']:,} windows after subsampling; window 2, "
           f"{a.negatives} negatives, neg models at lr {a.lr:g}; pinned to "
-          f"CPU {result['cpu']}")
+          f"CPU {result['cpu']} ({result['cpu_name']})")
     print()
     print("| learner | dim | batch | per-core speed | vs gensim (1 worker, "
-          "same dim) | autograd / hand-written | last batch loss |")
+          "same dim) | vs neg | last batch loss |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     names = {"neg": "library.py neg (hand-written)",
+             "neg_torch": "library.py neg, step as torch ops",
              "neg_autograd": "library.py neg_autograd (autograd)",
              "softmax": "library.py softmax (autograd, Adam)"}
     for r in result["ours"]:

@@ -196,9 +196,12 @@ def store_weights(model) -> None:
 
 
 def device(model) -> str:
-    """Where the model trains, as torch names it: "cpu", "cuda:0", ..."""
+    """Where the model trains, as torch names it: "cpu", "cuda:0", ...;
+    followed by " (fused step)" when its step runs as one of
+    fedavg_kernels' fused kernels (model attribute ``fused``)."""
     placement = getattr(model, "placement", None)
-    return "cpu" if placement is None else str(placement.flat.device)
+    where = "cpu" if placement is None else str(placement.flat.device)
+    return where + (" (fused step)" if getattr(model, "fused", False) else "")
 
 
 def model_origin(cfg: dict, bundled_dir: str) -> tuple:

@@ -18,6 +18,11 @@ import torch.nn.functional as F
 from noise import NoiseSampler
 from written_marks import WrittenMarks
 
+try:  # the fused step (src/kernels/), built with the program, which puts it on sys.path
+    import fedavg_kernels
+except ImportError:  # not built: the step runs as torch ops (the same model)
+    fedavg_kernels = None
+
 _EVAL_CHUNK = 4096  # windows per forward pass in test_loss (bounds memory)
 
 
@@ -188,6 +193,17 @@ class HandwrittenNegCBOW:
         self._row_counts = torch.zeros(2 * v, device=dev)
         self._one = torch.ones((), device=dev)
         self._written = WrittenMarks(2 * v, dev)  # stacked rows steps wrote
+        # On a CPU the step and the test loss run as one fused kernel over
+        # the batch's rows (fedavg_kernels): the same step as the torch ops
+        # below, without their passes over gathered copies of the rows.
+        self._kernels = fedavg_kernels \
+            if dev.type == "cpu" and emb.dtype == torch.float32 else None
+        self._table = self.stacked.numpy() if self._kernels else None
+
+    @property
+    def fused(self):
+        """Whether the step runs as fedavg_kernels' fused kernel."""
+        return self._kernels is not None
 
     def plan_steps(self, steps):
         """The run's length in this learner's steps, as the Dispatcher
@@ -283,14 +299,18 @@ class HandwrittenNegCBOW:
 
     def train_step(self, ids):
         n, k = ids.shape[0], self.negatives
+        lr = self.current_lr()
+        if self._kernels is not None:
+            loss = self._kernels.neg_cbow_step(
+                self._table, _contiguous(ids), self._noise(n * k),
+                self.window, lr, self.duplicates, self._written.flags()) / n
+            self._check_finite(loss, lr)
+            self.step += 1
+            return loss
         ws = self._forward(ids, self._noise(n * k))
         loss = torch.dot(F.softplus(ws.z).view(-1), ws.keep.view(-1)).item()
         loss /= n
-        lr = self.current_lr()
-        if not math.isfinite(loss):
-            raise ValueError(f"neg: training loss is not finite ({loss}) at "
-                             f"step {self.step}: the weights diverged; use "
-                             f"a smaller lr (now {lr:g})")
+        self._check_finite(loss, lr)
         self.step += 1
         # g = lr * (label - sigmoid(score)), 0 for skipped noise words.
         g = torch.sigmoid(ws.z, out=ws.g)
@@ -313,6 +333,12 @@ class HandwrittenNegCBOW:
         self._written.mark(ws.rows)
         return loss
 
+    def _check_finite(self, loss, lr):
+        if not math.isfinite(loss):
+            raise ValueError(f"neg: training loss is not finite ({loss}) at "
+                             f"step {self.step}: the weights diverged; use "
+                             f"a smaller lr (now {lr:g})")
+
     def _row_scales(self, ws):
         """ws.scale = 1/sqrt(c) ("sqrt") or 1/c ("mean") per touched row,
         c the number of times that row occurs in the batch.  Counting uses
@@ -333,6 +359,10 @@ class HandwrittenNegCBOW:
         total = 0.0
         for chunk in torch.split(ids, _EVAL_CHUNK):
             noise = self._draw(rng, chunk.shape[0] * self.negatives)
+            if self._kernels is not None:
+                total += self._kernels.neg_cbow_loss(
+                    self._table, _contiguous(chunk), noise, self.window)
+                continue
             ws = self._forward(chunk, noise)
             total += torch.dot(F.softplus(ws.z).view(-1),
                                ws.keep.view(-1)).item()
@@ -357,6 +387,12 @@ class HandwrittenNegCBOW:
             return [None, None]
         split = int(torch.searchsorted(rows, self.vocab_size))
         return [rows[:split], rows[split:] - self.vocab_size]
+
+
+def _contiguous(ids):
+    """A batch of windows (torch tensor) as a C-contiguous NumPy array,
+    without a copy where it already is one."""
+    return np.ascontiguousarray(ids.numpy())
 
 
 class _Workspace:

@@ -20,6 +20,11 @@ class WrittenMarks:
         if self._written is not None:
             self._written[ids] = True
 
+    def flags(self):
+        """The marks as a NumPy bool array that a kernel sets in place, or
+        None while nothing is marked (CPU marks only)."""
+        return None if self._written is None else self._written.numpy()
+
     def take(self):
         """The rows written since the last call, ascending (int64), and
         forgets them; None on the first call, which starts the count."""

@@ -7,6 +7,7 @@
 
 #include "bridge/guard.hpp"
 #include "bridge/python_error.hpp"
+#include "core/paths.hpp"
 
 namespace fedavg::bridge {
 
@@ -26,7 +27,9 @@ Interpreter::Interpreter(const std::filesystem::path& python_dir, int blas_threa
   setenv("OPENBLAS_NUM_THREADS", std::to_string(blas_threads).c_str(), 0);
   impl_ = std::make_unique<Impl>();
   detail::guarded("setting sys.path", [&] {
-    py::module_::import("sys").attr("path").attr("insert")(0, std::filesystem::absolute(python_dir).string());
+    const auto path = py::module_::import("sys").attr("path");
+    path.attr("insert")(0, std::filesystem::absolute(python_dir).string());
+    path.attr("append")(core::kernels_dir().string());  // the module fedavg_kernels, which models may import
   });
 }
 

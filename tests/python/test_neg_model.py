@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import engine
+import handwritten_neg
 
 V, D, W = 50, 8, 2
 CFG = {"vocab_size": V, "dim": D, "window": W, "lr": 0.05, "seed": 3,
@@ -268,3 +269,74 @@ def test_diverged_weights_raise():
     weights[:D] = np.inf
     with pytest.raises(ValueError, match="not finite.*lr"):
         engine.train_step(model, cyclic_windows(8, offset=50 - 2))
+
+
+fused_only = pytest.mark.skipif(
+    handwritten_neg.fedavg_kernels is None,
+    reason="fedavg_kernels is not built (build the program first)")
+
+
+@fused_only
+@pytest.mark.parametrize("mode", ["sqrt", "sum", "mean"])
+def test_the_fused_step_is_the_torch_step(mode):
+    """On a CPU "neg" steps with fedavg_kernels' fused kernel; the torch
+    ops that run where it cannot (a GPU) are the same step: the same loss,
+    weights, written rows and test loss, to float rounding.  Small V, so
+    rows repeat within a batch and noise words hit targets."""
+    cfg = {**CFG, "lr": 0.3, "model_args": {"duplicates": mode}}
+    (fused, wf), (ops, wo) = make(cfg), make(cfg)
+    ops._kernels = None
+    assert fused.fused and not ops.fused
+    for m in (fused, ops):
+        engine.written_rows(m)                     # start counting rows
+    rng = np.random.default_rng(1)
+    for _ in range(15):
+        ids = rng.integers(0, V, (64, 2 * W + 1)).astype(np.int32)
+        assert engine.train_step(fused, ids) == \
+            pytest.approx(engine.train_step(ops, ids), rel=1e-5)
+    assert np.allclose(wf, wo, rtol=1e-4, atol=1e-6)
+    assert np.abs(wf - wo).max() < 1e-3 * np.abs(wo).max()
+    for a, b in zip(engine.written_rows(fused), engine.written_rows(ops)):
+        assert np.array_equal(a, b)
+    test = rng.integers(0, V, (300, 2 * W + 1)).astype(np.int32)
+    assert engine.test_loss(fused, test) == \
+        pytest.approx(engine.test_loss(ops, test), rel=1e-5)
+
+
+@fused_only
+def test_the_fused_kernel_checks_before_it_writes():
+    kernels = handwritten_neg.fedavg_kernels
+    table = np.random.default_rng(0).normal(0, 0.1, (2 * V, D)) \
+        .astype(np.float32)
+    before = table.copy()
+    ids = cyclic_windows(16)
+    noise = np.arange(16 * 3, dtype=np.int64) % V
+    bad = ids.copy()
+    bad[-1, 0] = V                                 # the last window's id
+    with pytest.raises(IndexError, match=f"word id {V} outside"):
+        kernels.neg_cbow_step(table, bad, noise, W, 0.1, "sqrt", None)
+    noise[-1] = -1
+    with pytest.raises(IndexError, match="word id -1 outside"):
+        kernels.neg_cbow_step(table, ids, noise, W, 0.1, "sqrt", None)
+    assert np.array_equal(table, before)
+    # A copy would take the step and drop it: arrays it cannot write in
+    # place are refused.
+    noise[-1] = 0
+    with pytest.raises(ValueError, match="table must be"):
+        kernels.neg_cbow_step(table.astype(np.float64), ids, noise, W, 0.1,
+                              "sqrt", None)
+    with pytest.raises(ValueError, match="table must be"):
+        kernels.neg_cbow_step(table[:, ::2], ids, noise, W, 0.1, "sqrt",
+                              None)
+    with pytest.raises(ValueError, match="noise must be"):
+        kernels.neg_cbow_step(table, ids, noise.astype(np.int32), W, 0.1,
+                              "sqrt", None)
+    with pytest.raises(ValueError, match="duplicates must be"):
+        kernels.neg_cbow_step(table, ids, noise, W, 0.1, "twice", None)
+    assert np.array_equal(table, before)
+    # A loss that is not finite writes nothing.
+    table[ids[0, 0]] = np.inf
+    before = table.copy()
+    loss = kernels.neg_cbow_step(table, ids, noise, W, 0.1, "sqrt", None)
+    assert not math.isfinite(loss)
+    assert np.array_equal(table, before, equal_nan=True)

@@ -1,0 +1,36 @@
+// The fused step of the "neg" model (CBOW with negative sampling, python/handwritten_neg.py): one pass over a
+// batch's rows to score it, one to apply the step. Plain C++ on the weight buffer; src/kernels/module.cpp exposes it
+// to Python as the module fedavg_kernels.
+#pragma once
+
+#include <cstdint>
+
+namespace fedavg::kernels {
+
+// How a step scales the change of a row that occurs c times in a batch: by 1, 1/sqrt(c) or 1/c.
+enum class Duplicates { kSum, kSqrt, kMean };
+
+// A batch of windows on a [2V, D] float32 table: the V input vectors (the embeddings), then the V output vectors.
+// Ids is int32 or int64, [n, 2*window+1], the target in the middle; noise is [n, negatives]. Every id must be in
+// [0, V); the kernels throw std::out_of_range naming the first that is not, before they write anything.
+template <typename Id> struct NegBatch {
+  float* table;
+  std::int64_t vocab;
+  std::int64_t dim;
+  const Id* ids;
+  const std::int64_t* noise;
+  std::int64_t windows;
+  std::int64_t window;
+  std::int64_t negatives;
+};
+
+// The summed loss of the batch's windows: sum over windows of softplus(-u_t.h) + sum over noise words n != t of
+// softplus(u_n.h), h the mean of the context's input vectors. Writes nothing.
+template <typename Id> double neg_cbow_loss(const NegBatch<Id>& b);
+
+// One SGD step of rate lr on the batch, every gradient taken at the weights before the step (a minibatch step, the
+// same as the hand-written torch step); returns the batch's summed loss, as neg_cbow_loss. If that is not finite,
+// nothing is written. written, when not null, is a [2V] flag per row of the table: each row the step wrote is set.
+template <typename Id> double neg_cbow_step(const NegBatch<Id>& b, float lr, Duplicates duplicates, bool* written);
+
+}  // namespace fedavg::kernels
