@@ -96,7 +96,7 @@ class Ours:
         self.engine, self.bs, self.windows = engine, bs, windows
         cfg = {"vocab_size": len(words), "dim": dim, "window": 2, "seed": 1,
                "model": "neg" if model == "neg_torch" else model,
-               "counts": counts, "bs": bs,
+               "counts": counts, "bs": bs, "device": "cpu",
                "model_args": {"negatives": negatives}}
         if model != "softmax":
             cfg["lr"] = lr

@@ -32,6 +32,8 @@ Workspace& workspace() {
   return ws;
 }
 
+constexpr std::int64_t kAhead = 2;  // windows between a prefetch and the rows' use
+
 struct Rows {
   const float* in;  // [V, D]
   float* out;       // [V, D]
@@ -39,6 +41,21 @@ struct Rows {
   const std::int64_t* outs;
   std::int64_t n, ctx_width, out_width, dim;
 };
+
+// Asks for the rows of window i (when there is one) ahead of their use: they are scattered over the table, where
+// the hardware's prefetchers cannot guess them.
+inline void prefetch_window(const Rows& r, std::int64_t i, bool write) {
+  if (i >= r.n) return;
+  const std::int64_t bytes = r.dim * static_cast<std::int64_t>(sizeof(float));
+  const auto ask = [&](const float* row) {
+    for (std::int64_t b = 0; b < bytes; b += 64) {
+      if (write) __builtin_prefetch(reinterpret_cast<const char*>(row) + b, 1);
+      else __builtin_prefetch(reinterpret_cast<const char*>(row) + b, 0);
+    }
+  };
+  for (std::int64_t j = 0; j < r.ctx_width; ++j) ask(r.in + r.ctx[i * r.ctx_width + j] * r.dim);
+  for (std::int64_t k = 0; k < r.out_width; ++k) ask(r.out + r.outs[i * r.out_width + k] * r.dim);
+}
 
 inline float dot(const float* a, const float* b, std::int64_t d) {
   float s = 0.0f;
@@ -59,6 +76,7 @@ FEDAVG_CLONES double score(const Rows& r, float* h, float* grad_h, float* g, flo
   const std::int64_t d = r.dim;
   double loss = 0.0;
   for (std::int64_t i = 0; i < r.n; ++i) {
+    prefetch_window(r, i + kAhead, false);
     float* hi = h + i * d;
     const std::int64_t* ctx = r.ctx + i * r.ctx_width;
     std::copy_n(r.in + ctx[0] * d, d, hi);
@@ -96,6 +114,7 @@ FEDAVG_CLONES void apply(const Rows& r, float* in, const float* h, const float* 
                          const float* scale) {
   const std::int64_t d = r.dim, width = r.ctx_width + r.out_width;
   for (std::int64_t i = 0; i < r.n; ++i) {
+    prefetch_window(r, i + kAhead, true);
     const float* s = scale ? scale + i * width : nullptr;
     for (std::int64_t j = 0; j < r.ctx_width; ++j)
       axpy(s ? s[j] : 1.0f, grad_h + i * d, in + r.ctx[i * r.ctx_width + j] * d, d);
