@@ -1,6 +1,6 @@
 """Per-core learner throughput of library.py's models vs gensim Word2Vec.
 
-    /usr/bin/python3 bench/learner_throughput.py [--dims 32 100]
+    /usr/bin/python3 bench/learner_throughput.py [--dims 100 300]
         [--neg-bs 256 1024 4096] [--other-bs 1024] [--softmax-bs 256]
         [--lr 0.1] [--seconds 2] [--cpu N] [--no-gensim] [--json]
 
@@ -159,7 +159,7 @@ NEG = ("neg", "neg_torch", "neg_autograd")  # fused, torch ops, autograd
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--dims", type=int, nargs="+", default=[32, 100])
+    p.add_argument("--dims", type=int, nargs="+", default=[100, 300])
     p.add_argument("--neg-bs", type=int, nargs="+", default=[256, 1024, 4096],
                    help="batch sizes of both neg models at the first dim")
     p.add_argument("--other-bs", type=int, nargs="*", default=[1024],
