@@ -52,8 +52,8 @@ void LineReader::set_range(std::int64_t begin, std::int64_t end) {
   if (begin < 0 || end > size_ || begin >= end)
     throw core::Error("corpus " + path_ + ": the byte range [" + std::to_string(begin) + ", " + std::to_string(end) +
                       ") lies outside the file (" + std::to_string(size_) + " bytes); was the corpus changed?");
-  check_cut(begin, "the shard start", false);
-  check_cut(end, "the shard end", false);
+  check_cut(begin, "the shard start", true);
+  check_cut(end, "the shard end", true);
   range_begin_ = begin;
   range_end_ = end;
   in_.clear();

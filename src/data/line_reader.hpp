@@ -1,4 +1,5 @@
-// Reads a corpus file, or a byte range of it that starts and ends at line boundaries (a shard), in blocks of
+// Reads a corpus file, or a byte range of it that starts and ends at line boundaries or, in a long line, word
+// boundaries (a shard), in blocks of
 // whole lines, forever: at the end of the range it starts again from the range's start and says so, so the
 // Tokenizer can mark the epoch boundary. A line longer than max_line_bytes (text8 is one line of 100 MB) comes in
 // pieces of at most max_line_bytes, each cut just after a space or other ASCII non-letter, so no word is cut
@@ -41,7 +42,7 @@ class LineReader {
   // range or after a letter.
   void seek(std::int64_t offset, std::int64_t epochs);
   // Reads the bytes [begin, end) from now on, from `begin`; both must be 0, the file size or just after a line
-  // end (throws core::Error otherwise). The whole file is the range until this is called.
+  // end or a word boundary (throws core::Error otherwise). The whole file is the range until this is called.
   void set_range(std::int64_t begin, std::int64_t end);
   std::int64_t size() const { return size_; }
   // Whether the bytes [begin, end) of the file hold a line end; reads them in bounded chunks, leaving the read

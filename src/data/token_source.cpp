@@ -42,6 +42,7 @@ TokenSource::TokenSource(Tokenize tokenize, const std::string& corpus, const cor
 
 void TokenSource::set_range(std::int64_t begin, std::int64_t end) {
   reader_.set_range(begin, end);
+  in_held_line_ = inside_held_line(begin);
   range_begin_ = begin;
   range_end_ = end;
   offset_ = begin;
@@ -49,15 +50,17 @@ void TokenSource::set_range(std::int64_t begin, std::int64_t end) {
   replay_.reset();
   writer_.reset();
   known_words_ = 0;
-  in_held_line_ = false;
+}
+
+bool TokenSource::inside_held_line(std::int64_t at) const {
+  const auto& lines = skip_.lines;
+  const auto after = std::lower_bound(lines.begin(), lines.end(), at);
+  return after != lines.begin() && !reader_.line_end_within(*std::prev(after), at);
 }
 
 void TokenSource::seek(const core::ReadPosition& from) {
   reader_.seek(from.offset, from.passes);
-  // A position inside a long line (read in pieces): is it inside a held-out line, which an earlier block began?
-  const auto& lines = skip_.lines;
-  const auto after = std::lower_bound(lines.begin(), lines.end(), from.offset);
-  in_held_line_ = after != lines.begin() && !reader_.line_end_within(*std::prev(after), from.offset);
+  in_held_line_ = inside_held_line(from.offset);
   offset_ = from.offset;
   passes_ = from.passes;
   if (!cache_spec_.dir.empty()) open_cache(offset_);  // else tokenize the rest of this pass
@@ -183,7 +186,7 @@ std::vector<std::int32_t> TokenSource::read_and_tokenize() {
   offset_ = end_of_range ? range_begin_ : end;
   if (end_of_range) {
     ++passes_;
-    in_held_line_ = false;
+    in_held_line_ = inside_held_line(range_begin_);
   }
   return ids;
 }

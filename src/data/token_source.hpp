@@ -68,6 +68,8 @@ class TokenSource {
   // that an earlier block began, in_held_line_), and turns its spans in skip_ into line ends (a span that an
   // earlier block began: into nothing).
   void blank_skipped_lines(std::int64_t start);
+  // Whether byte `at`, a piece start inside a long line, lies in a held-out line (that an earlier block began).
+  bool inside_held_line(std::int64_t at) const;
   // A cache that cannot be written is not an error: warn once and go on without one.
   void drop_cache(const std::string& why);
 

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "data/markers.hpp"
+#include "data/shards.hpp"
 #include "data/token_source.hpp"
 #include "word_ids.hpp"
 
@@ -182,5 +183,29 @@ TEST(TokenSource, SkipsAHeldOutLineReadInPiecesAlsoAfterAResume) {
   TokenSource resumed(tokenize_letter_words, path.string(), s, me, "vocab.txt", std::vector<std::int64_t>{held_line});
   resumed.seek(inside);
   EXPECT_EQ(words_only(one_pass(resumed)), (std::vector<std::int32_t>{3}));
+  fs::remove(path);
+}
+
+TEST(TokenSource, ReadsShardsCutInsideALongLine) {
+  // One line of about 18 KB in shards of 4 KiB, cut at spaces (data::cut_shards): every word once, in order.
+  std::string text;
+  for (int i = 0; i < 3000; ++i) text += letter_word(i) + " ";
+  text += "\n";
+  const auto path = corpus(text);
+  fedavg::core::Settings s;
+  s.text_block_bytes = 1024;
+  s.max_line_bytes = 1024;
+  const auto shards = fedavg::data::cut_shards({path.string()}, 4096, s.max_line_bytes);
+  ASSERT_GT(shards.size(), 3u);
+  TokenSource source(tokenize_letter_words, path.string(), s, {0, fedavg::core::Role::Tokenizer}, "vocab.txt");
+  std::vector<std::int32_t> words;
+  for (const auto& shard : shards) {
+    source.set_range(shard.begin, shard.end);
+    const auto ids = words_only(one_pass(source));
+    words.insert(words.end(), ids.begin(), ids.end());
+  }
+  std::vector<std::int32_t> expected(3000);
+  for (int i = 0; i < 3000; ++i) expected[static_cast<std::size_t>(i)] = i;
+  EXPECT_EQ(words, expected);
   fs::remove(path);
 }
