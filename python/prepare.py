@@ -107,18 +107,21 @@ def _line_parts(f, path, limit):
         offset += len(buf)
 
 
-def _units(path, first_line, limit):
+def _units(path, first_line, limit, on_part=None):
     """Yield (key, text, line_offset) for the units that text is held out
     in, in file order: a line of at most _LONG_LINE bytes whole (key: its
     line index, counted from ``first_line``), a longer one in pieces (key:
     (line index, start, end), the byte range within the line) of about
     _PIECE_BYTES, each ending before a word boundary, so no word is cut.
     ``line_offset``: where the line starts in the file.  Holds a piece and a
-    part of the line (_line_parts) at most."""
+    part of the line (_line_parts) at most.  ``on_part`` is called with
+    each part as it is read."""
     with open(path, "rb") as f:
         index, current, line_offset, offset = first_line - 1, 0, 0, 0
         buf, start = b"", 0  # the line's bytes not yet in a piece, from start
         for lineno, part, ends in _line_parts(f, path, limit):
+            if on_part is not None:
+                on_part(part)
             first_part = lineno != current
             if first_part:
                 index, current, line_offset = index + 1, lineno, offset
@@ -166,11 +169,14 @@ def count_words(paths, max_line_bytes=None):
     counts = collections.Counter()
     total, first = 0, 0
     limit = max_line_bytes or MAX_LINE_BYTES
+
+    def count(part):  # parts end at word boundaries: no word is split
+        counts.update(_words(part))
+
     for path in paths:
         before = sum(counts.values())
         last = first - 1
-        for key, text, _ in _units(path, first, limit):
-            counts.update(_words(text))
+        for key, _, _ in _units(path, first, limit, count):
             total += 1
             last = key if isinstance(key, int) else key[0]
         if sum(counts.values()) == before:
