@@ -109,10 +109,11 @@ def _line_parts(f, path, limit):
 
 def _units(path, first_line, limit, on_part=None):
     """Yield (key, text, line_offset) for the units that text is held out
-    in, in file order: a line of at most _LONG_LINE bytes whole (key: its
-    line index, counted from ``first_line``), a longer one in pieces (key:
-    (line index, start, end), the byte range within the line) of about
-    _PIECE_BYTES, each ending before a word boundary, so no word is cut.
+    in, in file order: a line of at most _LONG_LINE bytes, read in one part,
+    whole (key: its line index, counted from ``first_line``), any other line
+    in pieces (key: (line index, start, end), the byte range within the
+    line) of about _PIECE_BYTES, each ending before a word boundary, so no
+    word is cut.
     ``line_offset``: where the line starts in the file.  Holds a piece and a
     part of the line (_line_parts) at most.  ``on_part`` is called with
     each part as it is read."""

@@ -22,15 +22,14 @@ LineReader::LineReader(std::string path, std::size_t block_bytes, std::int64_t m
   range_end_ = size_;
 }
 
-void LineReader::check_cut(std::int64_t offset, const char* what, bool piece_ok) {
+void LineReader::check_cut(std::int64_t offset, const char* what) {
   if (offset == 0 || offset == size_) return;
   in_.clear();
   in_.seekg(offset - 1);
   const int c = in_.get();
-  if (c == '\n' || (piece_ok && c != std::ifstream::traits_type::eof() && is_word_boundary(static_cast<char>(c))))
-    return;
-  throw core::Error("corpus " + path_ + ": " + what + " " + std::to_string(offset) + " is not at a line start" +
-                    (piece_ok ? " or a word boundary" : "") + "; was the corpus changed?");
+  if (c != std::ifstream::traits_type::eof() && is_word_boundary(static_cast<char>(c))) return;  // '\n' is one
+  throw core::Error("corpus " + path_ + ": " + what + " " + std::to_string(offset) +
+                    " is not at a line start or a word boundary; was the corpus changed?");
 }
 
 bool LineReader::line_end_within(std::int64_t begin, std::int64_t end) const {
@@ -52,8 +51,8 @@ void LineReader::set_range(std::int64_t begin, std::int64_t end) {
   if (begin < 0 || end > size_ || begin >= end)
     throw core::Error("corpus " + path_ + ": the byte range [" + std::to_string(begin) + ", " + std::to_string(end) +
                       ") lies outside the file (" + std::to_string(size_) + " bytes); was the corpus changed?");
-  check_cut(begin, "the shard start", true);
-  check_cut(end, "the shard end", true);
+  check_cut(begin, "the shard start");
+  check_cut(end, "the shard end");
   range_begin_ = begin;
   range_end_ = end;
   in_.clear();
@@ -76,7 +75,7 @@ void LineReader::seek(std::int64_t offset, std::int64_t epochs) {
   if (offset < range_begin_ || offset >= range_end_)
     throw core::Error("corpus " + path_ + ": the checkpoint's read position " + std::to_string(offset) +
                       " lies outside the file (" + std::to_string(size_) + " bytes); was the corpus changed?");
-  check_cut(offset, "the checkpoint's read position", true);
+  check_cut(offset, "the checkpoint's read position");
   in_.clear();
   in_.seekg(offset);
   carry_.clear();

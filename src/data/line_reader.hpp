@@ -1,9 +1,8 @@
-// Reads a corpus file, or a byte range of it that starts and ends at line boundaries or, in a long line, word
-// boundaries (a shard), in blocks of
-// whole lines, forever: at the end of the range it starts again from the range's start and says so, so the
-// Tokenizer can mark the epoch boundary. A line longer than max_line_bytes (text8 is one line of 100 MB) comes in
-// pieces of at most max_line_bytes, each cut just after a space or other ASCII non-letter, so no word is cut
-// and no more than max_line_bytes of one line is ever held.
+// Reads a corpus file, or a byte range of it that starts and ends at line boundaries (or, in a long line, word
+// boundaries: a shard), in blocks of whole lines, forever: at the end of the range it starts again from the
+// range's start and says so, so the Tokenizer can mark the epoch boundary. A line longer than max_line_bytes (text8 is
+// one line of 100 MB) comes in pieces of at most max_line_bytes, each cut just after a space or other ASCII non-letter,
+// so no word is cut and no more than max_line_bytes of one line is ever held.
 #pragma once
 
 #include <cstdint>
@@ -51,8 +50,8 @@ class LineReader {
 
  private:
   void rewind();
-  // Throws unless `offset` is 0, the file size, just after a line end or (`piece_ok`) just after a word boundary.
-  void check_cut(std::int64_t offset, const char* what, bool piece_ok);
+  // Throws unless `offset` is 0, the file size, or just after a line end or another word boundary.
+  void check_cut(std::int64_t offset, const char* what);
   // The end of the next piece of the line that carry_ starts with (longer than max_line_bytes).
   std::size_t piece_end() const;
   std::int64_t size_ = 0;
