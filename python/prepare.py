@@ -7,6 +7,7 @@ Usage:
         [--data-name NAME] [--model neg|neg_autograd|softmax] [--bpe 200|50]
         [--bs 1024|256] [--dim 32] [--lr X] [--epoch 5] [--target 0]
         [--max-rounds 0] [--max-seconds 0] [--similarity F] [--analogies F]
+        [--max-line-bytes 1048576]
 
 Where two defaults are shown, the first is the neg models' (neg, the
 default --model, and neg_autograd, the same loss), the second softmax's;
@@ -15,17 +16,18 @@ without --lr the model's own rate applies.
 The vocabulary is the --vocab-size most frequent words (ties alphabetical)
 seen at least --min-count times, tokenized exactly as the C++ pipeline does
 (textpipe).  Test windows come from lines held out at random (seeded), and
-from pieces of lines longer than 4 KiB (cut at spaces, so a corpus of one
-line trains too): runs of 2*window+1 vocabulary words with no unknown word
-between them.  --train-out writes the corpus without that text, so training
-never sees a test window.  The stop rule is fedavg_mpi's one-command
-default: 5 passes over the text.  Errors print one line,
+from pieces of lines longer than 4 KiB (cut at spaces or other ASCII
+non-letters, so a corpus of one line trains too): runs of 2*window+1
+vocabulary words with no unknown word between them.  A line is read in
+parts of at most --max-line-bytes, as fedavg_mpi reads it, so a line of any
+length takes bounded memory.  --train-out writes the corpus without that
+text, so training never sees a test window.  The stop rule is fedavg_mpi's
+one-command default: 5 passes over the text.  Errors print one line,
 "prepare: <path>: <reason>", and exit with status 2.  No torch import: this
 runs anywhere.
 """
 
 import argparse
-import bisect
 import collections
 import json
 import random
@@ -56,97 +58,133 @@ class PrepareError(ValueError):
 
 
 # A line longer than this (text8 and enwik-style corpora are one line) is
-# held out in pieces of about _PIECE_BYTES, cut at spaces, so that the rest
-# of it stays for training; shorter lines are held out whole.
+# held out in pieces of about _PIECE_BYTES, cut at word boundaries, so that
+# the rest of it stays for training; shorter lines are held out whole.
 _LONG_LINE = 4096
 _PIECE_BYTES = 512
+# fedavg_mpi's default max_line_bytes: a longer line is read in parts of at
+# most that many bytes, each cut just after a word boundary.
+MAX_LINE_BYTES = 1 << 20
+# bytes.translate table: a word boundary (an ASCII byte that is not a
+# letter: textpipe splits words at every one, and no byte of a non-ASCII
+# character is ASCII) -> b" ", any other byte -> b"a".
+_CUTS = bytes(32 if c < 128 and not chr(c).isalpha() else 97
+              for c in range(256))
 
 
-def _corpus_lines(paths):
-    """Yield (global_line_index, raw_bytes_line) over all corpora in order.
+def _line_parts(f, path, limit):
+    """Yield (lineno, part, ends) over the lines of the binary file ``f``
+    as fedavg_mpi's Tokenizer reads them: a line whose body (without its
+    b'\\n') is at most ``limit`` bytes whole, a longer one in parts of at
+    most ``limit`` bytes, each the longest that ends in a word boundary.
+    ``ends``: the part ends its line.  Never holds more than ``limit`` + 1
+    bytes.  Raises PrepareError for a NUL byte or a word longer than
+    ``limit``."""
+    lineno, offset = 0, 0
+    while True:
+        buf = f.readline(limit + 1)
+        if not buf:
+            return
+        lineno += 1
+        while True:
+            if b"\0" in buf:
+                raise PrepareError(f"{path}:{lineno}: binary content (NUL "
+                                   "byte); a corpus must be UTF-8 text")
+            if buf.endswith(b"\n") or len(buf) <= limit:
+                break
+            cut = buf.translate(_CUTS, b"")[:limit].rfind(b" ") + 1
+            if cut == 0:
+                raise PrepareError(
+                    f"{path}:{lineno}: a word longer than max_line_bytes "
+                    f"({limit}): no space or other ASCII non-letter in the "
+                    f"{limit} bytes from byte {offset} to cut this long "
+                    "line at; is this text? (--max-line-bytes)")
+            yield lineno, buf[:cut], False
+            offset += cut
+            buf = buf[cut:]
+            buf += f.readline(limit + 1 - len(buf))
+        yield lineno, buf, True
+        offset += len(buf)
 
-    Lines are split on b'\\n' only, as the C++ reader does; each yielded line
-    keeps its newline except possibly the last line of a file.
-    """
-    index = 0
+
+def _units(path, first_line, limit, on_part=None):
+    """Yield (key, text, line_offset) for the units that text is held out
+    in, in file order: a line of at most _LONG_LINE bytes, read in one part,
+    whole (key: its line index, counted from ``first_line``), any other line
+    in pieces (key: (line index, start, end), the byte range within the
+    line) of about _PIECE_BYTES, each ending before a word boundary, so no
+    word is cut.
+    ``line_offset``: where the line starts in the file.  Holds a piece and a
+    part of the line (_line_parts) at most.  ``on_part`` is called with
+    each part as it is read."""
+    with open(path, "rb") as f:
+        index, current, line_offset, offset = first_line - 1, 0, 0, 0
+        buf, start = b"", 0  # the line's bytes not yet in a piece, from start
+        for lineno, part, ends in _line_parts(f, path, limit):
+            if on_part is not None:
+                on_part(part)
+            first_part = lineno != current
+            if first_part:
+                index, current, line_offset = index + 1, lineno, offset
+                buf, start = b"", 0
+            offset += len(part)
+            if first_part and ends and \
+                    len(part) - part.endswith(b"\n") <= _LONG_LINE:
+                yield index, part, line_offset
+                continue
+            buf += part[:len(part) - part.endswith(b"\n")]
+            cuts = buf.translate(_CUTS, b"")
+            at = 0
+            while True:
+                cut = cuts.find(b" ", at + _PIECE_BYTES)
+                if cut < 0:
+                    break
+                yield (index, start + at, start + cut), buf[at:cut], \
+                    line_offset
+                at = cut + 1
+            buf, start = buf[at:], start + at
+            if ends and buf:
+                yield (index, start, start + len(buf)), buf, line_offset
+
+
+def _all_units(paths, limit):
+    """_units over all corpora, line indices counted across them."""
+    first = 0
     for path in paths:
-        with open(path, "rb") as f:
-            for line in f:
-                yield index, line
-                index += 1
+        last = first - 1
+        for key, text, line_offset in _units(path, first, limit):
+            last = key if isinstance(key, int) else key[0]
+            yield key, text, line_offset
+        first = last + 1
 
 
 def _words(line: bytes):
     return textpipe.tokenize_words(line.decode("utf-8", "replace"))
 
 
-def _pieces(line: bytes):
-    """The (start, end) byte ranges, within ``line``, of the pieces a long
-    line is held out in: about _PIECE_BYTES each, ending before a space, so
-    that no word is cut.  One piece, the whole line, for a short line."""
-    body = len(line) - line.endswith(b"\n")
-    if body <= _LONG_LINE:
-        return [(0, body)]
-    out, start = [], 0
-    while start < body:
-        cut = line.find(b" ", start + _PIECE_BYTES, body)
-        end = body if cut < 0 else cut
-        out.append((start, end))
-        start = end + 1
-    return out
-
-
-class _Units:
-    """The units text is held out in: each short line, each piece of a long
-    line, numbered in corpus order."""
-
-    def __init__(self, n_lines, long_lines):
-        self.longs = sorted(long_lines.items())  # (line, pieces)
-        self.first = []  # the unit number of each long line's first piece
-        extra = 0
-        for line, n in self.longs:
-            self.first.append(line + extra)
-            extra += n - 1
-        self.total = n_lines + extra
-
-    def locate(self, unit):
-        """(line, piece) of ``unit``; piece None for a whole short line."""
-        k = bisect.bisect_right(self.first, unit) - 1
-        if k < 0:
-            return unit, None
-        line, n = self.longs[k]
-        if unit < self.first[k] + n:
-            return line, unit - self.first[k]
-        return unit - (self.first[k] - line + n - 1), None
-
-
 def count_words(paths, max_line_bytes=None):
-    """Return (Counter of words, _Units); error on a wordless or binary
-    file, or a line longer than ``max_line_bytes`` (fedavg_mpi's limit)."""
+    """Return (Counter of words, number of units text is held out in);
+    error on a wordless or binary file, or a word longer than
+    ``max_line_bytes`` (fedavg_mpi's limit: a longer line is read in parts
+    cut at word boundaries, which keeps every word whole)."""
     counts = collections.Counter()
-    index, long_lines = 0, {}
+    total, first = 0, 0
+    limit = max_line_bytes or MAX_LINE_BYTES
+
+    def count(part):  # parts end at word boundaries: no word is split
+        counts.update(_words(part))
+
     for path in paths:
         before = sum(counts.values())
-        with open(path, "rb") as f:
-            for lineno, line in enumerate(f, start=1):
-                if b"\0" in line:
-                    raise PrepareError(f"{path}:{lineno}: binary content (NUL "
-                                       "byte); a corpus must be UTF-8 text")
-                body = len(line) - line.endswith(b"\n")
-                if max_line_bytes and body > max_line_bytes:
-                    raise PrepareError(
-                        f"{path}:{lineno}: line of {body} bytes, longer than "
-                        f"max_line_bytes ({max_line_bytes}); fedavg_mpi reads "
-                        f"a line whole: give --max-line-bytes {body} or split "
-                        "the line")
-                counts.update(_words(line))
-                if len(line) > _LONG_LINE:
-                    long_lines[index] = len(_pieces(line))
-                index += 1
+        last = first - 1
+        for key, _, _ in _units(path, first, limit, count):
+            total += 1
+            last = key if isinstance(key, int) else key[0]
         if sum(counts.values()) == before:
             raise PrepareError(f"{path}: no words (the tokenizer found no "
                                "letters)")
-    return counts, _Units(index, long_lines)
+        first = last + 1
+    return counts, total
 
 
 def choose_vocab(counts, size, min_count, stopwords):
@@ -170,9 +208,9 @@ def line_windows(words, vocab, window):
     return out
 
 
-def hold_out(paths, units, vocab, window, wanted, seed):
-    """Pick test windows from units (lines, pieces of long lines) taken in a
-    seeded random order.
+def hold_out(paths, total, vocab, window, wanted, seed, limit=None):
+    """Pick test windows from the ``total`` units (lines, pieces of long
+    lines; _units) taken in a seeded random order.
 
     Returns (windows, held) where held is a set of line indices (whole
     lines) and of (line, start, end) byte ranges within long lines.  Units
@@ -180,27 +218,25 @@ def hold_out(paths, units, vocab, window, wanted, seed):
     streamed, not stored.  Only units that gave at least one window are
     held out.
     """
-    order = list(range(units.total))
+    limit = limit or MAX_LINE_BYTES
+    order = list(range(total))
     random.Random(seed).shuffle(order)
     windows, held = [], set()
     pos, batch = 0, 256
-    while len(windows) < wanted and pos < units.total:
-        chosen = [units.locate(u) for u in order[pos:pos + batch]]
-        wanted_lines = {line for line, _ in chosen}
-        texts = {i: line for i, line in _corpus_lines(paths)
-                 if i in wanted_lines}
-        pieces = {}
-        for i, piece in chosen:
-            if piece is None:
-                text, unit = texts[i], i
-            else:
-                if i not in pieces:
-                    pieces[i] = _pieces(texts[i])
-                start, end = pieces[i][piece]
-                text, unit = texts[i][start:end], (i, start, end)
+    while len(windows) < wanted and pos < total:
+        chosen = order[pos:pos + batch]
+        wanted_units, last = set(chosen), max(chosen)
+        texts = {}
+        for u, (key, text, _) in enumerate(_all_units(paths, limit)):
+            if u in wanted_units:
+                texts[u] = key, text
+            if u == last:
+                break
+        for u in chosen:
+            key, text = texts[u]
             found = line_windows(_words(text), vocab, window)
             if found:
-                held.add(unit)
+                held.add(key)
                 windows.extend(found[:wanted - len(windows)])
                 if len(windows) >= wanted:
                     break
@@ -209,50 +245,64 @@ def hold_out(paths, units, vocab, window, wanted, seed):
     return windows, held
 
 
-def _spans_by_line(held):
-    """{line: sorted [(start, end)]} of the held ranges within lines."""
-    out = collections.defaultdict(list)
-    for unit in held:
-        if isinstance(unit, tuple):
-            out[unit[0]].append(unit[1:])
-    for spans in out.values():
-        spans.sort()
-    return out
-
-
-def held_out_offsets(paths, held):
+def held_out_offsets(paths, held, limit=None):
     """Per corpus file: its size, the byte offsets where its held-out lines
     start and the [start, end) byte ranges held out of its long lines (for
     heldout.json)."""
-    out = []
-    index = 0
-    spans = _spans_by_line(held)
+    limit = limit or MAX_LINE_BYTES
+    out, first = [], 0
     for path in paths:
-        offsets, ranges, offset = [], [], 0
-        with open(path, "rb") as f:
-            for line in f:
-                if index in held:
-                    offsets.append(offset)
-                ranges += [[offset + a, offset + b]
-                           for a, b in spans.get(index, ())]
-                offset += len(line)
-                index += 1
-        out.append({"file": str(path), "bytes": offset, "offsets": offsets,
-                    "spans": ranges})
+        offsets, ranges, last = [], [], first - 1
+        for key, _, line_offset in _units(path, first, limit):
+            if isinstance(key, int):
+                last = key
+                if key in held:
+                    offsets.append(line_offset)
+            else:
+                last = key[0]
+                if key in held:
+                    ranges.append([line_offset + key[1], line_offset + key[2]])
+        out.append({"file": str(path), "bytes": Path(path).stat().st_size,
+                    "offsets": offsets, "spans": ranges})
+        first = last + 1
     return out
 
 
-def write_train(paths, held, out_path):
+def write_train(paths, held, out_path, limit=None):
     """Write all corpora, minus the held-out text, to ``out_path``: a range
-    held out of a long line becomes a line end, as fedavg_mpi reads it."""
-    spans = _spans_by_line(held)
+    held out of a long line becomes a line end, as fedavg_mpi reads it.
+    Reads and writes a long line in parts (_line_parts)."""
+    limit = limit or MAX_LINE_BYTES
+    spans = collections.defaultdict(list)  # line -> sorted (start, end)
+    for unit in held:
+        if isinstance(unit, tuple):
+            spans[unit[0]].append(unit[1:])
+    for ranges in spans.values():
+        ranges.sort()
+    index = -1
     with open(out_path, "wb") as out:
-        for i, line in _corpus_lines(paths):
-            if i in held:
-                continue
-            for start, end in reversed(spans.get(i, ())):
-                line = line[:start] + b"\n" + line[end:]
-            out.write(line if line.endswith(b"\n") else line + b"\n")
+        for path in paths:
+            with open(path, "rb") as f:
+                current, pos = 0, 0  # pos: the part's offset in its line
+                for lineno, part, ends in _line_parts(f, path, limit):
+                    if lineno != current:
+                        index, current, pos = index + 1, lineno, 0
+                    if index in held:  # a short line: one part
+                        continue
+                    kept, at = [], 0
+                    for start, end in spans.get(index, ()):
+                        start, end = start - pos, end - pos
+                        if end <= 0 or start >= len(part):
+                            continue
+                        kept.append(part[at:max(start, 0)])
+                        if start >= 0:
+                            kept.append(b"\n")
+                        at = min(end, len(part))
+                    kept.append(part[at:])
+                    out.write(b"".join(kept))
+                    if ends and not part.endswith(b"\n"):
+                        out.write(b"\n")
+                    pos += len(part)
 
 
 # Per-model defaults for the options that depend on the model.
@@ -302,6 +352,10 @@ def parse_args(argv):
                    help="rounds (default 0: no limit)")
     p.add_argument("--max-seconds", type=float, default=0.0,
                    help="seconds of training (default 0: no limit)")
+    p.add_argument("--max-line-bytes", type=int, default=MAX_LINE_BYTES,
+                   help="read a longer line in parts cut at word "
+                   "boundaries, as fedavg_mpi does with its max_line_bytes "
+                   f"(default {MAX_LINE_BYTES}); a longer word is an error")
     for name, (file, _) in _EVAL_FILES.items():
         p.add_argument(f"--{name}", help=f"copied to DIR/{file}, which "
                        "eval_every scores the embeddings on")
@@ -313,6 +367,8 @@ def parse_args(argv):
                  "bs", "dim"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
+    if args.max_line_bytes < 1024:
+        p.error("--max-line-bytes must be >= 1024")
     if args.lr is not None and args.lr <= 0:
         p.error("--lr must be > 0")
     for name in ("target", "max_epochs", "max_rounds", "max_seconds"):
@@ -372,8 +428,8 @@ def _write_config(args, out, vocab, windows):
 def prepare(args):
     """Do the work; returns the summary text.  Raises PrepareError."""
     _check_inputs(args)
-    counts, units = count_words(args.corpus,
-                                getattr(args, "max_line_bytes", None))
+    limit = args.max_line_bytes
+    counts, total = count_words(args.corpus, limit)
     vocab = choose_vocab(counts, args.vocab_size, args.min_count,
                          args.stopwords)
     if not vocab:
@@ -382,28 +438,29 @@ def prepare(args):
             f"filtering (min-count {args.min_count}"
             f"{', stop words removed' if args.stopwords else ''})")
     vocab_set = {w for w, _ in vocab}
-    windows, held = hold_out(args.corpus, units, vocab_set, args.window,
-                             args.test_windows, args.seed)
+    windows, held = hold_out(args.corpus, total, vocab_set, args.window,
+                             args.test_windows, args.seed, limit)
     if not windows:
         raise PrepareError(f"{', '.join(args.corpus)}: no line holds "
                            f"{2 * args.window + 1} vocabulary words in a row; "
                            "cannot build test windows")
-    if len(held) == units.total:
+    if len(held) == total:
         raise PrepareError(
             f"{', '.join(args.corpus)}: nothing left to train on: all "
-            f"{units.total} lines (or pieces of long lines) were held out for "
+            f"{total} lines (or pieces of long lines) were held out for "
             f"{len(windows)} test windows; give more text or ask for fewer "
             "--test-windows")
 
     out = Path(args.out)
     _write_config(args, out, vocab, windows)
     if args.train_out:
-        write_train(args.corpus, held, args.train_out)
+        write_train(args.corpus, held, args.train_out, limit)
         (out / "heldout.json").unlink(missing_ok=True)
     else:
         # Training on the corpora themselves: fedavg_mpi skips this text.
         with open(out / "heldout.json", "w", encoding="utf-8") as f:
-            json.dump({"corpora": held_out_offsets(args.corpus, held)}, f)
+            json.dump({"corpora": held_out_offsets(args.corpus, held, limit)},
+                      f)
             f.write("\n")
 
     tokens = sum(counts.values())
@@ -411,7 +468,7 @@ def prepare(args):
     pieces = sum(isinstance(u, tuple) for u in held)
     parts = [f"{len(held) - pieces} held-out lines"] * (len(held) > pieces)
     parts += [f"{pieces} held-out pieces of long lines"] * (pieces > 0)
-    source = (" and ".join(parts) + f" (of {units.total} "
+    source = (" and ".join(parts) + f" (of {total} "
               + ("lines and pieces)" if pieces else "lines)"))
     lines = [f"prepare: vocabulary {len(vocab)} words "
              f"(of {len(counts)} distinct), coverage "
@@ -424,8 +481,8 @@ def prepare(args):
     if len(windows) < args.test_windows:
         lines.append(f"prepare: warning: only {len(windows)} of "
                      f"{args.test_windows} test windows found")
-    if units.total and len(held) > units.total // 2:
-        lines.append(f"prepare: warning: {len(held)} of {units.total} lines "
+    if total and len(held) > total // 2:
+        lines.append(f"prepare: warning: {len(held)} of {total} lines "
                      "held out; give more text or ask for fewer test "
                      "windows")
     return "\n".join(lines)

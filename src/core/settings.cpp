@@ -308,7 +308,9 @@ const std::vector<Key>& keys() {
     k.push_back(cache_dir);
     k.push_back(integer("prefetch_rounds", &Settings::prefetch_rounds, 1, 64,
                         "rounds of windows a Batcher keeps ready per learner"));
-    Key max_line{"max_line_bytes", "integer 1024..2^40", "a longer corpus line is an error",
+    Key max_line{"max_line_bytes", "integer 1024..2^40",
+                 "a longer corpus line is read in pieces of at most this many bytes, each cut after a space or other "
+                 "ASCII non-letter (no window spans a cut); a longer word is an error",
                  [](const Value& x, Settings& s) {
                    if (!x.v.is_number_integer()) x.must_be("an integer");
                    const long long v = x.v.get<long long>();

@@ -98,7 +98,7 @@ struct Settings {
   CheckpointBackground checkpoint_background = CheckpointBackground::Auto;
   int eval_every = 0;
   double max_loss_ratio = 10.0;
-  std::int64_t max_line_bytes = std::int64_t{64} << 20;
+  std::int64_t max_line_bytes = std::int64_t{1} << 20;  // longer lines are read in pieces of at most this
   nlohmann::json model_args = nlohmann::json::object();
 
   int window_width() const { return 2 * window + 1; }

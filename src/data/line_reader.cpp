@@ -22,21 +22,37 @@ LineReader::LineReader(std::string path, std::size_t block_bytes, std::int64_t m
   range_end_ = size_;
 }
 
-void LineReader::check_line_start(std::int64_t offset, const char* what) {
+void LineReader::check_cut(std::int64_t offset, const char* what) {
   if (offset == 0 || offset == size_) return;
   in_.clear();
   in_.seekg(offset - 1);
-  if (in_.get() != '\n')
-    throw core::Error("corpus " + path_ + ": " + what + " " + std::to_string(offset) +
-                      " is not at a line start; was the corpus changed?");
+  const int c = in_.get();
+  if (c != std::ifstream::traits_type::eof() && is_word_boundary(static_cast<char>(c))) return;  // '\n' is one
+  throw core::Error("corpus " + path_ + ": " + what + " " + std::to_string(offset) +
+                    " is not at a line start or a word boundary; was the corpus changed?");
+}
+
+bool LineReader::line_end_within(std::int64_t begin, std::int64_t end) const {
+  std::ifstream in(path_, std::ios::binary);
+  in.seekg(begin);
+  std::string chunk(std::size_t{1} << 16, '\0');
+  for (std::int64_t at = begin; at < end && in;) {
+    const auto want = static_cast<std::size_t>(std::min<std::int64_t>(end - at, std::int64_t{1} << 16));
+    in.read(chunk.data(), static_cast<std::streamsize>(want));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (std::memchr(chunk.data(), '\n', got) != nullptr) return true;
+    if (got < want) break;
+    at += static_cast<std::int64_t>(got);
+  }
+  return false;
 }
 
 void LineReader::set_range(std::int64_t begin, std::int64_t end) {
   if (begin < 0 || end > size_ || begin >= end)
     throw core::Error("corpus " + path_ + ": the byte range [" + std::to_string(begin) + ", " + std::to_string(end) +
                       ") lies outside the file (" + std::to_string(size_) + " bytes); was the corpus changed?");
-  check_line_start(begin, "the shard start");
-  check_line_start(end, "the shard end");
+  check_cut(begin, "the shard start");
+  check_cut(end, "the shard end");
   range_begin_ = begin;
   range_end_ = end;
   in_.clear();
@@ -59,7 +75,7 @@ void LineReader::seek(std::int64_t offset, std::int64_t epochs) {
   if (offset < range_begin_ || offset >= range_end_)
     throw core::Error("corpus " + path_ + ": the checkpoint's read position " + std::to_string(offset) +
                       " lies outside the file (" + std::to_string(size_) + " bytes); was the corpus changed?");
-  check_line_start(offset, "the checkpoint's read position");
+  check_cut(offset, "the checkpoint's read position");
   in_.clear();
   in_.seekg(offset);
   carry_.clear();
@@ -68,51 +84,77 @@ void LineReader::seek(std::int64_t offset, std::int64_t epochs) {
   epochs_ = epochs;
 }
 
+std::size_t LineReader::piece_end() const {
+  const auto limit = static_cast<std::size_t>(max_line_bytes_);
+  for (std::size_t i = limit; i > 0; --i)
+    if (is_word_boundary(carry_[i - 1])) return i;
+  throw core::Error(path_ + ":" + (next_line_ > 0 ? std::to_string(next_line_) : "byte " + std::to_string(offset_)) +
+                    ": a word longer than max_line_bytes (" + std::to_string(max_line_bytes_) +
+                    "): no space or other ASCII non-letter in the " + std::to_string(max_line_bytes_) +
+                    " bytes from byte " + std::to_string(offset_) +
+                    " to cut this long line at; is this text? (max_line_bytes in cfg.json)");
+}
+
 bool LineReader::next_block(std::string& out) {
   out.clear();
   block_line_ = next_line_;
-  std::string chunk(block_bytes_, '\0');
-  std::size_t scan_from = 0;
+  const auto max_line = static_cast<std::size_t>(max_line_bytes_);
+  // carry_ is scanned for line ends up to `scanned`: every line before `tail` is at most max_line_bytes; the
+  // one at `tail` is longer when long_line is set.
+  std::size_t tail = 0;
+  std::size_t scanned = 0;
+  bool long_line = false;
+  const auto scan = [&] {
+    while (!long_line) {
+      const void* nl = std::memchr(carry_.data() + scanned, '\n', carry_.size() - scanned);
+      const std::size_t end = nl == nullptr ? carry_.size()
+                                            : static_cast<std::size_t>(static_cast<const char*>(nl) - carry_.data());
+      long_line = end - tail > max_line;
+      if (nl == nullptr || long_line) {
+        scanned = end;
+        return;
+      }
+      tail = scanned = end + 1;
+    }
+  };
+  scan();
+  std::string chunk;
   bool at_eof = false;
+  std::size_t cut = 0;
   for (;;) {
-    // Cut after the last newline once the block is big enough.
-    if (carry_.size() >= block_bytes_ || at_eof) {
-      auto nl = carry_.rfind('\n');
-      if (nl != std::string::npos || at_eof) {
-        std::size_t cut = (at_eof && (nl == std::string::npos || carry_.size() < block_bytes_)) ? carry_.size()
-                                                                                                : nl + 1;
-        out.assign(carry_, 0, cut);
-        carry_.erase(0, cut);
-        break;
-      }
+    if (long_line) {
+      // A line longer than max_line_bytes: the whole lines before it first, then piece after piece of it.
+      cut = tail > 0 ? tail : piece_end();
+      break;
     }
-    if (!at_eof) {
-      const auto left = static_cast<std::size_t>(range_end_ - offset_ - static_cast<std::int64_t>(carry_.size()));
-      const std::size_t want = std::min(chunk.size(), left);
-      in_.read(chunk.data(), static_cast<std::streamsize>(want));
-      const auto got = static_cast<std::size_t>(in_.gcount());
-      if (in_.bad()) throw core::Error("corpus " + path_ + ": read error: " + std::strerror(errno));
-      if (std::memchr(chunk.data(), '\0', got) != nullptr) {
-        const auto at = carry_.size() +
-                        static_cast<std::size_t>(static_cast<const char*>(std::memchr(chunk.data(), '\0', got)) -
-                                                 chunk.data());
-        carry_.append(chunk, 0, got);
-        const auto line = next_line_ +
-                          std::count(carry_.begin(), carry_.begin() + static_cast<std::ptrdiff_t>(at), '\n');
-        throw core::Error(path_ + ":" + std::to_string(line) +
-                          ": binary content (NUL byte); a corpus must be UTF-8 text");
-      }
+    // Cut after the last line end once the block is big enough; at the range's end, take the rest.
+    if (tail > 0 && carry_.size() >= block_bytes_) {
+      cut = tail;
+      break;
+    }
+    if (at_eof) {
+      cut = carry_.size();
+      break;
+    }
+    if (chunk.empty()) chunk.resize(block_bytes_);
+    const auto left = static_cast<std::size_t>(range_end_ - offset_ - static_cast<std::int64_t>(carry_.size()));
+    const std::size_t want = std::min(chunk.size(), left);
+    in_.read(chunk.data(), static_cast<std::streamsize>(want));
+    const auto got = static_cast<std::size_t>(in_.gcount());
+    if (in_.bad()) throw core::Error("corpus " + path_ + ": read error: " + std::strerror(errno));
+    if (const void* nul = std::memchr(chunk.data(), '\0', got); nul != nullptr) {
+      const auto at = carry_.size() + static_cast<std::size_t>(static_cast<const char*>(nul) - chunk.data());
       carry_.append(chunk, 0, got);
-      at_eof = got < chunk.size();  // the range's end (or the file's, if it shrank) was reached
-      // A line longer than the limit: no newline among the bytes gathered since the last cut.
-      const auto nl = carry_.find('\n', scan_from);
-      if (nl == std::string::npos && static_cast<std::int64_t>(carry_.size()) > max_line_bytes_)
-        throw core::Error(path_ + ":" + std::to_string(next_line_ + std::count(carry_.begin(), carry_.end(), '\n')) +
-                          ": line longer than " + std::to_string(max_line_bytes_) +
-                          " bytes (max_line_bytes in cfg.json)");
-      if (nl == std::string::npos) scan_from = carry_.size();
+      const auto line = next_line_ + std::count(carry_.begin(), carry_.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+      throw core::Error(path_ + ":" + std::to_string(line) +
+                        ": binary content (NUL byte); a corpus must be UTF-8 text");
     }
+    carry_.append(chunk, 0, got);
+    at_eof = got < chunk.size();  // the range's end (or the file's, if it shrank) was reached
+    scan();
   }
+  out.assign(carry_, 0, cut);
+  carry_.erase(0, cut);
   offset_ += static_cast<std::int64_t>(out.size());
   next_line_ += std::count(out.begin(), out.end(), '\n');
   if (at_eof && carry_.empty()) {

@@ -1,6 +1,8 @@
-// Reads a corpus file, or a byte range of it that starts and ends at line boundaries (a shard), in blocks of
-// whole lines, forever: at the end of the range it starts again from the range's start and says so, so the
-// Tokenizer can mark the epoch boundary.
+// Reads a corpus file, or a byte range of it that starts and ends at line boundaries (or, in a long line, word
+// boundaries: a shard), in blocks of whole lines, forever: at the end of the range it starts again from the
+// range's start and says so, so the Tokenizer can mark the epoch boundary. A line longer than max_line_bytes (text8 is
+// one line of 100 MB) comes in pieces of at most max_line_bytes, each cut just after a space or other ASCII non-letter,
+// so no word is cut and no more than max_line_bytes of one line is ever held.
 #pragma once
 
 #include <cstdint>
@@ -9,14 +11,23 @@
 
 namespace fedavg::data {
 
+// A byte a line may be cut after without cutting a word: ASCII that is not a letter. textpipe's tokenization rule
+// splits words at every such byte, and no byte of a non-ASCII character is ASCII.
+inline bool is_word_boundary(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u < 0x80 && !((u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z'));
+}
+
 class LineReader {
  public:
   // Throws core::Error naming the file if it cannot be opened or is empty.
   LineReader(std::string path, std::size_t block_bytes, std::int64_t max_line_bytes);
 
-  // Replaces `out` with the next whole lines, about block_bytes of them (at least one line). Returns true when
-  // the block ends the range (by default the file); the next call starts again at the range's start. Throws
-  // core::Error("file:line: ...") for a line longer than max_line_bytes, or NUL bytes (binary content).
+  // Replaces `out` with the next whole lines, about block_bytes of them (at least one line), or with the next
+  // piece of a line longer than max_line_bytes: its longest start of at most max_line_bytes that ends in a word
+  // boundary (is_word_boundary). Returns true when the block ends the range (by default the file); the next call
+  // starts again at the range's start. Throws core::Error("file:line: ...") for NUL bytes (binary content) or a
+  // word longer than max_line_bytes (that many bytes of a longer line without a word boundary).
   bool next_block(std::string& out);
 
   const std::string& path() const { return path_; }
@@ -25,17 +36,24 @@ class LineReader {
   std::int64_t block_first_line() const { return block_line_; }
   // Byte offset of the next block in the file (the read position a checkpoint records).
   std::int64_t position() const { return offset_; }
-  // Continues from a recorded position: `offset` must be 0 or just after a line end; `epochs` passes done.
-  // Throws core::Error if the offset lies outside the file or not at a line start.
+  // Continues from a recorded position: `offset` must be 0, just after a line end or just after a word boundary
+  // (where a piece of a long line starts); `epochs` passes done. Throws core::Error if the offset lies outside the
+  // range or after a letter.
   void seek(std::int64_t offset, std::int64_t epochs);
   // Reads the bytes [begin, end) from now on, from `begin`; both must be 0, the file size or just after a line
-  // end (throws core::Error otherwise). The whole file is the range until this is called.
+  // end or a word boundary (throws core::Error otherwise). The whole file is the range until this is called.
   void set_range(std::int64_t begin, std::int64_t end);
   std::int64_t size() const { return size_; }
+  // Whether the bytes [begin, end) of the file hold a line end; reads them in bounded chunks, leaving the read
+  // position as it was.
+  bool line_end_within(std::int64_t begin, std::int64_t end) const;
 
  private:
   void rewind();
-  void check_line_start(std::int64_t offset, const char* what);
+  // Throws unless `offset` is 0, the file size, or just after a line end or another word boundary.
+  void check_cut(std::int64_t offset, const char* what);
+  // The end of the next piece of the line that carry_ starts with (longer than max_line_bytes).
+  std::size_t piece_end() const;
   std::int64_t size_ = 0;
   std::int64_t range_begin_ = 0;
   std::int64_t range_end_ = 0;

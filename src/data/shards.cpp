@@ -6,30 +6,45 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "data/line_reader.hpp"
 
 namespace fedavg::data {
 namespace {
 
-// The offset just after the first '\n' at or after `from`, or `size` if there is none.
-std::int64_t next_line_start(std::ifstream& in, const std::string& path, std::int64_t from, std::int64_t size) {
+// The offset just after the first '\n' at or after `from`, or, if it lies more than `max_line` bytes on (a line
+// that data::LineReader reads in pieces), just after the first word boundary at or after `from`; `size` if there is
+// neither.
+std::int64_t next_cut(std::ifstream& in, const std::string& path, std::int64_t from, std::int64_t size,
+                      std::int64_t max_line) {
   std::string chunk(1 << 16, '\0');
   in.clear();
   in.seekg(from);
   std::int64_t at = from;
+  std::int64_t boundary = -1;  // just after the first word boundary
   while (at < size) {
     in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
     const auto got = static_cast<std::size_t>(in.gcount());
     if (got == 0) throw core::InputError("corpus " + path + ": read error: " + std::strerror(errno));
     const void* nl = std::memchr(chunk.data(), '\n', got);
-    if (nl != nullptr) return at + (static_cast<const char*>(nl) - chunk.data()) + 1;
+    const auto nl_at = nl == nullptr ? got : static_cast<std::size_t>(static_cast<const char*>(nl) - chunk.data());
+    if (boundary < 0) {
+      const auto b = std::find_if(chunk.data(), chunk.data() + nl_at, is_word_boundary);
+      if (b != chunk.data() + nl_at) boundary = at + (b - chunk.data()) + 1;
+    }
+    if (nl != nullptr) {
+      const std::int64_t line_end = at + static_cast<std::int64_t>(nl_at);
+      return line_end - from <= max_line || boundary < 0 ? line_end + 1 : boundary;
+    }
     at += static_cast<std::int64_t>(got);
+    if (boundary >= 0 && at - from > max_line) return boundary;
   }
-  return size;
+  return size - from <= max_line || boundary < 0 ? size : boundary;  // the file's end ends the line
 }
 
 }  // namespace
 
-std::vector<Shard> cut_shards(const std::vector<std::string>& corpora, std::int64_t shard_bytes) {
+std::vector<Shard> cut_shards(const std::vector<std::string>& corpora, std::int64_t shard_bytes,
+                              std::int64_t max_line_bytes) {
   shard_bytes = std::max<std::int64_t>(shard_bytes, 1);
   std::vector<Shard> out;
   for (std::size_t f = 0; f < corpora.size(); ++f) {
@@ -40,8 +55,9 @@ std::vector<Shard> cut_shards(const std::vector<std::string>& corpora, std::int6
     const auto size = static_cast<std::int64_t>(in.tellg());
     if (size <= 0) throw core::InputError("corpus " + path + ": the file is empty");
     for (std::int64_t begin = 0; begin < size;) {
-      const std::int64_t end = begin + shard_bytes >= size ? size
-                                                           : next_line_start(in, path, begin + shard_bytes - 1, size);
+      const std::int64_t end = begin + shard_bytes >= size
+                                   ? size
+                                   : next_cut(in, path, begin + shard_bytes - 1, size, max_line_bytes);
       out.push_back({static_cast<std::int64_t>(f), begin, end});
       begin = end;
     }

@@ -1,6 +1,7 @@
 // Shards: the corpus files cut into byte ranges of about a given size, each ending at a line end (or at the
-// end of its file), so that many pipelines can share one big file. Every byte of every file is in exactly one
-// shard, in file order.
+// end of its file; inside a line longer than max_line_bytes, such as text8's one line, just after a word
+// boundary), so that many pipelines can share one big file. Every byte of every file is in exactly one shard, in
+// file order.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +19,11 @@ struct Shard {
 };
 
 // Cuts every file into shards of at least `shard_bytes` (the last of a file may be shorter; a file smaller than
-// that is one shard): each shard ends at the first line end at or after `shard_bytes` past its start. Reads only
-// around the cuts. Throws core::InputError naming the file if it cannot be read or is empty.
-std::vector<Shard> cut_shards(const std::vector<std::string>& corpora, std::int64_t shard_bytes);
+// that is one shard): each shard ends at the first line end at or after `shard_bytes` past its start, or, where
+// none follows within `max_line_bytes` (a line longer than that, which data::LineReader reads in pieces), just
+// after the first word boundary there. Reads only around the cuts. Throws core::InputError naming the file if it
+// cannot be read or is empty.
+std::vector<Shard> cut_shards(const std::vector<std::string>& corpora, std::int64_t shard_bytes,
+                              std::int64_t max_line_bytes = std::int64_t{1} << 62);
 
 }  // namespace fedavg::data

@@ -1,6 +1,7 @@
 #include "data/token_source.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <tuple>
 #include <utility>
 
@@ -35,11 +36,13 @@ TokenSource::TokenSource(Tokenize tokenize, const std::string& corpus, const cor
     f.add(end);
   }
   f.add(static_cast<std::int64_t>(s.text_block_bytes));  // block boundaries: replays stay identical
+  f.add(s.max_line_bytes);                               // and the pieces of long lines
   key_ = f.value();
 }
 
 void TokenSource::set_range(std::int64_t begin, std::int64_t end) {
   reader_.set_range(begin, end);
+  in_held_line_ = inside_held_line(begin);
   range_begin_ = begin;
   range_end_ = end;
   offset_ = begin;
@@ -49,8 +52,15 @@ void TokenSource::set_range(std::int64_t begin, std::int64_t end) {
   known_words_ = 0;
 }
 
+bool TokenSource::inside_held_line(std::int64_t at) const {
+  const auto& lines = skip_.lines;
+  const auto after = std::lower_bound(lines.begin(), lines.end(), at);
+  return after != lines.begin() && !reader_.line_end_within(*std::prev(after), at);
+}
+
 void TokenSource::seek(const core::ReadPosition& from) {
   reader_.seek(from.offset, from.passes);
+  in_held_line_ = inside_held_line(from.offset);
   offset_ = from.offset;
   passes_ = from.passes;
   if (!cache_spec_.dir.empty()) open_cache(offset_);  // else tokenize the rest of this pass
@@ -87,20 +97,29 @@ void TokenSource::begin_pass() {
 
 void TokenSource::blank_skipped_lines(std::int64_t start) {
   const auto end = start + static_cast<std::int64_t>(text_block_.size());
-  // (where, bytes, what replaces them), for the held-out lines and spans that start in this block.
+  // (where, bytes, what replaces them), for the held-out lines and spans in this block.
   std::vector<std::tuple<std::size_t, std::size_t, const char*>> cuts;
-  const auto& lines = skip_.lines;
-  for (auto it = std::lower_bound(lines.begin(), lines.end(), start); it != lines.end() && *it < end; ++it) {
-    const auto at = static_cast<std::size_t>(*it - start);
+  // Whether the block ends inside a held-out line: a line longer than max_line_bytes comes in several blocks.
+  bool open_line = false;
+  const auto blank_line_from = [&](std::size_t at) {
     const auto line_end = text_block_.find('\n', at);
     // Each line keeps its line end (line numbers hold).
     cuts.emplace_back(at, (line_end == std::string::npos ? text_block_.size() : line_end) - at, "");
-  }
+    open_line = line_end == std::string::npos;
+  };
+  if (in_held_line_) blank_line_from(0);
+  const auto& lines = skip_.lines;
+  for (auto it = std::lower_bound(lines.begin(), lines.end(), start); it != lines.end() && *it < end; ++it)
+    blank_line_from(static_cast<std::size_t>(*it - start));
+  in_held_line_ = open_line;
+  // A span reads as one line end, where it starts; a span that an earlier block began is only left out here.
   const auto& spans = skip_.spans;
-  const auto from = std::lower_bound(spans.begin(), spans.end(), std::make_pair(start, std::int64_t{0}));
-  for (auto it = from; it != spans.end() && it->first < end; ++it)
-    cuts.emplace_back(static_cast<std::size_t>(it->first - start),
-                      static_cast<std::size_t>(std::min(it->second, end) - it->first), "\n");
+  const auto from = std::partition_point(spans.begin(), spans.end(), [&](const auto& r) { return r.second <= start; });
+  for (auto it = from; it != spans.end() && it->first < end; ++it) {
+    const auto begin = std::max(it->first, start);
+    cuts.emplace_back(static_cast<std::size_t>(begin - start),
+                      static_cast<std::size_t>(std::min(it->second, end) - begin), it->first >= start ? "\n" : "");
+  }
   // Back to front, so the offsets still to do stay valid.
   std::sort(cuts.begin(), cuts.end());
   for (auto it = cuts.rbegin(); it != cuts.rend(); ++it)
@@ -165,7 +184,10 @@ std::vector<std::int32_t> TokenSource::read_and_tokenize() {
     }
   }
   offset_ = end_of_range ? range_begin_ : end;
-  if (end_of_range) ++passes_;
+  if (end_of_range) {
+    ++passes_;
+    in_held_line_ = inside_held_line(range_begin_);
+  }
   return ids;
 }
 

@@ -36,7 +36,8 @@ class TokenSource {
   using Tokenize = std::function<void(const char* text, std::size_t size, std::vector<std::int32_t>& out)>;
 
   // `skip`: the text to leave out (the held-out test lines): its lines are read as empty lines, its spans within
-  // lines as line ends (so no window spans one).
+  // lines as line ends (so no window spans one). A line longer than max_line_bytes is read in pieces
+  // (data::LineReader), each tokenized as a line of its own: no window spans the cut between two pieces.
   TokenSource(Tokenize tokenize, const std::string& corpus, const core::Settings& s, const core::RankInfo& me,
               const std::string& vocab_path, core::HeldOut skip = {}, TokenCacheSpec cache = {});
 
@@ -63,9 +64,12 @@ class TokenSource {
   bool open_cache(std::int64_t at);
   std::vector<std::int32_t> replay();
   std::vector<std::int32_t> read_and_tokenize();
-  // Empties the lines of text_block_ (read from byte `start` of the file) that start at an offset in skip_, and
-  // turns its spans in skip_ into line ends.
+  // Empties the lines of text_block_ (read from byte `start` of the file) that start at an offset in skip_ (or
+  // that an earlier block began, in_held_line_), and turns its spans in skip_ into line ends (a span that an
+  // earlier block began: into nothing).
   void blank_skipped_lines(std::int64_t start);
+  // Whether byte `at`, a piece start inside a long line, lies in a held-out line (that an earlier block began).
+  bool inside_held_line(std::int64_t at) const;
   // A cache that cannot be written is not an error: warn once and go on without one.
   void drop_cache(const std::string& why);
 
@@ -89,6 +93,7 @@ class TokenSource {
   std::int64_t known_words_ = 0;  // tokenized in the current range
   bool logged_replay_ = false;
   bool warned_utf8_ = false;
+  bool in_held_line_ = false;  // the last block ended inside a held-out line
   std::string text_block_;
 };
 

@@ -35,7 +35,7 @@ nlohmann::json prepare_options(const core::CommandLine& line, std::int64_t max_l
                    {"min_count", line.prepare.min_count},
                    {"test_windows", line.prepare.test_windows},
                    {"stopwords", line.prepare.stopwords}};
-  // The Tokenizer reads a line whole: prepare refuses a longer one before it writes the config.
+  // prepare reads a line longer than this in pieces, as the Tokenizer does, and refuses a longer word first.
   o["max_line_bytes"] = max_line_bytes;
   if (!line.prepare.similarity.empty()) o["similarity"] = line.prepare.similarity;
   if (!line.prepare.analogies.empty()) o["analogies"] = line.prepare.analogies;

@@ -25,7 +25,7 @@ Pipelines::Pipelines(const Context& ctx)
       granted_(positions_.size()),
       outbox_(ctx.world) {
   if (ctx.cfg.sharded()) {
-    queue_.emplace(data::cut_shards(ctx.cfg.corpora, ctx.cfg.shard_bytes()));
+    queue_.emplace(data::cut_shards(ctx.cfg.corpora, ctx.cfg.shard_bytes(), ctx.cfg.settings.max_line_bytes));
     shard_windows_.assign(queue_->shards().size(), -1);
     return;
   }

@@ -1,4 +1,5 @@
-// data::cut_shards (line boundaries, every byte in exactly one shard, files smaller than a shard) and
+// data::cut_shards (line boundaries, word boundaries in long lines, every byte in exactly one shard, files smaller
+// than a shard) and
 // data::ShardQueue (every shard once per epoch, epochs in order, a resumed queue re-reads what was not finished).
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "data/line_reader.hpp"
 #include "data/shard_queue.hpp"
 #include "data/shards.hpp"
 
@@ -72,6 +74,36 @@ TEST(CutShards, ALineLongerThanAShardIsOneShard) {
   ASSERT_EQ(shards.size(), 2u);
   EXPECT_EQ(shards[0].end, 10001);
   EXPECT_EQ(shards[1].end, static_cast<std::int64_t>(text.size()));
+  fs::remove_all(p.parent_path());
+}
+
+TEST(CutShards, ALineLongerThanMaxLineBytesIsCutAtWordBoundaries) {
+  // text8's shape: one line, which the line reader reads in pieces; shards cut it after a space or other ASCII
+  // non-letter, a line of at most max_line_bytes stays whole.
+  std::mt19937 rng(3);
+  std::string one;
+  while (one.size() < 100000) one += std::string(1 + rng() % 12, 'x') + (rng() % 9 == 0 ? ", " : " ");
+  const std::string text = "short line\n" + one + "\n" + std::string(3000, 'y') + "\nend";
+  const auto p = write("one.txt", text);
+  const auto shards = fedavg::data::cut_shards({p.string()}, 4096, 5000);
+  std::int64_t covered = 0;
+  for (const auto& s : shards) {
+    EXPECT_EQ(s.begin, covered);
+    covered = s.end;
+    if (s.end == static_cast<std::int64_t>(text.size())) continue;
+    const char last = text[static_cast<std::size_t>(s.end - 1)];
+    EXPECT_TRUE(fedavg::data::is_word_boundary(last)) << s.end;
+    EXPECT_GE(s.end - s.begin, 4096);
+    // At the first word boundary; at the line end where that comes within max_line_bytes.
+    EXPECT_LE(s.end - s.begin, last == '\n' ? 4096 + 5000 : 4096 + 12);
+  }
+  EXPECT_EQ(covered, static_cast<std::int64_t>(text.size()));
+  EXPECT_GT(shards.size(), 100000u / 4096);
+  // The line of 3000 bytes (at most max_line_bytes) is not cut: a shard ends at its line end or after it.
+  const auto y = static_cast<std::int64_t>(text.find('y'));
+  for (const auto& s : shards) EXPECT_FALSE(s.end > y && s.end < y + 3000) << s.end;
+  // Without a limit (the default), the long line is one shard, as before.
+  EXPECT_LT(fedavg::data::cut_shards({p.string()}, 4096).size(), 4u);
   fs::remove_all(p.parent_path());
 }
 

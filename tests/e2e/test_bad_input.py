@@ -106,13 +106,15 @@ def corpus_case(tmp_path, name):
     if name == "binary":
         p.write_bytes(b"the big dog sees the cat\n\x00\x01\x02binary\n")
         return p, [f"{p}:2: binary content"]
-    if name == "enormous_line":
-        p.write_text("the dog\n" + "the big dog " * 200 + "\n")
-        return p, [f"{p}:2: line longer than 1024 bytes"]
+    if name == "enormous_word":
+        # A line longer than max_line_bytes is read in pieces cut at spaces; a word as long cannot be cut.
+        p.write_text("the dog\n" + "the big dog " * 20 + "x" * 1500 + " the dog\n")
+        return p, [f"{p}:2: a word longer than max_line_bytes (1024): no space or other ASCII non-letter in the "
+                   "1024 bytes from byte 248 to cut this long line at"]
     raise AssertionError(name)
 
 
-@pytest.mark.parametrize("name", ["missing", "directory", "empty", "no_vocabulary_word", "binary", "enormous_line"])
+@pytest.mark.parametrize("name", ["missing", "directory", "empty", "no_vocabulary_word", "binary", "enormous_word"])
 def test_bad_corpus(name, toy_config, tmp_path, run_job):
     corpus, expected = corpus_case(tmp_path, name)
     t0 = time.monotonic()

@@ -103,6 +103,28 @@ def test_a_resume_with_another_pipeline_count_reads_every_line_once_per_epoch(ru
     assert finished.min() >= 3 and finished.max() - finished.min() <= 1, finished
 
 
+def test_a_corpus_of_one_line_feeds_two_pipelines_through_shards(run_job, toy_config, tmp_path):
+    # text8's shape: one line, longer than max_line_bytes, so shards are cut at spaces inside it.
+    corpus = tmp_path / "oneline.txt"
+    corpus.write_text(" ".join((toy_config / "train.txt").read_text().split()))
+    whole = run_job(5, corpora=[corpus], cfg={"sample": 0, "bs": 512, "max_rounds": 0, "max_epochs": 1.2,
+                                              "max_line_bytes": 1024})
+    assert whole.rc == 0, whole.stderr
+    with h5py.File(whole.out / "toy.h5", "r") as f:
+        per_pass = int(f["pipeline_progress"][0][1])
+    job = run_job(9, corpora=[corpus], cfg={**SHARDS, "pipelines": 2, "max_rounds": 0, "max_epochs": 2, "bs": 256,
+                                            "max_line_bytes": 1024})
+    assert job.rc == 0, job.stderr
+    read = epochs_read(job.stdout)
+    assert [e for e, _, _ in read][:2] == [1, 2], job.stdout
+    assert read[0][1] > 20  # the one line was cut into many shards
+    # Every epoch reads every shard once: the same windows, less about 4 where each shard ends inside the line.
+    assert all(n == read[0][1] and w == read[0][2] for _, n, w in read), read
+    assert per_pass - 4 * read[0][1] <= read[0][2] < per_pass, (read, per_pass)
+    per_tokenizer = re.findall(r"Tokenizer rank (\d+): token blocks: (\d+) tokenized", job.stdout)
+    assert len(per_tokenizer) == 2 and all(int(t) > 0 for _, t in per_tokenizer), job.stdout
+
+
 def test_shards_and_the_token_cache_work_together(run_job, tmp_path):
     cfg = {**SHARDS, "pipelines": 2, "max_rounds": 0, "max_epochs": 2, "bs": 256,
            "token_cache_dir": str(tmp_path / "cache")}

@@ -83,13 +83,16 @@ def warm_start_on_new_text(app, old_h5, tmp_path):
     assert not any(np.array_equal(new["zebra"], v) for v in old.values())
 
 
-def test_a_corpus_of_one_line_trains_and_stops_within_a_batch_of_its_passes(app, tmp_path):
+@pytest.mark.parametrize("max_line_bytes", [None, 1024])
+def test_a_corpus_of_one_line_trains_and_stops_within_a_batch_of_its_passes(app, tmp_path, max_line_bytes):
     # text8's shape: the whole corpus is one line. No subsampling: a pass is every window of the text (less the
-    # held-out pieces), about 20 000; a round of the default bpe (200 batches of 64 per learner) is 25 600.
+    # held-out pieces), about 20 000; a round of the default bpe (200 batches of 64 per learner) is 25 600. With a
+    # max_line_bytes of 1024 the line (about 100 KB) is prepared and read in pieces, as the whole of text8 is.
     corpus = tmp_path / "oneline.txt"
     corpus.write_text(" ".join(write_corpus(tmp_path / "lines.txt", n_lines=2000, seed=5).read_text().split()))
+    limit = [] if max_line_bytes is None else ["--max-line-bytes", max_line_bytes]
     proc = mpiexec(app, 6, ["--out", tmp_path / "out", "--bs", 64, "--epoch", 1, "--min-count", 1,
-                            "--set", "progress_seconds=0", "--sample", 0, corpus], tmp_path)
+                            "--set", "progress_seconds=0", "--sample", 0, *limit, corpus], tmp_path)
     assert proc.returncode == 0, proc.stderr
     out = tmp_path / "out"
     # The test windows come from pieces of the line, which the Tokenizer skips.

@@ -251,13 +251,95 @@ def test_evaluation_files_are_checked_and_copied(tmp_path, corpus):
     assert code == 2 and not (tmp_path / "bad").exists()
 
 
-def test_a_line_over_max_line_bytes_is_refused_before_anything_is_written(tmp_path):
-    # fedavg_mpi's one-command path passes its max_line_bytes: its Tokenizer reads a line whole.
+def test_a_line_over_max_line_bytes_is_read_in_parts_as_fedavg_mpi_does(
+        tmp_path):
+    # One line of 5399 bytes, over a max_line_bytes of 1024: read in parts.
     path = tmp_path / "long.txt"
     path.write_text(" ".join(["ba be bi"] * 600) + "\n")
-    with pytest.raises(prepare.PrepareError, match=r"long.txt:1: line of 5399 bytes.*--max-line-bytes 5399"):
-        prepare.prepare_job([path], tmp_path / "o", {"max_line_bytes": 1024, "min_count": 1})
-    assert not (tmp_path / "o").exists()
-    options = {"max_line_bytes": 5399, "min_count": 1, "test_windows": 10}
+    options = {"max_line_bytes": 1024, "min_count": 1, "test_windows": 10}
     summary = prepare.prepare_job([path], tmp_path / "o", options)
     assert "10 test windows" in summary
+
+
+def one_long_line(path, words=12000, seed=7):
+    """text8's shape, with punctuation: one line of about 70 KB."""
+    rng = random.Random(seed)
+    text = " ".join(rng.choices(WORDS, k=words))
+    text = text.replace(" ba ", ", ba ").replace(" ke ", " ke. ")
+    path.write_text(text)
+    return path
+
+
+def test_a_line_many_times_max_line_bytes_comes_in_bounded_parts(tmp_path):
+    path = one_long_line(tmp_path / "one.txt")
+    text = path.read_bytes()
+    with open(path, "rb") as f:
+        parts = list(prepare._line_parts(f, path, 1024))
+    assert b"".join(p for _, p, _ in parts) == text  # every byte once
+    assert len(parts) > len(text) // 1024
+    assert all(n == 1 for n, _, _ in parts)
+    assert [e for _, _, e in parts] == [False] * (len(parts) - 1) + [True]
+    for _, part, _ in parts[:-1]:
+        assert len(part) <= 1024 and not part[-1:].isalpha()
+    # Every word once, in order: the cuts are at word boundaries.
+    words = [w for _, p, _ in parts for w in prepare._words(p)]
+    assert words == prepare._words(text)
+    counts, units = prepare.count_words([path], 1024)
+    assert counts == collections.Counter(prepare._words(text))
+    assert units == len(list(prepare._units(path, 0, 1 << 20)))
+
+
+def test_a_long_line_is_held_out_alike_whatever_max_line_bytes(tmp_path):
+    # The held-out pieces, the vocabulary and the test windows do not depend
+    # on the parts the line is read in; the spans lie at word boundaries.
+    path = one_long_line(tmp_path / "one.txt")
+    outs = [run(tmp_path, [path], "--min-count", 1, "--test-windows", 1000,
+                "--max-line-bytes", limit, out=f"o{limit}")
+            for limit in (1024, 5000, prepare.MAX_LINE_BYTES)]
+    for name in ("vocab.txt", "test.txt", "heldout.json"):
+        assert len({(o / name).read_text() for o in outs}) == 1, name
+    entry = json.loads((outs[0] / "heldout.json").read_text())["corpora"][0]
+    assert entry["offsets"] == [] and len(entry["spans"]) > 3
+    text = path.read_bytes()
+    for start, end in entry["spans"]:
+        assert not text[start - 1:start].isalpha()
+        assert not text[end:end + 1].isalpha()
+    # --train-out leaves a line end for each piece, reading in parts too.
+    trains = []
+    for limit in (1024, prepare.MAX_LINE_BYTES):
+        train = tmp_path / f"train{limit}.txt"
+        run(tmp_path, [path], "--min-count", 1, "--test-windows", 1000,
+            "--max-line-bytes", limit, "--train-out", train, out="t")
+        trains.append(train.read_bytes())
+    assert trains[0] == trains[1]
+    kept = trains[0]
+    for start, end in reversed(entry["spans"]):
+        text = text[:start] + b"\n" + text[end:]
+    assert kept == text + b"\n"
+
+
+def test_a_word_longer_than_max_line_bytes_is_refused_naming_its_line(
+        tmp_path):
+    path = tmp_path / "blob.txt"
+    path.write_text("ba be bi\n" + "ba " * 100 + "x" * 1500 + " ba be\n")
+    with pytest.raises(prepare.PrepareError) as e:
+        prepare.prepare_job([path], tmp_path / "o",
+                            {"max_line_bytes": 1024, "min_count": 1})
+    assert str(e.value) == (
+        f"{path}:2: a word longer than max_line_bytes (1024): no space or "
+        "other ASCII non-letter in the 1024 bytes from byte 309 to cut this "
+        "long line at; is this text? (--max-line-bytes)")
+    assert not (tmp_path / "o").exists()
+    # A line that is one such word, or ends in one, is read whole or as its
+    # last part.
+    path.write_text("ba be bi ba be bi\n" + "x" * 1024 + "\n" + "ba " * 400
+                    + "y" * 1024)
+    assert prepare.count_words([path], 1024)[0]["y" * 1024] == 1
+
+
+def test_binary_content_far_into_a_long_line_names_the_line(tmp_path):
+    path = tmp_path / "bin.txt"
+    path.write_bytes(b"ba be\n" + b"ba be bi " * 1000 + b"\0 ba\n")
+    with pytest.raises(prepare.PrepareError,
+                       match=r"bin.txt:2: binary content \(NUL byte\)"):
+        prepare.count_words([path], 1024)
