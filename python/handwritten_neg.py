@@ -205,6 +205,18 @@ class HandwrittenNegCBOW:
         """Whether the step runs as fedavg_kernels' fused kernel."""
         return self._kernels is not None
 
+    @property
+    def checks_ids(self):
+        """The fused kernel checks every word id before it writes, so
+        engine.py need not (an id out of range: ValueError "windows: ...")."""
+        return self.fused
+
+    def _fused(self, kernel, ids, *args):
+        try:
+            return kernel(self._table, _contiguous(ids), *args)
+        except IndexError as e:  # the same error as engine.py's check
+            raise ValueError(f"windows: {e}") from None
+
     def plan_steps(self, steps):
         """The run's length in this learner's steps, as the Dispatcher
         measured it: the linear schedule decays over it, unless
@@ -301,9 +313,9 @@ class HandwrittenNegCBOW:
         n, k = ids.shape[0], self.negatives
         lr = self.current_lr()
         if self._kernels is not None:
-            loss = self._kernels.neg_cbow_step(
-                self._table, _contiguous(ids), self._noise(n * k),
-                self.window, lr, self.duplicates, self._written.flags()) / n
+            loss = self._fused(self._kernels.neg_cbow_step, ids,
+                               self._noise(n * k), self.window, lr,
+                               self.duplicates, self._written.flags()) / n
             self._check_finite(loss, lr)
             self.step += 1
             return loss
@@ -360,8 +372,8 @@ class HandwrittenNegCBOW:
         for chunk in torch.split(ids, _EVAL_CHUNK):
             noise = self._draw(rng, chunk.shape[0] * self.negatives)
             if self._kernels is not None:
-                total += self._kernels.neg_cbow_loss(
-                    self._table, _contiguous(chunk), noise, self.window)
+                total += self._fused(self._kernels.neg_cbow_loss, chunk,
+                                     noise, self.window)
                 continue
             ws = self._forward(chunk, noise)
             total += torch.dot(F.softplus(ws.z).view(-1),
