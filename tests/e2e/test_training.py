@@ -74,7 +74,7 @@ def test_stops_at_the_target(run_job):
 
 
 def test_stops_at_max_seconds_and_says_so(run_job):
-    job = run_job(5, cfg={"max_rounds": 100000, "max_seconds": 3, "target": 0.01})  # a target it cannot reach
+    job = run_job(5, cfg={"max_rounds": 100000, "max_seconds": 1, "target": 0.01})  # a target it cannot reach
     assert job.rc == 0, job.stderr
     assert job.stats()["stopped"] == "max_seconds"
     assert "stopped at the max_seconds limit" in job.stdout
