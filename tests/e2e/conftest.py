@@ -89,8 +89,11 @@ def toy_config(tmp_path_factory):
     return d
 
 
-# What run_job sets over the toy config: short rounds, no stop but max_rounds.
-JOB_SETTINGS = {"bpe": 10, "bs": 64, "target": 0.0, "max_rounds": 4, "liveness_seconds": 20, "progress_seconds": 0}
+# What run_job sets over the toy config: short rounds, no stop but max_rounds, and a shuffle pool of 32768 windows
+# (the default, 262144, costs every job's pipeline about a second of CPU to fill before the first batch; the tests
+# of the shuffle itself set their own).
+JOB_SETTINGS = {"bpe": 10, "bs": 64, "target": 0.0, "max_rounds": 4, "liveness_seconds": 20, "progress_seconds": 0,
+                "shuffle_windows": 32768}
 
 
 def job_config(config_dir, toy_config, cfg=None):
