@@ -89,23 +89,49 @@ def toy_config(tmp_path_factory):
     return d
 
 
+# What run_job sets over the toy config: short rounds, no stop but max_rounds, and a shuffle pool of 32768 windows
+# (the default, 262144, costs every job's pipeline about a second of CPU to fill before the first batch; the tests
+# of the shuffle itself set their own).
+JOB_SETTINGS = {"bpe": 10, "bs": 64, "target": 0.0, "max_rounds": 4, "liveness_seconds": 20, "progress_seconds": 0,
+                "shuffle_windows": 32768}
+
+
+def job_config(config_dir, toy_config, cfg=None):
+    """Writes the toy config into `config_dir` (copied there first if missing) with JOB_SETTINGS and `cfg`."""
+    if not config_dir.exists():
+        shutil.copytree(toy_config / "config", config_dir)
+    settings = json.loads((config_dir / "cfg.json").read_text())
+    settings.update(JOB_SETTINGS)
+    settings.update(cfg or {})
+    (config_dir / "cfg.json").write_text(json.dumps(settings, indent=2))
+    return config_dir
+
+
+def launch(app, n, config_dir, out, corpora, cwd, python_dir=None, extra=(), timeout=JOB_TIMEOUT):
+    """One job under mpiexec with a hard time limit (mpiexec itself kills it a little earlier) -> Job."""
+    cmd = ["mpiexec", "-n", str(n), str(app), "--config", str(config_dir), "--out", str(out)]
+    if python_dir:
+        cmd += ["--python", str(python_dir)]
+    cmd += list(extra) + [str(c) for c in corpora]
+    env = {**os.environ, "MPIEXEC_TIMEOUT": str(timeout - 5)}
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env)
+    try:
+        name = json.loads((config_dir / "cfg.json").read_text()).get("data_name", "toy")
+    except ValueError:  # a test of malformed cfg.json
+        name = "toy"
+    return Job(proc, out, name)
+
+
 @pytest.fixture
 def run_job(app, toy_config, tmp_path):
     """run_job(n, corpora=None, cfg=None, python_dir=None, extra=(), config_dir=None, out=None, timeout=JOB_TIMEOUT)
     -> Job, with a hard time limit. Each job writes into a fresh output folder, except one that continues or
-    replaces the last (--resume, --overwrite) or is given `out`."""
+    replaces the last (--resume, --overwrite) or is given `out`; the first job's folder is tmp_path / "out"."""
     outs = []
 
     def run(n, corpora=None, cfg=None, python_dir=None, extra=(), config_dir=None, out=None, timeout=JOB_TIMEOUT):
         if config_dir is None:
-            config_dir = tmp_path / "config"
-            if not config_dir.exists():
-                shutil.copytree(toy_config / "config", config_dir)
-            settings = json.loads((config_dir / "cfg.json").read_text())
-            settings.update({"bpe": 10, "bs": 64, "target": 0.0, "max_rounds": 4, "liveness_seconds": 20,
-                             "progress_seconds": 0})
-            settings.update(cfg or {})
-            (config_dir / "cfg.json").write_text(json.dumps(settings, indent=2))
+            config_dir = job_config(tmp_path / "config", toy_config, cfg)
         if corpora is None:
             corpora = [toy_config / "train.txt"]
         if out is None:
@@ -114,19 +140,29 @@ def run_job(app, toy_config, tmp_path):
             else:
                 out = tmp_path / ("out" if not outs else f"out{len(outs) + 1}")
         outs.append(out)
-        cmd = ["mpiexec", "-n", str(n), str(app), "--config", str(config_dir), "--out", str(out)]
-        if python_dir:
-            cmd += ["--python", str(python_dir)]
-        cmd += list(extra) + [str(c) for c in corpora]
-        env = {**os.environ, "MPIEXEC_TIMEOUT": str(timeout - 5)}
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp_path, env=env)
-        try:
-            name = json.loads((config_dir / "cfg.json").read_text()).get("data_name", "toy")
-        except ValueError:  # a test of malformed cfg.json
-            name = "toy"
-        return Job(proc, out, name)
+        return launch(app, n, config_dir, out, corpora, tmp_path, python_dir, extra, timeout)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def finished_run(app, toy_config, tmp_path_factory):
+    """One finished run that many tests read or start from, trained once: run_job(6, cfg={"max_rounds": 2}) (two
+    learners, one pipeline). Read-only: a test that changes it, or continues it, takes finished_copy."""
+    d = tmp_path_factory.mktemp("finished")
+    config_dir = job_config(d / "config", toy_config, {"max_rounds": 2})
+    job = launch(app, 6, config_dir, d / "out", [toy_config / "train.txt"], d)
+    assert job.rc == 0, job.stderr
+    return job
+
+
+@pytest.fixture
+def finished_copy(finished_run, toy_config, tmp_path):
+    """A copy of finished_run in tmp_path / "out", the folder of run_job's first job, so that run_job's --resume and
+    --overwrite find it, and its config in tmp_path / "config", where run_job writes its config."""
+    job_config(tmp_path / "config", toy_config, {"max_rounds": 2})
+    shutil.copytree(finished_run.out, tmp_path / "out")
+    return Job(finished_run.proc, tmp_path / "out", finished_run.name)
 
 
 @pytest.fixture

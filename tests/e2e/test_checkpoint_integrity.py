@@ -17,12 +17,6 @@ from conftest import PYTHON, ROOT
 ABORT_SECONDS = 30  # a refused resume ends well within this
 
 
-def finished_run(run_job):
-    job = run_job(6, cfg={"max_rounds": 2})
-    assert job.rc == 0, job.stderr
-    return job.out / "toy.h5"
-
-
 def refused(run_job, checkpoint, dataset):
     before = checkpoint.read_bytes()
     job = run_job(6, cfg={"max_rounds": 4}, extra=["--resume"], timeout=ABORT_SECONDS + 30)
@@ -33,8 +27,8 @@ def refused(run_job, checkpoint, dataset):
     return lines[0]
 
 
-def test_a_byte_flipped_weight_dataset_is_refused(run_job):
-    checkpoint = finished_run(run_job)
+def test_a_byte_flipped_weight_dataset_is_refused(run_job, finished_copy):
+    checkpoint = finished_copy.out / "toy.h5"
     with h5py.File(checkpoint, "r") as f:
         offset = f["embedding"].id.get_offset()
         size = f["embedding"].id.get_storage_size()
@@ -57,8 +51,8 @@ class _RunsCode:
         return (open, (str(self.path), "w"))
 
 
-def test_a_crafted_pickle_as_learner_state_runs_nothing(run_job, tmp_path):
-    checkpoint = finished_run(run_job)
+def test_a_crafted_pickle_as_learner_state_runs_nothing(run_job, finished_copy, tmp_path):
+    checkpoint = finished_copy.out / "toy.h5"
     marker = tmp_path / "pickle_ran"
     crafted = np.frombuffer(pickle.dumps({"step": _RunsCode(marker)}), dtype=np.uint8)
     # With a checksum that matches, as someone crafting the file would write it: the format itself is refused.
@@ -85,8 +79,8 @@ def test_a_resume_measures_the_test_loss_its_checkpoint_recorded(strategy, run_j
     assert "measured, as recorded" in job.stdout
 
 
-def test_a_resume_whose_weights_do_not_give_the_recorded_loss_is_refused(run_job, tmp_path):
-    checkpoint = finished_run(run_job)
+def test_a_resume_whose_weights_do_not_give_the_recorded_loss_is_refused(run_job, finished_copy, tmp_path):
+    checkpoint = finished_copy.out / "toy.h5"
     test = tmp_path / "config" / "test.txt"
     lines = test.read_text().splitlines(keepends=True)
     test.write_text("".join(lines[:10]))  # another test set: another loss for the same weights
@@ -100,8 +94,8 @@ def test_a_resume_whose_weights_do_not_give_the_recorded_loss_is_refused(run_job
     assert checkpoint.read_bytes() == before
 
 
-def test_a_resume_whose_metrics_file_is_gone_says_so(run_job):
-    checkpoint = finished_run(run_job)
+def test_a_resume_whose_metrics_file_is_gone_says_so(run_job, finished_copy):
+    checkpoint = finished_copy.out / "toy.h5"
     (checkpoint.parent / "toy_metrics.csv").unlink()
     job = run_job(6, cfg={"max_rounds": 3}, extra=["--resume"])
     assert job.rc == 0, job.stderr
@@ -110,8 +104,8 @@ def test_a_resume_whose_metrics_file_is_gone_says_so(run_job):
     assert [r["round"] for r in job.metrics()] == [2, 3]
 
 
-def test_the_supervisor_does_not_restart_a_resume_of_a_damaged_checkpoint(run_job, app, toy_config, tmp_path):
-    checkpoint = finished_run(run_job)
+def test_the_supervisor_does_not_restart_a_resume_of_a_damaged_checkpoint(finished_copy, app, toy_config, tmp_path):
+    checkpoint = finished_copy.out / "toy.h5"
     with h5py.File(checkpoint, "r+") as f:
         f["strategy_state"].attrs["xxh3"] = np.uint64(1)  # the values no longer match their checksum
     cmd = [PYTHON, str(ROOT / "scripts" / "supervise.py"), "--restarts", "3", "--", "mpiexec", "-n", "6", str(app),

@@ -8,6 +8,8 @@ import re
 import h5py
 import pytest
 
+from conftest import job_config, launch
+
 
 def token_blocks(stdout):
     """(tokenized, replayed) summed over the Tokenizers' final lines."""
@@ -58,10 +60,12 @@ def epochs_read(stdout):
     return [tuple(map(int, m)) for m in re.findall(r"epoch (\d+) read: (\d+) shards, (\d+) windows", stdout)]
 
 
-@pytest.fixture
-def windows_per_pass(run_job):
-    """Windows in a pass over the toy corpus without shards (no subsampling: the same every pass)."""
-    job = run_job(5, cfg={"sample": 0, "bs": 512, "max_rounds": 0, "max_epochs": 1.2})
+@pytest.fixture(scope="module")
+def windows_per_pass(app, toy_config, tmp_path_factory):
+    """Windows in a pass over the toy corpus without shards (no subsampling: the same every pass), counted once."""
+    d = tmp_path_factory.mktemp("pass")
+    config_dir = job_config(d / "config", toy_config, {"sample": 0, "bs": 512, "max_rounds": 0, "max_epochs": 1.2})
+    job = launch(app, 5, config_dir, d / "out", [toy_config / "train.txt"], d)
     assert job.rc == 0, job.stderr
     with h5py.File(job.out / "toy.h5", "r") as f:
         return int(f["pipeline_progress"][0][1])

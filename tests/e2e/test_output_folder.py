@@ -26,9 +26,8 @@ def run_snapshot(folder):
     return {k: v for k, v in snapshot(folder).items() if not k.startswith("cache/")}
 
 
-def test_a_second_run_without_resume_refuses_and_changes_nothing(run_job):
-    first = run_job(5, cfg={"max_rounds": 2}, timeout=JOB_TIMEOUT)
-    assert first.rc == 0, first.stderr
+def test_a_second_run_without_resume_refuses_and_changes_nothing(run_job, finished_copy):
+    first = finished_copy  # run_job(6, cfg={"max_rounds": 2})
     before = snapshot(first.out)
     again = run_job(5, cfg={"max_rounds": 3}, out=first.out, timeout=JOB_TIMEOUT)
     assert again.rc != 0
@@ -45,9 +44,8 @@ def test_a_second_run_without_resume_refuses_and_changes_nothing(run_job):
     assert snapshot(first.out) == before
 
 
-def test_overwrite_replaces_the_run_and_a_kill_before_its_checkpoint_loses_nothing(run_job):
-    first = run_job(5, cfg={"max_rounds": 2}, timeout=JOB_TIMEOUT)
-    assert first.rc == 0, first.stderr
+def test_overwrite_replaces_the_run_and_a_kill_before_its_checkpoint_loses_nothing(run_job, finished_copy):
+    first = finished_copy  # run_job(6, cfg={"max_rounds": 2})
     finished = run_snapshot(first.out)
     # The replacing run dies in round 1, before its first checkpoint: the first run is whole in .previous.
     killed = run_job(5, cfg={"max_rounds": 3}, extra=["--overwrite", "--inject-fault", "0:1:kill"], timeout=JOB_TIMEOUT)
@@ -70,9 +68,8 @@ def test_overwrite_replaces_the_run_and_a_kill_before_its_checkpoint_loses_nothi
     assert [r["round"] for r in done.metrics()] == [0, 1, 2, 3]
 
 
-def test_the_hdf5_file_stands_alone(run_job, toy_config):
-    job = run_job(6, cfg={"max_rounds": 2}, timeout=JOB_TIMEOUT)
-    assert job.rc == 0, job.stderr
+def test_the_hdf5_file_stands_alone(finished_run, toy_config):
+    job = finished_run  # run_job(6, cfg={"max_rounds": 2})
     words = [line.split()[0] for line in (toy_config / "config" / "vocab.txt").read_text().splitlines()]
     with h5py.File(job.out / "toy.h5", "r") as f:
         vocabulary = [w.decode() if isinstance(w, bytes) else w for w in f["vocabulary"].asstr()[...]]
@@ -87,10 +84,9 @@ def test_the_hdf5_file_stands_alone(run_job, toy_config):
     assert math.isnan(rows[0]["train_loss"]) and not math.isnan(rows[1]["train_loss"])
 
 
-def test_binary_word2vec_loads_in_gensim_like_the_text_one(run_job):
+def test_binary_word2vec_loads_in_gensim_like_the_text_one(finished_run):
     gensim_models = pytest.importorskip("gensim.models")
-    job = run_job(5, cfg={"max_rounds": 2}, timeout=JOB_TIMEOUT)
-    assert job.rc == 0, job.stderr
+    job = finished_run
     text = gensim_models.KeyedVectors.load_word2vec_format(str(job.out / "toy.w2v.txt"), binary=False)
     binary = gensim_models.KeyedVectors.load_word2vec_format(str(job.out / "toy.w2v.bin"), binary=True)
     assert list(binary.index_to_key) == list(text.index_to_key)
