@@ -104,10 +104,12 @@ NOTES = {
         "the same test loss on both devices; a larger batch takes fewer, larger steps, and learns less from the "
         "same windows.",
     "Learner throughput per core, against gensim":
-        "`neg` is the hand-written model (the default); `neg_autograd` is library.py's `NegCBOW`, the same loss "
-        "written with autograd and stepped by trainer.py on the rows a batch touches, the model the recipes of "
-        "models.md edit. The autograd / hand-written column compares the two at the same dim and batch; "
-        "the quality table trains both on the same windows.",
+        "`neg` is the hand-written model (the default), whose step on a CPU is the fused kernel of `src/kernels/`; "
+        "\"neg, step as torch ops\" is the same step as torch ops (what `neg` runs on a GPU, or where the kernel "
+        "is not built); "
+        "`neg_autograd` is library.py's `NegCBOW`, the same loss written with autograd and stepped by trainer.py "
+        "on the rows a batch touches, the model the recipes of models.md edit. The \"vs neg\" column compares "
+        "each with `neg` at the same dim and batch; the quality table trains all three on the same windows.",
     "Pipeline, waiting ranks, memory, averaging":
         "The Batcher draws every batch at random from a pool of `shuffle_windows` windows (default 262 144, "
         "docs/architecture.md), which is most of its CPU. The weight exchange is point to point along the "
