@@ -85,28 +85,42 @@ def fedavg_command(text8, out, strategy, a):
     return cmd + [str(text8)]
 
 
+class Tail:
+    """The whole lines a growing file gained since the last call."""
+
+    def __init__(self, path):
+        self.path, self.offset = path, 0
+
+    def lines(self):
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                chunk = f.read()
+        except FileNotFoundError:
+            return []
+        complete = chunk[:chunk.rfind(b"\n") + 1]
+        self.offset += len(complete)
+        return complete.decode(errors="replace").splitlines()
+
+
 def run_fedavg(text8, tmp, strategy, a):
     """One fedavg_mpi run: its metrics rows, each with the wall seconds since launch at which it appeared."""
     out = tmp / f"out_{strategy}"
     metrics_path = out / f"{text8.stem}_metrics.csv"
     cmd = fedavg_command(text8, out, strategy, a)
     env = {**os.environ, "MPIEXEC_TIMEOUT": str(a.timeout)}
-    rows, header, offset = [], None, 0
-    with open(tmp / f"{strategy}.stdout", "w") as out_f, open(tmp / f"{strategy}.stderr", "w") as err_f:
+    stdout_path = tmp / f"{strategy}.stdout"
+    rows, header, printed = [], None, []
+    metrics, lines = Tail(metrics_path), Tail(stdout_path)
+    with open(stdout_path, "w") as out_f, open(tmp / f"{strategy}.stderr", "w") as err_f:
         launched = time.monotonic()
         proc = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, env=env)
         while True:
             finished = proc.poll() is not None
-            try:
-                with open(metrics_path, "rb") as f:
-                    f.seek(offset)
-                    chunk = f.read()
-            except FileNotFoundError:
-                chunk = b""
+            new_rows, new_lines = metrics.lines(), lines.lines()
             seen = time.monotonic() - launched
-            complete = chunk[:chunk.rfind(b"\n") + 1]
-            offset += len(complete)
-            for line in complete.decode().splitlines():
+            printed += [[seen, line] for line in new_lines]
+            for line in new_rows:
                 if header is None:
                     header = line.split(",")
                 else:
@@ -135,7 +149,9 @@ def run_fedavg(text8, tmp, strategy, a):
     # estimate is the least delayed by the polling).
     began = min(r["wall"] - r["seconds"] for r in rows[1:]) + rows[0]["seconds"] if len(rows) > 1 else float("nan")
     scored = [r for r in rows if r["similarity"] == r["similarity"]]
+    prepared = next((t for t, line in printed if "prepared the config" in line), float("nan"))
     return {"system": "fedavg_mpi", "strategy": strategy, "command": cmd, "cfg": cfg, "rows": rows,
+            "stdout": printed, "config_prepared": prepared,
             "training_began": began, "ended": ended, "evaluations": len(scored),
             "evaluation_seconds": sorted(costs)[1], "final": final}
 
@@ -164,23 +180,28 @@ def report(g, runs, a):
                          f"{r['similarity']:.3f}", "-" if ana is None else f"{ana:.3f}"])
     print(jobs.table(rows, ["system", "wall seconds since launch", "WordSim353 rho", "analogy accuracy"]))
     ph = g["phases"]
-    print(f"\ngensim: {g['wall']:.1f} s: start-up {ph['vocab']:.1f} s (interpreter {ph['began']:.1f}, import gensim "
-          f"{ph['imported'] - ph['began']:.1f}, reading the text {ph['read'] - ph['imported']:.1f}, build_vocab "
-          f"{ph['vocab'] - ph['read']:.1f}), training {ph['trained'] - ph['vocab']:.1f} s")
+    print(f"\nWhere the time goes. gensim: {g['wall']:.1f} s = start-up {ph['vocab']:.1f} s (interpreter "
+          f"{ph['began']:.1f}, import gensim {ph['imported'] - ph['began']:.1f}, reading the text "
+          f"{ph['read'] - ph['imported']:.1f}, build_vocab {ph['vocab'] - ph['read']:.1f}) + training "
+          f"{ph['trained'] - ph['vocab']:.1f} s.")
     for run in runs:
         hit = crossing(run, goal)
-        rows = run["rows"]
-        evals = run["evaluations"] * run["evaluation_seconds"]
-        print(f"fedavg_mpi {run['strategy']}: start-up {run['training_began']:.1f} s (launch to training: preparing "
-              f"the config, interpreters, import torch, MPI, the round-0 test loss and score), training "
-              f"{rows[-1]['wall'] - run['training_began']:.1f} s for {int(rows[-1]['round'])} rounds (with "
-              f"checkpoints and the scoring), {run['ended'] - rows[-1]['wall']:.1f} s more to exit (outputs); "
-              f"{run['evaluations']} in-run evaluations of {run['evaluation_seconds'] * 1000:.0f} ms each "
-              f"({evals:.1f} s)")
+        rows, began = run["rows"], run["training_began"]
+        to_hit = "" if hit is None else f"{hit['wall'] - began:.1f} s of them to round {int(hit['round'])}, "
+        print(f"fedavg_mpi {run['strategy']}: start-up {began:.1f} s (launch to training: rank 0 prepares the "
+              f"config, {run['config_prepared']:.1f} s, then the ranks' set-up, torch's import on the Dispatcher "
+              f"and the learners, and the round-0 test loss and score) + training {rows[-1]['wall'] - began:.1f} s "
+              f"for {int(rows[-1]['round'])} rounds ({to_hit}with a checkpoint every round and "
+              f"{run['evaluations']} in-run scores of {run['evaluation_seconds'] * 1000:.1f} ms each: "
+              f"{run['evaluations'] * run['evaluation_seconds']:.2f} s, the scorer on the final vectors) + "
+              f"{run['ended'] - rows[-1]['wall']:.1f} s to exit (final outputs).")
+    print()
+    for run in runs:
+        hit = crossing(run, goal)
         if hit is None:
+            best = max(r["similarity"] for r in run["rows"] if r["similarity"] == r["similarity"])
             print(f"first wall time with rho >= {goal:.3f} (gensim's final): fedavg_mpi {run['strategy']} never "
-                  f"(best {max(r['similarity'] for r in rows if r['similarity'] == r['similarity']):.3f}), gensim "
-                  f"{g['wall']:.1f} s (goal: ratio <= 1.0)")
+                  f"(best {best:.3f}), gensim {g['wall']:.1f} s (goal: ratio <= 1.0)")
         else:
             print(f"first wall time with rho >= {goal:.3f} (gensim's final): fedavg_mpi {run['strategy']} "
                   f"{hit['wall']:.1f} s (round {int(hit['round'])}, rho {hit['similarity']:.3f}), gensim "
