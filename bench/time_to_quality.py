@@ -30,6 +30,7 @@ Usage: /usr/bin/python3 bench/time_to_quality.py [--epochs 5] [--eval-every 1] [
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -163,13 +164,16 @@ def crossing(run, goal):
 
 def report(g, runs, a):
     goal = g["rho"]
+    shown = next((m.group(1) for _, line in runs[0]["stdout"] for m in [re.search(r"\blr ([0-9.e+-]+)", line)] if m),
+                 "?")
     lr = f"lr {a.lr}" if a.lr else "the model's default lr"
     print("\n## Time to quality, text8 prefix (2.1 M words), 2 cores, start-up included\n")
     print(f"gensim: Word2Vec CBOW, 2 workers, dim 100, window 2, 5 negatives, min count 5 (V = {g['vocab_size']:,}), "
           f"sample 1e-3, {a.epochs} epochs, default rate (0.025, linear decay), a fresh process. fedavg_mpi: "
           f"`mpiexec -n 6` (1 pipeline, 2 learners), neg, dim 100, window 2, bs {runs[0]['cfg']['bs']}, bpe "
-          f"{runs[0]['cfg']['bpe']}, {lr} ({a.schedule} schedule), {a.epochs} epochs, WordSim353 scored in the run "
-          f"every {a.eval_every} round(s) (eval_every){' with the analogies' if a.in_run_analogies else ''}. "
+          f"{runs[0]['cfg']['bpe']}, {lr} ({a.schedule} schedule: {shown} in round 1), {a.epochs} epochs, "
+          f"WordSim353 scored in the run every {a.eval_every} round(s) (eval_every)"
+          f"{' with the analogies' if a.in_run_analogies else ''}. "
           "Wall seconds count from the launch of each process; fedavg_mpi's are when each metrics row appeared.\n")
     rows = [["gensim, end of training", f"{g['wall']:.1f}", f"{g['rho']:.3f}", f"{g['analogy']:.3f}"]]
     for run in runs:
