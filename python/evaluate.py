@@ -217,19 +217,32 @@ def similarity(words, vectors, path):
     pairs whose two words are in the vocabulary.  Returns {"rho", "pairs"
     (covered), "total", "coverage"}."""
     pairs = read_pairs(path)
-    index = _index(words)
+    covered = _covered_pairs(_index(words), pairs)
+    return {"rho": _rho(vectors, covered), "pairs": len(covered[2]),
+            "total": len(pairs),
+            "coverage": len(covered[2]) / len(pairs) if pairs else 0.0}
+
+
+def _covered_pairs(index, pairs):
+    """(rows of the first words, rows of the second, scores) of the pairs
+    whose two words are in ``index``."""
     covered = [(index[a], index[b], s) for a, b, s in pairs
                if a in index and b in index]
-    result = {"rho": float("nan"), "pairs": len(covered),
-              "total": len(pairs),
-              "coverage": len(covered) / len(pairs) if pairs else 0.0}
-    if len(covered) >= 2:
-        unit = _normalised(vectors)
-        a = np.array([c[0] for c in covered])
-        b = np.array([c[1] for c in covered])
-        cos = np.einsum("ij,ij->i", unit[a], unit[b])
-        result["rho"] = spearman(cos, [c[2] for c in covered])
-    return result
+    return (np.array([c[0] for c in covered], dtype=np.int64),
+            np.array([c[1] for c in covered], dtype=np.int64),
+            [c[2] for c in covered])
+
+
+def _rho(vectors, covered):
+    """Spearman rho between the scores and the cosines of the covered
+    pairs (only their rows are normalised); NaN under two pairs."""
+    a, b, scores = covered
+    if len(scores) < 2:
+        return float("nan")
+    vectors = np.asarray(vectors)
+    cos = np.einsum("ij,ij->i", _normalised(vectors[a]),
+                    _normalised(vectors[b]))
+    return spearman(cos, scores)
 
 
 # --------------------------------------------------------------------------
@@ -266,19 +279,8 @@ def analogies(words, vectors, path, restrict=None):
     questions = read_questions(path)
     if restrict:
         words, vectors = words[:restrict], vectors[:restrict]
-    index = _index(words)
-    kept = [q for q in questions if all(w in index for w in q[1:])]
-    ids = np.array([[index[w] for w in q[1:]] for q in kept],
-                   dtype=np.int64).reshape(-1, 4)
-    unit = _normalised(vectors)
-    correct = np.zeros(len(kept), dtype=bool)
-    for start in range(0, len(kept), _ANALOGY_CHUNK):
-        q = ids[start:start + _ANALOGY_CHUNK]
-        target = unit[q[:, 1]] - unit[q[:, 0]] + unit[q[:, 2]]
-        scores = target @ unit.T                       # [chunk, V]
-        rows = np.arange(q.shape[0])[:, None]
-        scores[rows, q[:, :3]] = -np.inf               # exclude a, b, c
-        correct[start:start + q.shape[0]] = scores.argmax(1) == q[:, 3]
+    kept, ids = _covered_questions(_index(words), questions)
+    correct = _answered(vectors, ids)
 
     def summary(mask):
         n = int(mask.sum())
@@ -299,6 +301,30 @@ def analogies(words, vectors, path, restrict=None):
                    "syntactic": summary(syntactic),
                    "sections": sections})
     return result
+
+
+def _covered_questions(index, questions):
+    """(the questions whose four words are in ``index``, int64 [n, 4] of
+    their rows)."""
+    kept = [q for q in questions if all(w in index for w in q[1:])]
+    ids = np.array([[index[w] for w in q[1:]] for q in kept],
+                   dtype=np.int64).reshape(-1, 4)
+    return kept, ids
+
+
+def _answered(vectors, ids):
+    """bool [n]: whether 3CosAdd answers each question of ``ids`` (rows
+    a, b, c, d) right."""
+    unit = _normalised(vectors)
+    correct = np.zeros(ids.shape[0], dtype=bool)
+    for start in range(0, ids.shape[0], _ANALOGY_CHUNK):
+        q = ids[start:start + _ANALOGY_CHUNK]
+        target = unit[q[:, 1]] - unit[q[:, 0]] + unit[q[:, 2]]
+        scores = target @ unit.T                       # [chunk, V]
+        rows = np.arange(q.shape[0])[:, None]
+        scores[rows, q[:, :3]] = -np.inf               # exclude a, b, c
+        correct[start:start + q.shape[0]] = scores.argmax(1) == q[:, 3]
+    return correct
 
 
 # --------------------------------------------------------------------------
@@ -334,20 +360,25 @@ class Scorer:
         self.words = list(words)
         self.similarity_path = similarity_path or None
         self.analogies_path = analogies_path or None
+        # The words are the run's: the rows of the covered pairs and
+        # questions are found once, and a call reads only the vectors.
+        index = _index(self.words)
+        self._pairs = self._questions = None
         if self.similarity_path:
-            read_pairs(self.similarity_path)
+            self._pairs = _covered_pairs(index,
+                                         read_pairs(self.similarity_path))
         if self.analogies_path:
-            read_questions(self.analogies_path)
+            self._questions = _covered_questions(
+                index, read_questions(self.analogies_path))[1]
 
     def __call__(self, vectors):
         """(Spearman rho, 3CosAdd accuracy); NaN for a missing file or
         when nothing in it is covered by the vocabulary."""
         rho = acc = float("nan")
-        if self.similarity_path:
-            rho = similarity(self.words, vectors, self.similarity_path)["rho"]
-        if self.analogies_path:
-            acc = analogies(self.words, vectors,
-                            self.analogies_path)["accuracy"]
+        if self._pairs is not None:
+            rho = _rho(vectors, self._pairs)
+        if self._questions is not None and self._questions.shape[0]:
+            acc = _answered(vectors, self._questions).mean()
         return float(rho), float(acc)
 
 
