@@ -44,8 +44,6 @@ int main(int argc, char** argv) {
       const core::RankMap map(mpi.world_size(), core::pipelines_hint(line));
       me.role = map.role_of(me.rank);
       core::tell_watcher(me);
-      // A learner imports torch (seconds) while rank 0 prepares the config, rather than after.
-      if (me.role == core::Role::Learner) py.import_early("torch");
       if (me.rank == 0) training::check_init_from(line.init_from);
       const core::Config cfg = training::settle_config(line, world, py, map.learners());
       if (training::resumed_run_is_complete(cfg, world)) return 0;

@@ -35,13 +35,6 @@ Interpreter::Interpreter(const std::filesystem::path& python_dir, int blas_threa
 
 Interpreter::~Interpreter() = default;
 
-void Interpreter::import_early(const std::string& module) {
-  try {
-    py::module_::import(module.c_str());
-  } catch (const py::error_already_set&) {
-  }
-}
-
 std::string Interpreter::versions() {
   return detail::guarded("versions", [] {
     // The installed distributions' versions, read without importing them: importing torch alone takes seconds.

@@ -18,9 +18,6 @@ class Interpreter {
   Interpreter(const Interpreter&) = delete;
   // "Python 3.11.2, NumPy 1.24.2, torch 1.13.1" (imports torch).
   std::string versions();
-  // Imports `module` now, so that its import time overlaps other ranks' work; a failure is ignored here, for the
-  // import that needs the module to report.
-  void import_early(const std::string& module);
   Interpreter& operator=(const Interpreter&) = delete;
 
  private:
