@@ -49,12 +49,34 @@ def test_loss(table, test, noise, window):
     return total / test.shape[0]
 
 
+def expected_counts(train, counts, windows, window, negatives=5):
+    """Per row of the [2V, D] table, its expected occurrences in a step of
+    `windows` windows: as a context word for the input rows; as the target
+    or a noise word for the output rows."""
+    vocab = len(counts)
+    n = train.shape[0]
+    ctx = np.delete(train, window, axis=1).ravel()
+    per_in = np.bincount(ctx, minlength=vocab) / n
+    p = np.asarray(counts, dtype=np.float64) ** 0.75
+    per_out = np.bincount(train[:, window], minlength=vocab) / n \
+        + negatives * p / p.sum()
+    return np.concatenate([per_in, per_out]) * windows
+
+
 def run(learners, args, train, test, counts, test_noise):
     vocab, dim = len(counts), args.dim
+    bs = args.batch
+    # --split: each learner's batch in steps of bs / L windows, so that the
+    # L learners' concurrent steps make one step of bs windows, and the
+    # duplicates rule counts the rows' occurrences in all of them.
+    block, extra = 0, None
+    if args.split and learners > 1:
+        block = max(1, bs // learners)
+        extra = ((learners - 1) * expected_counts(
+            train, counts, block, args.window)).astype(np.float32)
     rng = np.random.default_rng(args.seed)
     table = np.zeros((2 * vocab, dim), np.float32)
     table[:vocab] = rng.uniform(-0.5 / dim, 0.5 / dim, (vocab, dim))
-    bs = args.batch
     batches = train.shape[0] // bs
     per_round = max(1, args.round_batches // learners)
     draws = 64  # batches' worth of noise words per learner, reused in turn
@@ -66,6 +88,34 @@ def run(learners, args, train, test, counts, test_noise):
     stop = threading.Event()
     failed = []
 
+    def batch(i, s, k):
+        b = (state["next"] + s * learners + i) % batches
+        z = (k % draws) * bs * 5
+        return train[b * bs:(b + 1) * bs], noise[i][z:z + bs * 5]
+
+    def step(target, ids, words, block_size):
+        kernels.neg_cbow_step(target, ids, words, args.window, args.lr,
+                              "sqrt", None, extra, block_size)
+
+    def lockstep(k):
+        # Every learner's step taken at the same weights, the changes added:
+        # what L learners running at once do if none sees the others' writes
+        # of the step (the most stale hogwild can be).
+        size = block or bs
+        for s in range(per_round):
+            mine = [batch(i, s, k) for i in range(learners)]
+            k += 1
+            for at in range(0, bs, size):
+                start = table.copy()
+                total = np.zeros_like(table)
+                for ids, words in mine:
+                    part = start.copy()
+                    step(part, ids[at:at + size],
+                         words[at * 5:(at + size) * 5], 0)
+                    total += part - start
+                table[:] = start + total
+        return k
+
     def learner(i):
         k = 0
         try:
@@ -73,14 +123,15 @@ def run(learners, args, train, test, counts, test_noise):
                 barrier.wait()
                 if stop.is_set():
                     return
+                if args.emulate_sum:
+                    if i == 0:
+                        k = lockstep(k)
+                    barrier.wait()
+                    continue
                 for s in range(per_round):
-                    b = (state["next"] + s * learners + i) % batches
-                    z = (k % draws) * bs * 5
+                    ids, words = batch(i, s, k)
                     k += 1
-                    kernels.neg_cbow_step(
-                        table, train[b * bs:(b + 1) * bs],
-                        noise[i][z:z + bs * 5],
-                        args.window, args.lr, "sqrt", None)
+                    step(table, ids, words, block)
                 barrier.wait()
         except Exception as e:  # a diverged step: the loss is not finite
             failed.append(str(e))
@@ -134,6 +185,12 @@ def main():
     ap.add_argument("--targets", default="2.2,2.1,2.0")
     ap.add_argument("--max-windows", type=int, default=3_000_000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--split", action="store_true",
+                    help="each learner's batch in steps of batch/L windows, "
+                    "the duplicates rule counting the others' steps too")
+    ap.add_argument("--emulate-sum", action="store_true",
+                    help="take every learner's step at the same weights and "
+                    "add the changes (no learner sees another's writes)")
     args = ap.parse_args()
     args.targets = [float(t) for t in args.targets.split(",")]
     words, counts, _, windows = lt.bible_windows(window=args.window)
@@ -144,7 +201,9 @@ def main():
     test_noise = noise_table(counts, 0.75, held * 5, np.random.default_rng(7))
     print(f"# {lt.cpu_name()}, {os.cpu_count()} cores; KJV {len(words)} words, "
           f"{train.shape[0]:,} training windows; dim {args.dim}, lr {args.lr}, "
-          f"batch {args.batch}, {args.round_batches} batches a round in all")
+          f"batch {args.batch}, {args.round_batches} batches a round in all; "
+          f"{'split batches' if args.split else 'whole batches'}; "
+          f"{'emulated: steps at the same weights, added' if args.emulate_sum else 'threads'}")
     ref = None
     print("learners | " + " | ".join(f"to {t}" for t in args.targets)
           + " | best loss | windows/s, all learners")

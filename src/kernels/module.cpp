@@ -65,7 +65,7 @@ double loss(py::array table, py::array ids, py::array noise, std::int64_t window
 }
 
 double step(py::array table, py::array ids, py::array noise, std::int64_t window, float lr,
-            const std::string& duplicates, py::object written) {
+            const std::string& duplicates, py::object written, py::object extra, std::int64_t block) {
   const Duplicates rule = duplicates_of(duplicates);
   bool* marks = nullptr;
   if (!written.is_none()) {
@@ -75,9 +75,19 @@ double step(py::array table, py::array ids, py::array noise, std::int64_t window
             "neg_cbow_step", "written", "None or a writeable bool array of 2V flags");
     marks = static_cast<bool*>(flags.mutable_data());
   }
+  const float* counts = nullptr;
+  py::array extra_array;  // keeps the array alive while the GIL is released
+  if (!extra.is_none()) {
+    extra_array = py::cast<py::array>(extra);
+    require(extra_array.dtype().is(py::dtype::of<float>()) && extra_array.ndim() == 1 &&
+                extra_array.shape(0) == table.shape(0) && c_contiguous(extra_array),
+            "neg_cbow_step", "extra", "None or a float32 array of 2V counts");
+    counts = static_cast<const float*>(extra_array.data());
+  }
+  require(block >= 0, "neg_cbow_step", "block", "0 or more");
   return with_batch(table, ids, noise, window, "neg_cbow_step", true, [&](const auto& batch) {
     py::gil_scoped_release free;
-    return neg_cbow_step(batch, lr, rule, marks);
+    return neg_cbow_step(batch, lr, rule, marks, counts, block);
   });
 }
 
@@ -90,7 +100,9 @@ PYBIND11_MODULE(fedavg_kernels, m) {
         "Summed negative-sampling loss of the windows ids [n, 2w+1] with noise words [n*K], on the table [2V, D] "
         "(input vectors, then output vectors). Writes nothing.");
   m.def("neg_cbow_step", &fedavg::kernels::step, py::arg("table"), py::arg("ids"), py::arg("noise"), py::arg("window"),
-        py::arg("lr"), py::arg("duplicates"), py::arg("written"),
+        py::arg("lr"), py::arg("duplicates"), py::arg("written"), py::arg("extra") = py::none(), py::arg("block") = 0,
         "One SGD step of the neg model in place on the table; returns the summed loss at the weights before the "
-        "step. A loss that is not finite writes nothing. written: None, or [2V] flags set for the rows written.");
+        "step. A loss that is not finite writes nothing. written: None, or [2V] flags set for the rows written. "
+        "block > 0: steps of that many windows in turn, each at the weights the one before left. extra: None, or "
+        "[2V] float32 counts added to each row's occurrences in a step before the duplicates scaling.");
 }

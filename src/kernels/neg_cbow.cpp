@@ -152,9 +152,10 @@ template <typename Id> Rows rows_of(const NegBatch<Id>& b, Workspace& ws) {
   return {b.table, b.table + b.vocab * b.dim, ws.ctx.data(), ws.outs.data(), b.windows, ctx_width, out_width, b.dim};
 }
 
-// ws.scale: per occurrence of a row in the batch, 1/sqrt(c) or 1/c for a row that occurs c times. Counts in
-// ws.counts, which is zero again on return: the work is O(batch), not O(V).
-void row_scales(const Rows& r, std::int64_t vocab, Duplicates duplicates, Workspace& ws) {
+// ws.scale: per occurrence of a row in the batch, 1/sqrt(c) or 1/c for a row that occurs c times, plus the row's
+// extra occurrences where there are any. Counts in ws.counts, which is zero again on return: the work is O(batch),
+// not O(V).
+void row_scales(const Rows& r, std::int64_t vocab, Duplicates duplicates, const float* extra, Workspace& ws) {
   ws.counts.resize(static_cast<std::size_t>(2 * vocab), 0);
   const std::int64_t width = r.ctx_width + r.out_width;
   ws.scale.resize(static_cast<std::size_t>(r.n * width));
@@ -166,7 +167,9 @@ void row_scales(const Rows& r, std::int64_t vocab, Duplicates duplicates, Worksp
     for (std::int64_t j = 0; j < width; ++j) ++slot(i, j);
   for (std::int64_t i = 0; i < r.n; ++i)
     for (std::int64_t j = 0; j < width; ++j) {
-      const auto c = static_cast<float>(slot(i, j));
+      float c = static_cast<float>(slot(i, j));
+      if (extra)
+        c += extra[j < r.ctx_width ? r.ctx[i * r.ctx_width + j] : vocab + r.outs[i * r.out_width + j - r.ctx_width]];
       ws.scale[static_cast<std::size_t>(i * width + j)] = duplicates == Duplicates::kSqrt ? 1.0f / std::sqrt(c)
                                                                                           : 1.0f / c;
     }
@@ -187,23 +190,37 @@ template <typename Id> double neg_cbow_loss(const NegBatch<Id>& b) {
   return score(r, ws.h.data(), nullptr, nullptr, 0.0f);
 }
 
-template <typename Id> double neg_cbow_step(const NegBatch<Id>& b, float lr, Duplicates duplicates, bool* written) {
+template <typename Id>
+double neg_cbow_step(const NegBatch<Id>& b, float lr, Duplicates duplicates, bool* written, const float* extra,
+                     std::int64_t block) {
   Workspace& ws = workspace();
   const Rows r = rows_of(b, ws);
   ws.grad_h.resize(ws.h.size());
   ws.g.resize(static_cast<std::size_t>(r.n * r.out_width));
-  const double loss = score(r, ws.h.data(), ws.grad_h.data(), ws.g.data(), lr);
-  if (!std::isfinite(loss)) return loss;
   const bool scaled = duplicates != Duplicates::kSum;
-  if (scaled) row_scales(r, b.vocab, duplicates, ws);
-  apply(r, b.table, ws.h.data(), ws.grad_h.data(), ws.g.data(), scaled ? ws.scale.data() : nullptr);
+  const std::int64_t step = block > 0 ? block : std::max<std::int64_t>(r.n, 1);
+  double loss = 0.0;
+  for (std::int64_t first = 0; first < r.n; first += step) {
+    Rows part = r;
+    part.ctx += first * r.ctx_width;
+    part.outs += first * r.out_width;
+    part.n = std::min(step, r.n - first);
+    float* h = ws.h.data() + first * r.dim;
+    float* grad_h = ws.grad_h.data() + first * r.dim;
+    float* g = ws.g.data() + first * r.out_width;
+    const double part_loss = score(part, h, grad_h, g, lr);
+    loss += part_loss;
+    if (!std::isfinite(part_loss)) return part_loss;
+    if (scaled) row_scales(part, b.vocab, duplicates, extra, ws);
+    apply(part, b.table, h, grad_h, g, scaled ? ws.scale.data() : nullptr);
+  }
   if (written) mark_written(r, b.vocab, written);
   return loss;
 }
 
 template double neg_cbow_loss(const NegBatch<std::int32_t>&);
 template double neg_cbow_loss(const NegBatch<std::int64_t>&);
-template double neg_cbow_step(const NegBatch<std::int32_t>&, float, Duplicates, bool*);
-template double neg_cbow_step(const NegBatch<std::int64_t>&, float, Duplicates, bool*);
+template double neg_cbow_step(const NegBatch<std::int32_t>&, float, Duplicates, bool*, const float*, std::int64_t);
+template double neg_cbow_step(const NegBatch<std::int64_t>&, float, Duplicates, bool*, const float*, std::int64_t);
 
 }  // namespace fedavg::kernels

@@ -31,6 +31,13 @@ template <typename Id> double neg_cbow_loss(const NegBatch<Id>& b);
 // One SGD step of rate lr on the batch, every gradient taken at the weights before the step (a minibatch step, the
 // same as the hand-written torch step); returns the batch's summed loss, as neg_cbow_loss. If that is not finite,
 // nothing is written. written, when not null, is a [2V] flag per row of the table: each row the step wrote is set.
-template <typename Id> double neg_cbow_step(const NegBatch<Id>& b, float lr, Duplicates duplicates, bool* written);
+// block > 0 splits the batch into steps of `block` windows, in order, each taken at the weights the one before
+// left (1: word2vec's order; duplicates then count within a block); a block whose loss is not finite is not
+// written, and the blocks before it stay written. extra, when not null, is a [2V] count per row of the table added
+// to its occurrences in a step before the kSqrt or kMean scaling: the occurrences that other learners, training
+// the same table at once, are expected to add to the step.
+template <typename Id>
+double neg_cbow_step(const NegBatch<Id>& b, float lr, Duplicates duplicates, bool* written,
+                     const float* extra = nullptr, std::int64_t block = 0);
 
 }  // namespace fedavg::kernels
