@@ -16,8 +16,12 @@ designs can be compared without editing this file, e.g. "add:add_power=0.5+add_b
 --text8 adds, for each run, the same job on the text8 prefix (bench/corpus.py, vocabulary 10000) in 5 epochs,
 dim 100, and prints its WordSim353 rho and final test loss (quality at equal total data).
 
-Usage: /usr/bin/python3 bench/scaling.py [--learners 1,2,4,8] [--strategies fedavg,add,diloco,hogwild]
-           [--target 2.0] [--set key=value ...] [--dir DIR] [--time-limit 900] [--text8]
+--hosts 1,2,4 runs each learner count on that many emulated hosts too (scripts/emulate_hosts.sh: network
+namespaces, so it needs root), the learners split evenly, the Dispatcher and the pipeline on the first host.
+
+Usage: /usr/bin/python3 bench/scaling.py [--learners 1,2,4,8] [--hosts 1,2,4]
+           [--strategies fedavg,add,diloco,hogwild] [--target 2.0] [--set key=value ...] [--dir DIR]
+           [--time-limit 900] [--text8]
 """
 
 import argparse
@@ -44,6 +48,8 @@ STRATEGIES = {
     "easgd": {"strategy": "easgd"},
 }
 GRACE = 120  # seconds past the time limit before mpiexec, then this script, kill a job
+EMULATE = HERE.parent / "scripts" / "emulate_hosts.sh"
+PREFIX = "fedavgs"  # the emulated hosts' names: fedavgs-h0, ...
 
 
 def comma_list(convert):
@@ -55,6 +61,9 @@ def parse_args(argv):
     p.add_argument("--learners", type=comma_list(int), default=[1, 2, 4, 8])
     p.add_argument("--strategies", type=comma_list(str), default=["fedavg", "add", "diloco", "hogwild"])
     p.add_argument("--target", type=float, default=2.0)
+    p.add_argument("--hosts", type=comma_list(int), default=[1],
+                   help="emulated host counts (scripts/emulate_hosts.sh, needs root); the learners are split "
+                   "evenly, a count that does not divide them is skipped")
     p.add_argument("--set", type=jobs.parse_set, action="append", default=[], metavar="KEY=VALUE",
                    help="cfg.json override for every run (repeatable)")
     p.add_argument("--dir", type=Path, default=Path("/tmp/fedavg_scaling"), help="data and runs (reused)")
@@ -92,13 +101,26 @@ def prepare(data_dir, name, text, vocab_size, extra=()):
     stamp.write_text("ok\n")
 
 
-def run_job(run_dir, data_dir, learners, keys, time_limit, fresh):
+def launcher(learners, hosts):
+    """mpiexec and its options for 4 + learners ranks on `hosts` emulated hosts: the Dispatcher and the pipeline
+    on the first, with its share of the learners; the learners split evenly."""
+    if hosts <= 1:
+        return ["mpiexec", "-n", str(4 + learners)]
+    each = learners // hosts
+    layout = ",".join(f"{PREFIX}-h{h}:{each + (4 if h == 0 else 0)}" for h in range(hosts))
+    return ["bash", str(EMULATE), "ctl", PREFIX, "mpiexec", "-launcher", "ssh", "-launcher-exec", str(EMULATE),
+            "-localhost", "10.77.0.1", "-hosts", layout, "-n", str(4 + learners)]
+
+
+def run_job(run_dir, data_dir, learners, keys, time_limit, fresh, hosts=1):
     """Runs the job in run_dir unless an identical finished one is there; returns its final stats."""
     cfg = json.loads((data_dir / "config" / "cfg.json").read_text())
     cfg.update({"fixed_batch_order": True, "max_rounds": 100000, "max_seconds": time_limit, **keys})
-    cmd = ["mpiexec", "-n", str(4 + learners), str(jobs.APP), "--config", str(run_dir / "config"),
-           "--out", str(run_dir), str(data_dir / "train.txt")]
-    spec = {"cfg": cfg, "command": cmd, "binary": jobs.APP.stat().st_mtime}  # a rebuilt binary runs again
+    cmd = launcher(learners, hosts) + [str(jobs.APP), "--config", str(run_dir / "config"),
+                                       "--out", str(run_dir), str(data_dir / "train.txt")]
+    # A rebuilt binary or an edited python/ file runs again.
+    sources = max(f.stat().st_mtime for f in (HERE.parent / "python").glob("*.py"))
+    spec = {"cfg": cfg, "command": cmd, "binary": jobs.APP.stat().st_mtime, "python": sources}
     stats_path = run_dir / f"{cfg['data_name']}_stats.txt"
     if not fresh and (run_dir / "spec.json").exists() and stats_path.exists():
         if json.loads((run_dir / "spec.json").read_text()) == spec:
@@ -167,28 +189,41 @@ def main(argv=None):
     args = parse_args(argv)
     args.dir = args.dir.resolve()
     prepare(args.dir / "kjv", "kjv", jobs.bible_corpus().read_text(encoding="utf-8"), 5000)
-    header = ["strategy", "learners", "windows per learner to target", "speedup", "final test loss", "rounds"]
+    header = ["strategy", "learners", "hosts", "windows per learner to target", "speedup", "final test loss",
+              "rounds"]
     if args.text8:
         header += ["text8 WordSim353 rho", "text8 test loss"]
     rows = []
     # The reference: one learner of the default strategy (fedavg, no keys but --set).
     reference = windows_to_target(run_job(args.dir / "runs" / "fedavg_L1", args.dir / "kjv", 1,
                                           {**dict(args.set), "target": args.target}, args.time_limit, args.fresh))
-    for spec in args.strategies:
-        for learners in args.learners:
-            keys = {**strategy_keys(spec), **dict(args.set), "target": args.target}
-            run_dir = args.dir / "runs" / f"{spec.replace(':', '_').replace('+', '_')}_L{learners}"
-            stats = run_job(run_dir, args.dir / "kjv", learners, keys, args.time_limit, args.fresh)
-            count = windows_to_target(stats)
-            speedup = f"{reference / count:.2f}x" if count and reference else "-"
-            row = [spec, learners, fmt_count(count), speedup,
-                   stats.get("error") or f"{stats.get('final_loss', float('nan')):.4f}",
-                   f"{stats.get('rounds', 0):.0f}"]
-            if args.text8:
-                rho, loss = text8_quality(args, spec, learners)
-                row += ["-" if rho is None else f"{rho:.3f}", "-" if loss is None else f"{loss:.4f}"]
-            rows.append(row)
-            print(" | ".join(str(c) for c in row), flush=True)
+    emulated = max(args.hosts) > 1
+    if emulated:
+        subprocess.run(["bash", str(EMULATE), "up", str(max(args.hosts)), PREFIX], check=True)
+    try:
+        for spec in args.strategies:
+            for hosts in args.hosts:
+                for learners in args.learners:
+                    if learners % hosts or learners < hosts:
+                        continue
+                    keys = {**strategy_keys(spec), **dict(args.set), "target": args.target}
+                    name = f"{spec.replace(':', '_').replace('+', '_')}_L{learners}" + (f"_H{hosts}" if hosts > 1
+                                                                                          else "")
+                    stats = run_job(args.dir / "runs" / name, args.dir / "kjv", learners, keys, args.time_limit,
+                                    args.fresh, hosts)
+                    count = windows_to_target(stats)
+                    speedup = f"{reference / count:.2f}x" if count and reference else "-"
+                    row = [spec, learners, hosts, fmt_count(count), speedup,
+                           stats.get("error") or f"{stats.get('final_loss', float('nan')):.4f}",
+                           f"{stats.get('rounds', 0):.0f}"]
+                    if args.text8:
+                        rho, loss = (None, None) if hosts > 1 else text8_quality(args, spec, learners)
+                        row += ["-" if rho is None else f"{rho:.3f}", "-" if loss is None else f"{loss:.4f}"]
+                    rows.append(row)
+                    print(" | ".join(str(c) for c in row), flush=True)
+    finally:
+        if emulated:
+            subprocess.run(["bash", str(EMULATE), "down", PREFIX], check=False)
     print()
     print(jobs.table(rows, header))
 

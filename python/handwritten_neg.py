@@ -10,12 +10,13 @@ this module does no work.
 import functools
 import math
 import numbers
+import os
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from noise import NoiseSampler
+from noise import NoiseSampler, noise_weights
 from written_marks import WrittenMarks
 
 try:  # the fused step (src/kernels/), built with the program, which puts it on sys.path
@@ -50,6 +51,47 @@ def _epoch_windows(opts):
     with np.errstate(divide="ignore", invalid="ignore"):
         keep = np.minimum(1.0, (np.sqrt(f / threshold) + 1.0) * threshold / f)
     return float(np.where(f > 0, f * keep, 0.0).sum())
+
+
+def _word_frequencies(opts, vocab_size):
+    """Per word, the share of the training text's words it makes after the
+    Filter's subsampling, as far as the counts tell (uniform without)."""
+    counts = opts.get("counts")
+    if not counts:
+        return np.full(vocab_size, 1.0 / vocab_size)
+    f = np.asarray(counts, dtype=np.float64)
+    sample = float(opts.get("sample") or 0.0)
+    if sample > 0:
+        threshold = sample * f.sum()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            keep = np.minimum(1.0,
+                              (np.sqrt(f / threshold) + 1.0) * threshold / f)
+        f = np.where(f > 0, f * keep, 0.0)
+    return f / f.sum() if f.sum() > 0 else np.full(vocab_size, 1.0 / vocab_size)
+
+
+def shared_steps(opts, negatives, noise_power):
+    """How this learner steps when ``share_learners`` learners train one
+    table (share_host), L of them at once (no more than the host's cores):
+    in steps of bs / L windows, so that the L learners' concurrent steps
+    make one step of bs windows, as one learner's batch does; and, per row
+    of the [2V] stacked table, the occurrences the other L - 1 learners'
+    steps are expected to add to one of its steps, which the duplicates
+    rule counts with its own.  (0, None) for one learner: a whole batch a
+    step."""
+    # At most one learner per core writes at any moment: more learners than
+    # cores take turns, each seeing what the others wrote.
+    sharing = min(int(opts.get("share_learners") or 1), os.cpu_count() or 1)
+    if sharing <= 1:
+        return 0, None
+    v, window = opts["vocab_size"], opts["window"]
+    block = max(1, int(opts["bs"]) // sharing)
+    words = _word_frequencies(opts, v)
+    noise = noise_weights(opts.get("counts"), v, noise_power)
+    noise = noise / noise.sum()
+    per_window = np.concatenate([2 * window * words,
+                                 words + negatives * noise])
+    return block, ((sharing - 1) * block * per_window).astype(np.float32)
 
 
 def _planned_steps(opts):
@@ -199,6 +241,11 @@ class HandwrittenNegCBOW:
         self._kernels = fedavg_kernels \
             if dev.type == "cpu" and emb.dtype == torch.float32 else None
         self._table = self.stacked.numpy() if self._kernels else None
+        # share_host: learners that train this table at once split their
+        # batches (shared_steps); only the fused step can.
+        self._block, self._extra = shared_steps(
+            opts, self.negatives, args["noise_power"]) if self._kernels \
+            else (0, None)
 
     @property
     def fused(self):
@@ -315,7 +362,8 @@ class HandwrittenNegCBOW:
         if self._kernels is not None:
             loss = self._fused(self._kernels.neg_cbow_step, ids,
                                self._noise(n * k), self.window, lr,
-                               self.duplicates, self._written.flags()) / n
+                               self.duplicates, self._written.flags(),
+                               self._extra, self._block) / n
             self._check_finite(loss, lr)
             self.step += 1
             return loss

@@ -45,7 +45,12 @@ int main(int argc, char** argv) {
       me.role = map.role_of(me.rank);
       core::tell_watcher(me);
       if (me.rank == 0) training::check_init_from(line.init_from);
-      const core::Config cfg = training::settle_config(line, world, py, map.learners());
+      // Collective over the world: where each learner runs decides how many batches it trains a round.
+      const std::vector<int> world_hosts = world.hosts();
+      std::vector<int> learner_hosts_by_index;
+      for (int l = 0; l < map.learners(); ++l)
+        learner_hosts_by_index.push_back(world_hosts[static_cast<std::size_t>(map.learner_rank(l))]);
+      const core::Config cfg = training::settle_config(line, world, py, learner_hosts_by_index);
       if (training::resumed_run_is_complete(cfg, world)) return 0;
       core::check_pipelines(cfg, map.pipelines());
       liveness = cfg.settings.liveness_seconds;

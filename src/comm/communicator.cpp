@@ -51,6 +51,12 @@ Communicator Communicator::split(bool member, int key) const {
   return Communicator(c);
 }
 
+Communicator Communicator::split_groups(int group, int key) const {
+  MPI_Comm c = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split(comm_, group >= 0 ? group : MPI_UNDEFINED, key, &c), "MPI_Comm_split");
+  return Communicator(c);
+}
+
 int Communicator::ranks_on_node() const {
   MPI_Comm node = MPI_COMM_NULL;
   check_mpi(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node), "MPI_Comm_split_type");

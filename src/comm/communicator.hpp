@@ -51,6 +51,9 @@ class Communicator {
   static Communicator world();
   // Collective over this communicator. Ranks passing `member == false` get an empty Communicator.
   Communicator split(bool member, int key) const;
+  // Collective over this communicator: one communicator per `group` (ranks passing a negative group get an empty
+  // one), ordered by `key`.
+  Communicator split_groups(int group, int key) const;
   // Collective: how many members share this rank's node (its shared memory).
   int ranks_on_node() const;
   // Collective: the host of every member, by rank: the rank of the lowest member on its node (shared memory).

@@ -235,6 +235,10 @@ const std::vector<Key>& keys() {
                         "divided by the ranks of the exchange on it)"));
     k.push_back(boolean("balance_rounds", &Settings::balance_rounds,
                         "fedavg, bsp, bmuf, diloco: the first learner done ends the round"));
+    k.push_back(boolean("share_host", &Settings::share_host,
+                        "fedavg, bsp, bmuf, diloco: the learners of a host train one shared copy of the weights in "
+                        "place, each batch in steps of bs / (its learners) windows, and one exchange per host "
+                        "combines the hosts (false: a copy per learner, every learner in the exchange)"));
     k.push_back(choice("combine", &Settings::combine, kCombines,
                        "fedavg: the learners' changes are added (a row changed by k learners: at least their mean "
                        "change times k^add_power, their sum where the changes disagree), or averaged"));
@@ -475,9 +479,32 @@ const char* strategy_name(StrategyKind k) {
   return "?";
 }
 
-int learner_bpe(const Settings& s, int learners) {
-  const bool adds = s.strategy == StrategyKind::FedAvg && s.combine == Combine::Add && learners > 1;
-  return adds && s.add_bpe > 0 ? s.add_bpe : s.bpe;
+namespace {
+
+// The most learners on one host, and how many hosts have learners.
+std::pair<int, int> host_counts(const std::vector<int>& hosts) {
+  std::map<int, int> per_host;
+  for (const int h : hosts) ++per_host[h];
+  int most = 0;
+  for (const auto& [host, n] : per_host) most = std::max(most, n);
+  return {most, static_cast<int>(per_host.size())};
+}
+
+}  // namespace
+
+bool shares_hosts(const Settings& s, const std::vector<int>& hosts) {
+  const bool lockstep = s.strategy == StrategyKind::FedAvg || s.strategy == StrategyKind::Bsp ||
+                        s.strategy == StrategyKind::Bmuf || s.strategy == StrategyKind::Diloco;
+  return s.share_host && lockstep && host_counts(hosts).first > 1;
+}
+
+int learner_bpe(const Settings& s, const std::vector<int>& hosts) {
+  const auto [most, host_count] = host_counts(hosts);
+  const bool shares = shares_hosts(s, hosts);
+  const int members = shares ? host_count : static_cast<int>(hosts.size());
+  const bool adds = s.strategy == StrategyKind::FedAvg && s.combine == Combine::Add && members > 1;
+  const int bpe = adds && s.add_bpe > 0 ? s.add_bpe : s.bpe;
+  return shares ? (bpe + most - 1) / most : bpe;
 }
 
 bool is_settings_key(const std::string& key) { return find_key(key) != nullptr; }

@@ -70,7 +70,8 @@ struct Settings {
   double slow_factor = 1.0;
   bool fixed_batch_order = false;
   bool balance_rounds = false;
-  Combine combine = Combine::Average;
+  bool share_host = true;  // fedavg, bsp, bmuf, diloco: a host's learners train one shared copy of the weights
+  Combine combine = Combine::Add;
   double add_power = 0.6;     // add: a row changed by k learners moves by at least their mean times k^add_power
   bool add_agreement = true;  // add: ... and by up to their sum where their changes disagree
   int add_bpe = 1;            // add, several learners: batches per learner per round (0: bpe)
@@ -116,9 +117,14 @@ struct Override {
   std::string flag;
 };
 
-// The batches each of `learners` learners trains per round: add_bpe where fedavg adds the changes of several
-// learners (their sum is stable only over short rounds), else bpe. One learner trains bpe either way.
-int learner_bpe(const Settings& s, int learners);
+// Whether the learners of a host share one copy of the weights (share_host, a lock-step strategy) with learners
+// placed on `hosts` (a host id per learner): where some host has several.
+bool shares_hosts(const Settings& s, const std::vector<int>& hosts);
+// The batches each learner trains per round, with learners placed on `hosts` (a host id per learner). A round is
+// add_bpe batches where fedavg adds the changes of several members of the exchange (their sum is stable only over
+// short rounds), else bpe; the members are the learners, or the hosts where their learners share the weights, and
+// then a host's learners divide the round's batches among them. One learner trains bpe either way.
+int learner_bpe(const Settings& s, const std::vector<int>& hosts);
 
 // True if `key` is a cfg.json key.
 bool is_settings_key(const std::string& key);

@@ -94,7 +94,7 @@ double prepare_seconds(const core::CommandLine& line) {
 }  // namespace
 
 core::Config settle_config(const core::CommandLine& line, const comm::Communicator& world, bridge::Interpreter& py,
-                           int learners) {
+                           const std::vector<int>& learner_hosts) {
   core::Config cfg(line);
   // A bad override fails now, on every rank alike, before anything is written or prepared.
   const auto given = core::parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json",
@@ -131,7 +131,7 @@ core::Config settle_config(const core::CommandLine& line, const comm::Communicat
   if (cfg.prepared) ship_config(cfg, world, prepare_seconds(line));
   cfg.settings = core::load_settings(cfg.cfg_path(), line.overrides, nullptr, &cfg.origins);
   // From here on bpe is what each learner trains a round (cfg.json keeps the key as given).
-  cfg.settings.bpe = core::learner_bpe(cfg.settings, learners);
+  cfg.settings.bpe = core::learner_bpe(cfg.settings, learner_hosts);
   return cfg;
 }
 

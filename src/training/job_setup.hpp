@@ -18,9 +18,9 @@ class Interpreter;
 namespace fedavg::training {
 
 // Collective over `world`. Throws InputError for bad input (rank 0 reports it). The settings' bpe is what each
-// of the job's `learners` trains a round (core::learner_bpe).
+// of the job's learners, on `learner_hosts` (a host id per learner), trains a round (core::learner_bpe).
 core::Config settle_config(const core::CommandLine& line, const comm::Communicator& world, bridge::Interpreter& py,
-                           int learners);
+                           const std::vector<int>& learner_hosts);
 
 // The versions fedavg_mpi runs with, one per line (--version; imports torch).
 std::string versions(bridge::Interpreter& py);

@@ -1,5 +1,6 @@
 #include "training/lockstep.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <set>
@@ -44,11 +45,21 @@ void Lockstep::dispatcher_sparse_round(RoundSync& sync, SparseDispatcher& sparse
   after_sparse_round(sync, w);
 }
 
+float* Lockstep::learner_weights(const Context& ctx, std::size_t params) {
+  if (!HostShare::wanted(ctx)) return nullptr;
+  share_ = std::make_unique<HostShare>(ctx, params);
+  return share_->weights();
+}
+
 void Lockstep::dispatcher_rounds(DispatcherRun& run) {
   const Context& ctx = run.ctx();
   const core::Settings& s = run.settings();
   using Clock = DispatcherRun::Clock;
-  RoundSync sync(ctx.learners, ctx.waits, s.liveness_seconds, run.learner_ranks(), ctx.learner_hosts);
+  if (HostShare::wanted(ctx)) share_ = std::make_unique<HostShare>(ctx, run.weights().size());
+  // With shared host weights the exchange holds the Dispatcher and one leader per host.
+  RoundSync sync(share_ ? share_->exchange() : ctx.learners, ctx.waits, s.liveness_seconds,
+                 share_ ? share_->exchange_ranks() : run.learner_ranks(),
+                 share_ ? share_->exchange_hosts() : ctx.learner_hosts);
   DispatcherControl control(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks());
   layout_ = layout_of(run.shapes());
   std::optional<SparseDispatcher> sparse;
@@ -107,44 +118,74 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
 void Lockstep::learner_rounds(LearnerRun& run) {
   const Context& ctx = run.ctx();
   const core::Settings& s = run.settings();
-  RoundSync sync(ctx.learners, ctx.waits, s.liveness_seconds, run.learner_ranks(), ctx.learner_hosts);
+  // With shared host weights (share_) every learner of a host trains them, and only the host's leader is in the
+  // exchange, on a copy of them (host_copy_): it takes the host's windows and contributes the host's weights.
+  const bool exchanges = !share_ || share_->leader();
+  std::optional<RoundSync> sync;
+  if (exchanges)
+    sync.emplace(share_ ? share_->exchange() : ctx.learners, ctx.waits, s.liveness_seconds,
+                 share_ ? share_->exchange_ranks() : run.learner_ranks(),
+                 share_ ? share_->exchange_hosts() : ctx.learner_hosts);
   LearnerControl control(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds);
   layout_ = layout_of(run.shapes());
+  if (share_ && exchanges) host_copy_.assign(share_->size(), 0.0f);
+  std::vector<float>& w = share_ ? host_copy_ : run.weights();
+  const auto to_shared = [&] { std::copy(w.begin(), w.end(), share_->weights()); };
+  const auto from_shared = [&] { std::copy(share_->weights(), share_->weights() + w.size(), w.begin()); };
+  // A model's written rows cover only its own steps: with shared weights every row may have changed.
+  const auto written = [&] { return share_ ? bridge::WrittenRows{} : run.written_rows(); };
   std::optional<SparseLearner> sparse;
-  if (sparse_exchange(s, run.weights().size(), ctx.learners_on_one_host()))
-    sparse.emplace(sync, layout_, s, sparse_publisher());
+  if (exchanges && sparse_exchange(s, w.size(), ctx.learners_on_one_host()))
+    sparse.emplace(*sync, layout_, s, sparse_publisher());
   bool first = true;
   for (;;) {
     const comm::Control c = control.next();
     if (c.command == comm::Control::Command::Stop) {
-      if (sparse && sparse->lossy() && !first) {  // the final flush (dispatcher_rounds): every learner counts 1/L
-        sparse->learner_round(run.weights(), 1.0 / ctx.map.learners(), RoundKind::Full, run.written_rows());
-        after_sparse_round(sync, sparse->global());
+      if (sparse && sparse->lossy() && !first) {  // the final flush (dispatcher_rounds): every member counts 1/L
+        sparse->learner_round(w, 1.0 / (sync->comm().size() - 1), RoundKind::Full, written());
+        after_sparse_round(*sync, sparse->global());
+        if (share_) to_shared();
       }
       run.send_state();
+      if (share_) share_->release();
       return;
     }
     ctx.hooks.reached(c.round);
     run.plan(c.plan);
     control.report(comm::Tag::Ready, c.round);
-    if (!sparse || first) {
-      open_round(sync, run.weights(), first);
+    if (exchanges && (!sparse || first)) {
+      open_round(*sync, w, first);
       if (sparse) {
-        sparse->start_from(run.weights());
+        sparse->start_from(w);
         run.written_rows();  // starts the count, so that this round reads only the rows its steps write
       }
     }
+    if (share_ && first) {  // the leader brings the shared weights to the round's start
+      if (exchanges) to_shared();
+      share_->barrier();
+    }
     first = false;
     run.next_batch();
-    const comm::WindowTotals mine = run.train(s.balance_rounds ? c.round : 0, {}, c.steps);
+    comm::WindowTotals mine = run.train(s.balance_rounds ? c.round : 0, {}, c.steps);
     control.report(comm::Tag::RoundDone, c.round);
-    const comm::WindowTotals total = sync.totals(mine);
-    const double share = mine.windows / total.windows;
-    if (sparse) {
-      sparse->learner_round(run.weights(), share, round_kind(s, c.round), run.written_rows());
-      after_sparse_round(sync, sparse->global());
-    } else {
-      close_round(sync, run.weights(), static_cast<float>(share));
+    if (share_) {
+      mine = share_->host_totals(mine);
+      share_->barrier();  // every learner of the host is done writing
+      if (exchanges) from_shared();
+    }
+    if (exchanges) {
+      const comm::WindowTotals total = sync->totals(mine);
+      const double share = mine.windows / total.windows;
+      if (sparse) {
+        sparse->learner_round(w, share, round_kind(s, c.round), written());
+        after_sparse_round(*sync, sparse->global());
+      } else {
+        close_round(*sync, w, static_cast<float>(share));
+      }
+    }
+    if (share_) {
+      if (exchanges) to_shared();
+      share_->barrier();  // the round's result is in the shared weights
     }
     control.complete_reports();
     if (c.round % s.checkpoint_every == 0) run.send_state();

@@ -5,8 +5,10 @@
 // RoundSync::on_dispatcher() tells them apart where they differ.
 #pragma once
 
+#include <memory>
 #include <vector>
 
+#include "training/host_share.hpp"
 #include "training/round_sync.hpp"
 #include "training/sparse_delta.hpp"
 #include "training/sparse_dispatcher.hpp"
@@ -19,6 +21,8 @@ class Lockstep : public Strategy {
  public:
   void dispatcher_rounds(DispatcherRun& run) final;
   void learner_rounds(LearnerRun& run) final;
+  // share_host with several learners on a host (HostShare): the host's shared copy of the weights.
+  float* learner_weights(const Context& ctx, std::size_t params) override;
 
  protected:
   // Before training. Dispatcher: send what learners start from (`w` holds the global weights). Learner: bring
@@ -43,6 +47,8 @@ class Lockstep : public Strategy {
   void dispatcher_sparse_round(RoundSync& sync, SparseDispatcher& sparse, std::vector<float>& w, RoundKind kind);
   Publisher sparse_publisher() const;
   Layout layout_;
+  std::unique_ptr<HostShare> share_;  // share_host with several learners on a host; else null
+  std::vector<float> host_copy_;      // a leader's copy of its host's weights, for the exchange
 };
 
 }  // namespace fedavg::training

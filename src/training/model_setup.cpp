@@ -4,6 +4,7 @@
 
 #include "comm/communicator.hpp"
 #include "core/error.hpp"
+#include "training/host_share.hpp"
 
 namespace fedavg::training {
 
@@ -33,6 +34,10 @@ ModelSetup describe_model(const Context& ctx, const core::Vocabulary& vocab, bri
   m.cfg["rank"] = ctx.me.role == core::Role::Learner ? ctx.map.learner_index(ctx.me.rank) : ctx.map.learners();
   m.cfg["local_rank"] = local_rank(ctx);
   m.cfg["learners"] = ctx.map.learners();
+  // Learners that train one shared copy of the weights at once (share_host): the model splits its batches so
+  // that their steps together make one of bs windows. Shared weights live in host memory.
+  m.cfg["share_learners"] = HostShare::sharing(ctx);
+  if (HostShare::sharing(ctx) > 1) m.cfg["device"] = "cpu";
   m.shapes = refused_as_input(ctx.cfg, [&] { return lib.param_shapes(m.cfg); });
   if (m.size() == 0) throw core::Error("engine.param_shapes describes a model with no parameters");
   return m;

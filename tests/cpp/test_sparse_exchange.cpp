@@ -22,13 +22,14 @@ using namespace fedavg;
 
 namespace {
 
-// The exact settings: every changed row, float32, the dense average.
+// The exact settings: every changed row, float32, the dense average (combine average).
 core::Settings exact() {
   core::Settings s;
   s.exchange = core::Exchange::Sparse;
   s.sparse_rows = 1.0;
   s.sparse_values = core::ExchangeType::Float32;
   s.sparse_weighting = core::SparseWeighting::Windows;
+  s.combine = core::Combine::Average;
   return s;
 }
 

@@ -1,0 +1,62 @@
+// Learners that run on one host share one copy of the weights (share_host, docs/strategies.md#learners-on-one-host-
+// share-their-weights): every learner of the host trains it in place, Hogwild-style, and only the host's lowest
+// learner, its leader, takes part in the lock-step strategy's exchange, for the whole host. The exchange thus runs
+// over a smaller learner communicator: the Dispatcher (rank 0) and one leader per host.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "comm/messages.hpp"
+#include "comm/shared_weights.hpp"
+#include "training/context.hpp"
+
+namespace fedavg::training {
+
+class HostShare {
+ public:
+  // The learners that train the weights this rank's learner trains: its host's learners where they share them,
+  // else 1 (the Dispatcher: 1). The same on every rank for the same host.
+  static int sharing(const Context& ctx);
+  // Whether a lock-step run shares hosts' weights: share_host is set and some host has several learners.
+  static bool wanted(const Context& ctx);
+
+  // Collective over ctx.learners (the Dispatcher too). A learner maps its host's shared copy of `params` floats.
+  HostShare(const Context& ctx, std::size_t params);
+  HostShare(const HostShare&) = delete;
+  HostShare& operator=(const HostShare&) = delete;
+  ~HostShare();
+
+  // The communicator of the exchange: the Dispatcher (0) and the hosts' leaders, in the order of their ranks.
+  const comm::Communicator& exchange() const { return exchange_; }
+  // Its members' hosts (comm::Communicator::hosts ids) and their world ranks, by rank of exchange().
+  const std::vector<int>& exchange_hosts() const { return exchange_hosts_; }
+  const std::vector<int>& exchange_ranks() const { return exchange_ranks_; }
+
+  // Learner: whether it is its host's leader; the shared weights; how many learners share them.
+  bool leader() const { return host_.rank() == 0; }
+  float* weights() const { return shared_->data(); }
+  std::size_t size() const { return shared_->size(); }
+  int learners_here() const { return host_.size(); }
+  // Learner: the windows every learner of the host trained, summed (collective over the host's learners).
+  comm::WindowTotals host_totals(const comm::WindowTotals& mine) const;
+  // Learner: a polled barrier of the host's learners, with a memory barrier on the shared weights on both sides
+  // (what one learner wrote before it is seen by all after it).
+  void barrier() const;
+  // Learner: the end of use, once every learner of the host is done with the weights.
+  void release();
+
+ private:
+  comm::Deadline deadline() const;
+
+  const Context& ctx_;
+  comm::Communicator host_;      // the learners of this rank's host (empty on the Dispatcher)
+  comm::Communicator exchange_;  // the Dispatcher and the leaders (empty on other learners)
+  std::unique_ptr<comm::SharedWeights> shared_;
+  std::vector<int> exchange_hosts_;
+  std::vector<int> exchange_ranks_;
+};
+
+}  // namespace fedavg::training
