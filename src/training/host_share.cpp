@@ -17,7 +17,9 @@ std::vector<std::vector<int>> host_groups(const Context& ctx) {
 }  // namespace
 
 int HostShare::sharing(const Context& ctx) {
-  if (!wanted(ctx) || ctx.learners.rank() <= 0) return 1;
+  if (!ctx.learners.valid() || ctx.learners.rank() <= 0) return 1;
+  if (ctx.cfg.settings.strategy == core::StrategyKind::Hogwild) return ctx.learners.size() - 1;
+  if (!wanted(ctx)) return 1;
   for (const auto& g : host_groups(ctx))
     if (std::find(g.begin(), g.end(), ctx.learners.rank()) != g.end()) return static_cast<int>(g.size());
   return 1;

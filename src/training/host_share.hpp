@@ -18,7 +18,7 @@ namespace fedavg::training {
 class HostShare {
  public:
   // The learners that train the weights this rank's learner trains: its host's learners where they share them,
-  // else 1 (the Dispatcher: 1). The same on every rank for the same host.
+  // every learner with hogwild, else 1 (the Dispatcher: 1). The same on every rank for the same host.
   static int sharing(const Context& ctx);
   // Whether a lock-step run shares hosts' weights: share_host is set and some host has several learners.
   static bool wanted(const Context& ctx);

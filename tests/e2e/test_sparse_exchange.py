@@ -13,10 +13,12 @@ from conftest import JOB_TIMEOUT
 
 EXACT = {"exchange": "sparse", "sparse_rows": 1, "sparse_values": "float32", "sparse_weighting": "windows"}
 
+# Every learner in the exchange, with its own copy of the weights (learners that share a host's copy send one
+# change per host); fedavg averages, the dense model the exact settings reproduce.
 LOCKSTEP = {
-    "fedavg": {"strategy": "fedavg"},
-    "bsp": {"strategy": "bsp"},
-    "diloco": {"strategy": "diloco"},
+    "fedavg": {"strategy": "fedavg", "combine": "average", "share_host": False},
+    "bsp": {"strategy": "bsp", "share_host": False},
+    "diloco": {"strategy": "diloco", "share_host": False},
 }
 
 

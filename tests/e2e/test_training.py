@@ -21,7 +21,8 @@ def test_one_pipeline_two_learners_trains_and_writes_outputs(run_job):
     assert [r["round"] for r in rows] == list(range(7))
     losses = [r["test_loss"] for r in rows]
     assert losses[-1] < losses[0] - 0.5, losses
-    assert rows[-1]["windows_per_learner"] == 6 * 10 * 64
+    # The two learners share their host's weights and its round's 10 batches: 5 each.
+    assert rows[-1]["windows_per_learner"] == 6 * 5 * 64
     # One progress line per round, then the final statistics line.
     assert len(re.findall(r"^round +\d+ ", job.stdout, re.M)) == 7
     stats = job.stats()

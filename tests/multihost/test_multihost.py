@@ -67,11 +67,27 @@ def test_training_across_two_hosts_reaches_the_target_over_the_network(hosts, to
     assert sent >= 0.9 * rounds * weights, (sent, rounds, weights)
 
 
+def test_hosts_of_learners_sharing_their_weights_add_their_changes(hosts, toy, tmp_path):
+    # The defaults: two learners on each of two hosts share their host's weights, and the two hosts' changes are
+    # added after every batch (combine add). One learner alone on one host is the reference: to the test loss it
+    # had after 6 rounds of 10 batches (60 batches), each of the four needs at most a third of its windows.
+    h = hosts(3)
+    one = config(toy, tmp_path / "one", target=0, max_rounds=6, fixed_batch_order=True)
+    s1, _, _ = train_across(h, [(0, 5)], one, toy, tmp_path / "one" / "out")
+    target = float(s1["final_loss"])
+    four = config(toy, tmp_path / "four", target=target, max_rounds=400, fixed_batch_order=True)
+    s, _, _ = train_across(h, [(0, 4), (1, 2), (2, 2)], four, toy, tmp_path / "four" / "out")
+    assert s["stopped"] == "target" and s["learners"] == "4", s
+    # A round is one batch per learner (add_bpe), which its host's two learners share.
+    assert float(s["windows_per_learner"]) == int(s["rounds"]) * 64, s
+    assert float(s["windows_per_learner"]) <= 60 * 64 / 3, (s, target)
+
+
 def test_the_sparse_exchange_crosses_the_network_once_per_round(hosts, toy, tmp_path):
     # Three remote learners on one host: they sum each row at its owner there, and each owner sends the
     # Dispatcher the global change of its rows, so each changed row crosses the network once.
     h = hosts(2)
-    cfg = config(toy, tmp_path, target=2.6, max_rounds=200, exchange="sparse")
+    cfg = config(toy, tmp_path, target=2.6, max_rounds=200, exchange="sparse", share_host=False)
     s, before, after = train_across(h, [(0, 4), (1, 3)], cfg, toy, tmp_path / "out")
     assert s["stopped"] == "target" and s["learners"] == "3"
     inbound = float(s["inbound_bytes"])
@@ -87,7 +103,8 @@ def test_the_learner_tree_crosses_between_hosts_once_per_host(hosts, toy, tmp_pa
     # would be children of 1 and 2: two copies each way). Wide vectors and no checkpoints until the end (each
     # sends the learners' states), so the weights are most of what the host sends.
     h = hosts(3)
-    cfg = config(toy, tmp_path, target=0, max_rounds=8, dim=2048, checkpoint_every=100, exchange="dense")
+    cfg = config(toy, tmp_path, target=0, max_rounds=8, dim=2048, checkpoint_every=100, exchange="dense",
+                 share_host=False, combine="average")
     s, before, after = train_across(h, [(0, 4), (1, 2), (2, 2)], cfg, toy, tmp_path / "out")
     assert s["rounds"] == "8" and s["learners"] == "4"
     rows = metrics(tmp_path / "out")
@@ -109,7 +126,7 @@ def test_bsp_sums_along_a_ring_of_one_learner_per_host(hosts, toy, tmp_path, per
     # crosses; the replicas are checked bit-identical every round.
     h = hosts(3)
     cfg = config(toy, tmp_path, target=0, max_rounds=8, dim=2048, checkpoint_every=100, strategy="bsp",
-                 exchange="dense")
+                 exchange="dense", share_host=False)
     s, before, after = train_across(h, [(0, 4), (1, per_host), (2, per_host)], cfg, toy, tmp_path / "out")
     assert s["rounds"] == "8" and s["learners"] == str(2 * per_host) and s["strategy"] == "bsp"
     rows = metrics(tmp_path / "out")
@@ -133,7 +150,7 @@ def test_the_sparse_exchange_passes_another_hosts_rows_on_within_a_host(hosts, t
     runs = []
     for rounds in (4, 12):
         cfg = config(toy, tmp_path / str(rounds), target=0, max_rounds=rounds, dim=1024, checkpoint_every=100,
-                     exchange="sparse", sparse_values="float16", sparse_rows=1)
+                     exchange="sparse", sparse_values="float16", sparse_rows=1, share_host=False)
         out = tmp_path / str(rounds) / "out"
         s, before, after = train_across(h, [(0, 4), (1, 2), (2, 2)], cfg, toy, out)
         assert s["rounds"] == str(rounds) and s["learners"] == "4"
@@ -168,14 +185,16 @@ def test_the_failed_host_can_be_left_out(hosts, toy, tmp_path):
     h = hosts(3)
     cfg = config(toy, tmp_path, target=0, max_rounds=6)
     out = tmp_path / "out"
-    job = h.mpiexec([(0, 4), (1, 1), (2, 1)],
-                    ["--config", cfg, "--out", out, "--inject-fault", "5:3:kill", toy / "train.txt"],
+    # Two learners on each learner host, sharing its weights; the hosts add their changes. Learner rank 6 (on the
+    # second host) is killed: the job goes on with the first host's two.
+    job = h.mpiexec([(0, 4), (1, 2), (2, 2)],
+                    ["--config", cfg, "--out", out, "--inject-fault", "6:3:kill", toy / "train.txt"],
                     supervise=["--restarts", "1", "--drop-failed-hosts"], timeout=JOB_TIMEOUT)
     assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-3000:]
     s = stats(out)
-    assert s["rounds"] == "6" and s["restarts"] == "1" and s["learners"] == "1"
+    assert s["rounds"] == "6" and s["restarts"] == "1" and s["learners"] == "2"
     assert "its host left out" in (out / "toy_stats.txt").read_text()
-    assert "the first 1 go on with theirs" in job.stderr
+    assert "the first 2 go on with theirs" in job.stderr
 
 
 def test_a_host_cut_off_from_the_network_leaves_no_process_behind(hosts, toy, tmp_path):

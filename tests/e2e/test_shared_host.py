@@ -1,0 +1,32 @@
+"""Learners on one host share one copy of the weights (share_host, the default; docs/strategies.md): a host's
+round is bpe batches however many learners train it, so each of L learners needs about 1/L of the data one
+learner needs; a lock-step strategy then has one member per host in its exchange."""
+
+import pytest
+
+from conftest import JOB_TIMEOUT
+
+
+def test_two_learners_sharing_a_host_each_need_half_the_data(run_job):
+    one = run_job(5, cfg={"max_rounds": 8, "fixed_batch_order": True}, timeout=JOB_TIMEOUT)
+    assert one.rc == 0, one.stderr
+    losses = [r["test_loss"] for r in one.metrics()]
+    target = losses[6]  # what one learner reached after 6 rounds of 10 batches
+    two = run_job(6, cfg={"max_rounds": 12, "fixed_batch_order": True, "target": target}, timeout=JOB_TIMEOUT)
+    assert two.rc == 0, two.stderr
+    stats = two.stats()
+    assert stats["stopped"] == "target", (target, [r["test_loss"] for r in two.metrics()])
+    rounds = int(stats["rounds"])
+    # Each of the two trains 5 of a round's 10 batches, and they got there about as soon as one learner did.
+    assert float(stats["windows_per_learner"]) == rounds * 5 * 64
+    assert rounds <= 7, (rounds, target, [r["test_loss"] for r in two.metrics()])
+
+
+@pytest.mark.parametrize("strategy", ["bsp", "diloco"])
+def test_other_lockstep_strategies_train_a_shared_host_copy(run_job, strategy):
+    job = run_job(7, cfg={"max_rounds": 4, "strategy": strategy}, timeout=JOB_TIMEOUT)
+    assert job.rc == 0, job.stderr
+    rows = job.metrics()
+    assert rows[-1]["test_loss"] < rows[0]["test_loss"] - 0.3, rows
+    # Three learners share a host's round of 10 batches: 4 each (rounded up).
+    assert rows[-1]["windows_per_learner"] == 4 * 4 * 64
