@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn import init
 
+from blocks import negative_sampling, rows_mean
 from handwritten_neg import HandwrittenNegCBOW
 from modeling import Dense, Model, Table
 
@@ -41,8 +42,8 @@ class NegCBOW(Model):
                                      init=init.zeros_)}
 
     def loss(self, p, context, target, noise):
-        h = p.embedding[context].mean(1)                        # [n, D]
-        return _negative_sampling(h, p.out_vectors, target, noise)
+        h = rows_mean(p.embedding, context)                     # [n, D]
+        return negative_sampling(h, p.out_vectors, target, noise)
 
     def optimizer(self, params):
         # The loss is a batch mean: times bs, lr is a rate per window.  The
@@ -53,18 +54,6 @@ class NegCBOW(Model):
         return torch.optim.SGD([{"params": [params["embedding"]],
                                  "lr": lr * 2 * self.cfg["window"]},
                                 {"params": rest}], lr=lr)
-
-
-def _negative_sampling(h, out_vectors, target, noise):
-    """word2vec's loss, averaged over the windows: -log sigmoid(u . h) for
-    the target's output vector u and -log sigmoid(-u . h) for each noise
-    word's (one equal to the target is skipped, as word2vec does)."""
-    words = torch.cat([target[:, None], noise], 1)              # [n, 1+K]
-    scores = (out_vectors[words] * h[:, None]).sum(-1)          # [n, 1+K]
-    real = (noise != target[:, None]).float()
-    per_window = F.softplus(-scores[:, 0]) \
-        + (F.softplus(scores[:, 1:]) * real).sum(1)
-    return per_window.mean()
 
 
 class SoftmaxCBOW(Model):
