@@ -2,9 +2,11 @@
 
 A model is a class: its parameters by name and shape (params), its loss
 written with PyTorch autograd (loss), an optimizer from torch.optim
-(optimizer); its settings are class attributes.  MODELS names the models
-and cfg.json picks one with "model".  Recipes (sum instead of mean, a hidden
-layer, Adam, full softmax) are in docs/models.md, "Change the model".
+(optimizer); its settings are class attributes.  A loss may use the
+building blocks of blocks.py (rows_mean, negative_sampling): the same as a
+few torch ops, and fast.  MODELS names the models and cfg.json picks one
+with "model".  Recipes (sum instead of mean, a hidden layer, Adam, full
+softmax) are in docs/models.md, "Change the model".
 engine.py, beside this file, is the contract with the C++ program; you
 need not read it.
 
