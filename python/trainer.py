@@ -5,8 +5,10 @@ Importing this module does no work.
 A step touches few rows of each Table, so it never differentiates a whole
 table: the rows the batch indexes are gathered into small leaf tensors, the
 model's loss runs with autograd on them, the optimizer steps them and they
-go back into the buffer (table_rows.py).  Dense parameters are ordinary leaf
-tensors viewing the buffer.
+go back into the buffer (table_rows.py).  The building blocks of blocks.py
+read a Table's rows in place instead, and with plain SGD hand it their rows'
+gradients (block_rows, TableRows.add_grad).  Dense parameters are ordinary
+leaf tensors viewing the buffer.
 
 Errors in the model's code raise ModelError naming the model's function,
 with the original exception chained (its traceback is printed).
