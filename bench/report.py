@@ -107,8 +107,9 @@ NOTES = {
         "`neg` is the hand-written model (the default), whose step on a CPU is the fused kernel of `src/kernels/`; "
         "\"neg, step as torch ops\" is the same step as torch ops (what `neg` runs on a GPU, or where the kernel "
         "is not built); "
-        "`neg_autograd` is library.py's `NegCBOW`, the same loss written with autograd and stepped by trainer.py "
-        "on the rows a batch touches, the model the recipes of models.md edit. The \"vs neg\" column compares "
+        "`neg_autograd` is library.py's `NegCBOW`, the same loss written with autograd on the building blocks of "
+        "blocks.py (kernels of `src/kernels/table_blocks.cpp` on the rows in place, their row gradients added by "
+        "trainer.py's SGD step), the model the recipes of models.md edit. The \"vs neg\" column compares "
         "each with `neg` at the same dim and batch; the quality table trains all three on the same windows.",
     "Pipeline, waiting ranks, memory, averaging":
         "The Batcher draws every batch at random from a pool of `shuffle_windows` windows (default 262 144, "

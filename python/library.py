@@ -2,9 +2,11 @@
 
 A model is a class: its parameters by name and shape (params), its loss
 written with PyTorch autograd (loss), an optimizer from torch.optim
-(optimizer); its settings are class attributes.  MODELS names the models
-and cfg.json picks one with "model".  Recipes (sum instead of mean, a hidden
-layer, Adam, full softmax) are in docs/models.md, "Change the model".
+(optimizer); its settings are class attributes.  A loss may use the
+building blocks of blocks.py (rows_mean, negative_sampling): the same as a
+few torch ops, and fast.  MODELS names the models and cfg.json picks one
+with "model".  Recipes (sum instead of mean, a hidden layer, Adam, full
+softmax) are in docs/models.md, "Change the model".
 engine.py, beside this file, is the contract with the C++ program; you
 need not read it.
 
@@ -19,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn import init
 
+from blocks import negative_sampling, rows_mean
 from handwritten_neg import HandwrittenNegCBOW
 from modeling import Dense, Model, Table
 
@@ -41,8 +44,8 @@ class NegCBOW(Model):
                                      init=init.zeros_)}
 
     def loss(self, p, context, target, noise):
-        h = p.embedding[context].mean(1)                        # [n, D]
-        return _negative_sampling(h, p.out_vectors, target, noise)
+        h = rows_mean(p.embedding, context)                     # [n, D]
+        return negative_sampling(h, p.out_vectors, target, noise)
 
     def optimizer(self, params):
         # The loss is a batch mean: times bs, lr is a rate per window.  The
@@ -53,18 +56,6 @@ class NegCBOW(Model):
         return torch.optim.SGD([{"params": [params["embedding"]],
                                  "lr": lr * 2 * self.cfg["window"]},
                                 {"params": rest}], lr=lr)
-
-
-def _negative_sampling(h, out_vectors, target, noise):
-    """word2vec's loss, averaged over the windows: -log sigmoid(u . h) for
-    the target's output vector u and -log sigmoid(-u . h) for each noise
-    word's (one equal to the target is skipped, as word2vec does)."""
-    words = torch.cat([target[:, None], noise], 1)              # [n, 1+K]
-    scores = (out_vectors[words] * h[:, None]).sum(-1)          # [n, 1+K]
-    real = (noise != target[:, None]).float()
-    per_window = F.softplus(-scores[:, 0]) \
-        + (F.softplus(scores[:, 1:]) * real).sum(1)
-    return per_window.mean()
 
 
 class SoftmaxCBOW(Model):

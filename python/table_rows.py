@@ -13,12 +13,20 @@ Plain SGD (no momentum, no weight decay) is linear and keeps no state, so
 stepping the unique rows equals adding lr times each occurrence's gradient
 into its row: for it a Table is gathered once per occurrence, without the
 unique-row pass, and the steps are scatter-added (index_put_ with
-accumulate, the fastest scatter-add of torch 1.13 on CPU).
+accumulate, the fastest scatter-add of torch 1.13 on CPU); on a CPU with
+float32 weights and fedavg_kernels built, one C++ kernel (sgd_rows) adds
+them instead, together with the row-sparse gradients (row ids, values) that
+blocks.py's building blocks hand over in place of gathered rows.
 """
 
 import torch
 
 from written_marks import WrittenMarks
+
+try:  # the kernels (src/kernels/), built with the program, which puts them on sys.path
+    import fedavg_kernels
+except ImportError:  # not built: the steps run as torch ops
+    fedavg_kernels = None
 
 
 class TableRows:
@@ -37,6 +45,8 @@ class TableRows:
         self.param = torch.nn.Parameter(torch.zeros(1, self.cols,
                                                     device=dev))
         self.calls = []           # (row ids, leaf) per indexing in the loss
+        # Row-sparse gradients from blocks.py (add_grad), for plain SGD.
+        self.grads = []
         self.row_state = {}       # optimizer state key -> [rows, ...] tensor
         self.scalar_state = {}    # optimizer state that is not per row
         self.plain_sgd = False
@@ -49,6 +59,15 @@ class TableRows:
         self._count = torch.zeros(self.rows, device=dev)
         self._one = torch.ones((), device=dev)
         self.written = WrittenMarks(self.rows, dev)  # for engine.written_rows
+        # The kernels of blocks.py and of the SGD step run on the rows in
+        # place (a NumPy view of the table), for float32 on a CPU.
+        self.kernels = fedavg_kernels if dev.type == "cpu" \
+            and tensor.dtype == torch.float32 and tensor.is_contiguous() \
+            else None
+        self.array = tensor.detach().numpy() if self.kernels else None
+        # What blocks.py's autograd functions take as the table's input, so
+        # that their backward runs (its gradient is never set).
+        self.token = torch.zeros((), device=dev, requires_grad=True)
 
     def adopt_state(self, optimizer):
         """Once the optimizer is built: state it made for the stand-in
@@ -62,6 +81,26 @@ class TableRows:
             else:
                 self.scalar_state[key] = value
         self.param.data = torch.empty(0, self.cols, device=self.device)
+
+    def clear(self):
+        """Before a step's loss: forget the last step's rows."""
+        self.calls.clear()
+        self.grads.clear()
+
+    def used(self):
+        """After backward: whether the loss gave this table a gradient."""
+        return bool(self.grads) or any(c[1].grad is not None
+                                       for c in self.calls)
+
+    def add_grad(self, ids, coef, vecs, alpha):
+        """A row-sparse gradient (blocks.py, plain SGD with the kernels
+        only): row ids[i, j] gets alpha * coef[i, j] * vecs[i] (coef None:
+        1); ids int64 [n, m] or [n], coef float32 of ids' shape, vecs
+        float32 [n, cols], all on the CPU.  Added to the table at prepare;
+        the tensors must not change until then."""
+        self.grads.append((ids.numpy(), None if coef is None
+                           else coef.numpy(), vecs.contiguous().numpy(),
+                           float(alpha)))
 
     def gather(self, ids):
         """The rows of ``ids`` (any shape) as [*ids.shape, cols], with
@@ -104,6 +143,9 @@ class TableRows:
         calls = [c for c in self.calls if c[1].grad is not None]
         self.calls.clear()
         self._uniq = None
+        if self.plain_sgd and self.kernels is not None:
+            self._sgd_rows(calls)
+            return
         if not calls:
             return
         if self.plain_sgd:
@@ -136,6 +178,21 @@ class TableRows:
                 state[key] = full.index_select(0, uniq)
             optimizer.state[self.param] = state
         self._uniq = uniq
+
+    def _sgd_rows(self, calls):
+        """SGD as one kernel over the blocks' row-sparse gradients and each
+        gathered occurrence's gradient (the same step as _sgd)."""
+        grads = self.grads + [(ids.contiguous().numpy(), None,
+                               leaf.grad.reshape(-1, self.cols)
+                               .contiguous().numpy(), 1.0)
+                              for ids, leaf, _ in calls]
+        self.grads = []
+        if not grads:
+            return
+        group = self.group
+        step = group["lr"] if group.get("maximize", False) else -group["lr"]
+        self.kernels.sgd_rows(self.array, grads, step, self.duplicates,
+                              self.written.flags())
 
     def _sgd(self, calls):
         """lr times each occurrence's gradient, scatter-added into its row

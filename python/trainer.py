@@ -5,8 +5,10 @@ Importing this module does no work.
 A step touches few rows of each Table, so it never differentiates a whole
 table: the rows the batch indexes are gathered into small leaf tensors, the
 model's loss runs with autograd on them, the optimizer steps them and they
-go back into the buffer (table_rows.py).  Dense parameters are ordinary leaf
-tensors viewing the buffer.
+go back into the buffer (table_rows.py).  The building blocks of blocks.py
+read a Table's rows in place instead, and with plain SGD hand it their rows'
+gradients (block_rows, TableRows.add_grad).  Dense parameters are ordinary
+leaf tensors viewing the buffer.
 
 Errors in the model's code raise ModelError naming the model's function,
 with the original exception chained (its traceback is printed).
@@ -215,7 +217,7 @@ class Trainer:
         if self._optimizer_steps:
             self.optimizer.zero_grad(set_to_none=True)
         for table in self.tables.values():
-            table.calls.clear()
+            table.clear()
         loss = self._loss(self._train_p, context, target, noise)
         value = loss.item()
         if not math.isfinite(value):
@@ -241,8 +243,7 @@ class Trainer:
     def _check_all_used(self):
         """After the first backward: a declared parameter the loss does not
         use would be averaged and checkpointed but never train."""
-        unused = [n for n, t in self.tables.items()
-                  if not any(c[1].grad is not None for c in t.calls)]
+        unused = [n for n, t in self.tables.items() if not t.used()]
         unused += [n for n, h in self.dense.items() if h.grad is None]
         if unused:
             raise ModelError(f"{self.name}.loss does not use parameter(s) "
@@ -341,6 +342,12 @@ class _Indexer:
             return self._tensor[ids]
         return self._table.gather(ids.long())
 
+    def _block_rows(self):
+        rows = self._table
+        if rows.kernels is None or (self._training and not rows.plain_sgd):
+            return None, False
+        return rows, self._training
+
     def _whole(self, *args, **kwargs):
         raise TypeError(f"{self._name!r} is a Table: index its rows "
                         f"(p.{self._name}[ids]); declare it Dense to use it "
@@ -357,6 +364,17 @@ class _Indexer:
                 a._whole()
         raise TypeError(f"{func.__name__}: a Table is not a tensor: index "
                         f"its rows (p.<name>[ids])")
+
+
+def block_rows(param):
+    """For blocks.py: (rows, training) where a building block may run its
+    kernels on ``param`` (a p.<name>), rows its TableRows: the kernels are
+    built and the weights float32 on a CPU, and while training (``training``
+    True: the block hands rows.add_grad its gradient) the table is stepped
+    by plain SGD.  (None, False) otherwise: the block runs as torch ops."""
+    if not isinstance(param, _Indexer):
+        return None, False
+    return param._block_rows()
 
 
 def _call(where, fn, *args):

@@ -46,11 +46,17 @@ def test_an_unedited_copy_or_the_bundled_file_gives_no_warning(tmp_path):
 
 
 def test_an_edited_helper_counts_for_the_classes_that_use_it(tmp_path):
-    lib = copy_library(tmp_path)
-    text = open(lib).read().replace("return per_window.mean()", "return 2 * per_window.mean()", 1)
-    assert text != open(lib).read()
-    open(lib, "w").write(text)
-    warning = model_source.edit_warning(models("NegCBOW", "SoftmaxCBOW"), "neg", lib, str(PYTHON_DIR / "library.py"))
+    # A library.py whose NegCBOW uses a module-level helper, and a copy with the helper (only) edited.
+    text = (PYTHON_DIR / "library.py").read_text()
+    use = "        return negative_sampling(h, p.out_vectors, target, noise)\n"
+    assert use in text
+    text = text.replace(use, use.replace("return ", "return _scaled(")[:-1] + ")\n")
+    text += "\n\ndef _scaled(x):\n    return x\n"
+    (tmp_path / "bundled").mkdir()
+    bundled, lib = tmp_path / "bundled" / "library.py", tmp_path / "library.py"
+    bundled.write_text(text)
+    lib.write_text(text.replace("    return x\n", "    return 2 * x\n"))
+    warning = model_source.edit_warning(models("NegCBOW", "SoftmaxCBOW"), "neg", str(lib), str(bundled))
     assert "edits NegCBOW (model neg_autograd)" in warning and "SoftmaxCBOW" not in warning
 
 
