@@ -28,7 +28,7 @@ sys.path.insert(0, HERE)
 
 import numpy as np  # noqa: E402
 
-import corpus  # noqa: E402  (puts python/ and the kernels' build folder on sys.path)
+import corpus  # noqa: E402,F401  (puts python/ and the kernels' build folder on sys.path)
 import learner_throughput as lt  # noqa: E402
 
 import fedavg_kernels as kernels  # noqa: E402
@@ -209,7 +209,7 @@ def main():
           + " | best loss | windows/s, all learners")
     for n in [int(x) for x in args.learners.split(",")]:
         reached, best, rate, failed = run(n, args, train, test, counts,
-                                             test_noise)
+                                          test_noise)
         if ref is None:
             ref = reached
         cells = []

@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import threading
 import time
@@ -27,14 +26,17 @@ import jobs  # noqa: E402
 import scale  # noqa: E402
 
 
-def learner_pss(first_learner):
-    """PSS in bytes of every fedavg_mpi process whose MPI rank is at least `first_learner`."""
+def learner_pss(first_learner, out):
+    """PSS in bytes of every fedavg_mpi process of the job writing to `out` whose MPI rank is at least
+    `first_learner`."""
     total = 0
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
             if Path(f"/proc/{pid}/comm").read_text().strip() != "fedavg_mpi":
+                continue
+            if out.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes():
                 continue
             env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
             rank = next((int(e.split(b"=", 1)[1]) for e in env if e.startswith(b"PMI_RANK=")), -1)
@@ -63,7 +65,7 @@ def run(tmp, name, cfg_dir, train, learners, **settings):
 
     def sample():
         while not done.is_set():
-            peak[0] = max(peak[0], learner_pss(4))
+            peak[0] = max(peak[0], learner_pss(4, str(d / "out")))
             time.sleep(0.2)
 
     watcher = threading.Thread(target=sample, daemon=True)

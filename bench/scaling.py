@@ -207,8 +207,9 @@ def main(argv=None):
                     if learners % hosts or learners < hosts:
                         continue
                     keys = {**strategy_keys(spec), **dict(args.set), "target": args.target}
-                    name = f"{spec.replace(':', '_').replace('+', '_')}_L{learners}" + (f"_H{hosts}" if hosts > 1
-                                                                                          else "")
+                    name = f"{spec.replace(':', '_').replace('+', '_')}_L{learners}"
+                    if hosts > 1:
+                        name += f"_H{hosts}"
                     stats = run_job(args.dir / "runs" / name, args.dir / "kjv", learners, keys, args.time_limit,
                                     args.fresh, hosts)
                     count = windows_to_target(stats)

@@ -118,8 +118,8 @@ TEST(Config, CombineAddTrainsAddBpeBatchesWithSeveralMembersOfTheExchange) {
   using fedavg::core::Combine;
   using fedavg::core::learner_bpe;
   const std::string base = R"({"data_name": "x", "bpe": 200, "bs": 1, "target": 1)";
-  const std::vector<int> one{0}, eight_apart{0, 1, 2, 3, 4, 5, 6, 7}, eight_on_one(8, 0), two_of_four{0, 0, 0, 0,
-                                                                                                     1, 1, 1, 1};
+  const std::vector<int> one{0}, eight_apart{0, 1, 2, 3, 4, 5, 6, 7}, eight_on_one(8, 0),
+      two_of_four{0, 0, 0, 0, 1, 1, 1, 1};
   const auto plain = parse_settings(base + "}", "cfg.json");
   EXPECT_EQ(plain.combine, Combine::Add);
   EXPECT_TRUE(plain.share_host);
