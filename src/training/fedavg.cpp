@@ -27,7 +27,8 @@ template <typename F> void each_row(const Layout& layout, const F& f) {
 // passes it down its subtree at once, so the next round needs nothing from the Dispatcher.
 void FedAvg::open_round(RoundSync& sync, std::vector<float>& w, bool first) {
   if (first) sync.weights(w);
-  if (first && combine_ == core::Combine::Add) start_ = w;
+  // The round's start, which adding takes the changes from: only where several members add theirs.
+  if (first && combine_ == core::Combine::Add && sync.comm().size() > 2) start_ = w;
 }
 
 void FedAvg::close_round(RoundSync& sync, std::vector<float>& w, float share) {
