@@ -10,13 +10,15 @@ from conftest import JOB_TIMEOUT
 
 # (ranks, cfg). easgd with one learner: with several, the Dispatcher takes their pushes in the order they come.
 RUNS = {
-    # A copy of the weights per learner (share_host false): learners that share one do not replay bit for bit.
-    "fedavg": (6, {"strategy": "fedavg", "exchange": "dense", "share_host": False}),
+    # A copy of the weights per learner (share_host false): learners that share one do not replay bit for bit;
+    # fedavg averages, so that 4 rounds are 40 batches (adding: 4).
+    "fedavg": (6, {"strategy": "fedavg", "exchange": "dense", "share_host": False, "combine": "average"}),
     "bsp": (6, {"strategy": "bsp", "exchange": "dense", "share_host": False}),
     "bmuf": (6, {"strategy": "bmuf", "block_momentum": 0.5, "exchange": "dense", "share_host": False}),
     "easgd": (5, {"strategy": "easgd"}),
     "fedavg, sparse top half in float16": (6, {"strategy": "fedavg", "exchange": "sparse", "sparse_rows": 0.5,
-                                               "sparse_values": "float16", "share_host": False}),
+                                               "sparse_values": "float16", "share_host": False,
+                                               "combine": "average"}),
 }
 
 
@@ -50,7 +52,8 @@ def test_a_model_on_a_copy_ends_with_the_same_weights(name, run_job, copying_pyt
 
 
 def test_a_model_on_a_copy_resumes_with_the_same_weights(run_job, copying_python):
-    cfg = {"max_rounds": 5, "fixed_batch_order": True, "strategy": "fedavg", "share_host": False}
+    cfg = {"max_rounds": 5, "fixed_batch_order": True, "strategy": "fedavg", "share_host": False,
+           "combine": "average"}
     runs = []
     for python_dir in (copying_python, None):
         failed = run_job(6, cfg=cfg, python_dir=python_dir, extra=["--inject-fault", "4:3:exception"],

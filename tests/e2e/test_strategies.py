@@ -131,7 +131,7 @@ def test_balanced_rounds_do_not_wait_for_a_slow_learner(run_job, strategy):
     its batches instead of holding every round back, and the rounds count the windows really trained (fewer
     than bpe x bs each)."""
     slow = {"max_rounds": 8, "bpe": 20, "bs": 256, "slow_learners": 1, "slow_factor": 30, "strategy": strategy,
-            "shuffle_windows": 4096, "share_host": False}  # a copy each: the slow learner is not shared
+            "shuffle_windows": 4096, "share_host": False, "combine": "average"}  # a copy each, rounds of bpe
     seconds, windows = {}, {}
     for balanced in (False, True):
         job = run_job(6, cfg={**slow, "balance_rounds": balanced})
