@@ -38,10 +38,12 @@ sys.path.insert(0, str(HERE))
 import corpus  # noqa: E402
 import jobs  # noqa: E402
 
-# Name -> cfg.json keys. fedavg is the default strategy (combine average) and is run with no keys of its own.
+# Name -> cfg.json keys. fedavg is the default strategy (a host's learners share its weights, the hosts' changes
+# are added) and is run with no keys of its own.
 STRATEGIES = {
     "fedavg": {},
-    "add": {"combine": "add"},  # fedavg, adding the learners' changes
+    "add": {"combine": "add"},  # fedavg, adding the changes of the exchange's members
+    "average": {"combine": "average"},  # fedavg, averaging them
     "diloco": {"strategy": "diloco"},
     "hogwild": {"strategy": "hogwild"},
     "bsp": {"strategy": "bsp"},
