@@ -45,7 +45,10 @@ int main(int argc, char** argv) {
       me.role = map.role_of(me.rank);
       core::tell_watcher(me);
       if (me.rank == 0) training::check_init_from(line.init_from);
-      // Collective over the world: where each learner runs decides how many batches it trains a round.
+      // Collective over the world: where each learner runs decides how many batches it trains a round. The ranks
+      // start their interpreters at different speeds: they meet at a polled barrier first, since the collectives
+      // of hosts() spin while they wait.
+      world.ibarrier().wait_until(comm::Deadline::after(liveness * comm::kIndirect));
       const std::vector<int> world_hosts = world.hosts();
       std::vector<int> learner_hosts_by_index;
       for (int l = 0; l < map.learners(); ++l)
