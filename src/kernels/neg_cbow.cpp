@@ -6,13 +6,7 @@
 #include <string>
 #include <vector>
 
-// The hot loops are built twice, for x86-64-v3 (AVX2, FMA) and for the baseline, and the loader picks the one the
-// CPU runs: one binary serves every x86-64 CPU.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define FEDAVG_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define FEDAVG_CLONES
-#endif
+#include "kernels/vector_ops.hpp"
 
 namespace fedavg::kernels {
 
@@ -31,8 +25,6 @@ Workspace& workspace() {
   static thread_local Workspace ws;
   return ws;
 }
-
-constexpr std::int64_t kAhead = 2;  // windows between a prefetch and the rows' use
 
 struct Rows {
   const float* in;  // [V, D]
@@ -55,18 +47,6 @@ inline void prefetch_window(const Rows& r, std::int64_t i, bool write) {
   };
   for (std::int64_t j = 0; j < r.ctx_width; ++j) ask(r.in + r.ctx[i * r.ctx_width + j] * r.dim);
   for (std::int64_t k = 0; k < r.out_width; ++k) ask(r.out + r.outs[i * r.out_width + k] * r.dim);
-}
-
-inline float dot(const float* a, const float* b, std::int64_t d) {
-  float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-  for (std::int64_t i = 0; i < d; ++i) s += a[i] * b[i];
-  return s;
-}
-
-inline void axpy(float a, const float* x, float* y, std::int64_t d) {
-#pragma omp simd
-  for (std::int64_t i = 0; i < d; ++i) y[i] += a * x[i];
 }
 
 // The windows' loss; h [n, D] gets each window's context mean. With g [n, 1+K] and grad_h [n, D] (both or
@@ -92,11 +72,9 @@ FEDAVG_CLONES double score(const Rows& r, float* h, float* grad_h, float* g, flo
       const float* u = r.out + outs[k] * d;
       if (k == 0 || outs[k] != outs[0]) {  // word2vec skips a noise word equal to the target
         const float s = dot(u, hi, d);
-        const float z = k == 0 ? -s : s;  // the loss of the row is softplus(z)
-        const float e = std::exp(-std::fabs(z));
-        window_loss += std::max(z, 0.0f) + std::log1p(e);
-        const float sigmoid = z >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
-        gk = k == 0 ? lr * sigmoid : -lr * sigmoid;
+        const Softplus f = softplus(k == 0 ? -s : s);  // the row's loss
+        window_loss += f.loss;
+        gk = k == 0 ? lr * f.sigmoid : -lr * f.sigmoid;
       }
       if (g) {
         g[i * r.out_width + k] = gk;

@@ -5,18 +5,11 @@
 #include <stdexcept>
 #include <string>
 
-// Built twice, for x86-64-v3 (AVX2, FMA) and for the baseline, as neg_cbow.cpp: the loader picks the one the CPU runs.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define FEDAVG_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define FEDAVG_CLONES
-#endif
+#include "kernels/vector_ops.hpp"
 
 namespace fedavg::kernels {
 
 namespace {
-
-constexpr std::int64_t kAhead = 2;  // windows between a prefetch and the rows' use
 
 // The row counts of sgd_rows, all zero between calls: O(batch) work per step, not O(rows).
 std::vector<std::uint32_t>& row_counts(std::int64_t rows) {
@@ -36,18 +29,6 @@ inline void prefetch_rows(const TableRef& t, const std::int64_t* ids, std::int64
       else __builtin_prefetch(row + b, 0);
     }
   }
-}
-
-inline float dot(const float* a, const float* b, std::int64_t d) {
-  float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-  for (std::int64_t i = 0; i < d; ++i) s += a[i] * b[i];
-  return s;
-}
-
-inline void axpy(float a, const float* x, float* y, std::int64_t d) {
-#pragma omp simd
-  for (std::int64_t i = 0; i < d; ++i) y[i] += a * x[i];
 }
 
 void check_ids(const std::int64_t* ids, std::int64_t count, std::int64_t rows) {
@@ -90,11 +71,9 @@ FEDAVG_CLONES double score(const TableRef& t, const float* h, const std::int64_t
       const float* u = t.data + word * d;
       if (j == 0 || word != target[i]) {  // word2vec skips a noise word equal to the target
         const float s = dot(u, hi, d);
-        const float z = j == 0 ? -s : s;  // the loss of the word is softplus(z)
-        const float e = std::exp(-std::fabs(z));
-        window_loss += std::max(z, 0.0f) + std::log1p(e);
-        const float sigmoid = z >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
-        g = j == 0 ? -grad_scale * sigmoid : grad_scale * sigmoid;  // d softplus(z) / d s
+        const Softplus f = softplus(j == 0 ? -s : s);  // the word's loss
+        window_loss += f.loss;
+        g = j == 0 ? -grad_scale * f.sigmoid : grad_scale * f.sigmoid;  // its derivative by s
       }
       if (ghi) {
         if (j == 0) g_target[i] = g;

@@ -36,8 +36,9 @@ ModelSetup describe_model(const Context& ctx, const core::Vocabulary& vocab, bri
   m.cfg["learners"] = ctx.map.learners();
   // Learners that train one shared copy of the weights at once (share_host): the model splits its batches so
   // that their steps together make one of bs windows. Shared weights live in host memory.
-  m.cfg["share_learners"] = HostShare::sharing(ctx);
-  if (HostShare::sharing(ctx) > 1) m.cfg["device"] = "cpu";
+  const int sharing = HostShare::sharing(ctx);
+  m.cfg["share_learners"] = sharing;
+  if (sharing > 1) m.cfg["device"] = "cpu";
   m.shapes = refused_as_input(ctx.cfg, [&] { return lib.param_shapes(m.cfg); });
   if (m.size() == 0) throw core::Error("engine.param_shapes describes a model with no parameters");
   return m;
