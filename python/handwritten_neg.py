@@ -36,38 +36,37 @@ def int_arg(name, value, low):
     return int(value)
 
 
-def _epoch_windows(opts):
-    """The windows a pass over the text makes, as far as the vocabulary's
-    counts tell (each word a window, less the words the Filter's
-    subsampling drops, in expectation); None without counts."""
+def _kept_counts(opts):
+    """Per word, its count less what the Filter's subsampling drops, in
+    expectation (float64); None without counts."""
     counts = opts.get("counts")
     if not counts:
         return None
     f = np.asarray(counts, dtype=np.float64)
     sample = float(opts.get("sample") or 0.0)
     if sample <= 0:
-        return float(f.sum())
+        return f
     threshold = sample * f.sum()
     with np.errstate(divide="ignore", invalid="ignore"):
         keep = np.minimum(1.0, (np.sqrt(f / threshold) + 1.0) * threshold / f)
-    return float(np.where(f > 0, f * keep, 0.0).sum())
+    return np.where(f > 0, f * keep, 0.0)
+
+
+def _epoch_windows(opts):
+    """The windows a pass over the text makes, as far as the vocabulary's
+    counts tell (each word a window, less the words the Filter's
+    subsampling drops, in expectation); None without counts."""
+    kept = _kept_counts(opts)
+    return None if kept is None else float(kept.sum())
 
 
 def _word_frequencies(opts, vocab_size):
     """Per word, the share of the training text's words it makes after the
     Filter's subsampling, as far as the counts tell (uniform without)."""
-    counts = opts.get("counts")
-    if not counts:
+    kept = _kept_counts(opts)
+    if kept is None or not kept.sum() > 0:
         return np.full(vocab_size, 1.0 / vocab_size)
-    f = np.asarray(counts, dtype=np.float64)
-    sample = float(opts.get("sample") or 0.0)
-    if sample > 0:
-        threshold = sample * f.sum()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            keep = np.minimum(1.0,
-                              (np.sqrt(f / threshold) + 1.0) * threshold / f)
-        f = np.where(f > 0, f * keep, 0.0)
-    return f / f.sum() if f.sum() > 0 else np.full(vocab_size, 1.0 / vocab_size)
+    return kept / kept.sum()
 
 
 def shared_steps(opts, negatives, noise_power):

@@ -1,7 +1,6 @@
 #include "training/host_share.hpp"
 
 #include <algorithm>
-#include <map>
 
 #include "training/learner_hosts.hpp"
 
