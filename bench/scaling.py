@@ -16,12 +16,16 @@ designs can be compared without editing this file, e.g. "add:add_power=0.5+add_b
 --text8 adds, for each run, the same job on the text8 prefix (bench/corpus.py, vocabulary 10000) in 5 epochs,
 dim 100, and prints its WordSim353 rho and final test loss (quality at equal total data).
 
+--text8-target T adds, for each run, the windows each learner trains on the text8 prefix (dim 100, the same
+prepared data as --text8) until the test loss reaches T, and the speedup against one learner of the default
+strategy there (at most --text8-epochs epochs).
+
 --hosts 1,2,4 runs each learner count on that many emulated hosts too (scripts/emulate_hosts.sh: network
 namespaces, so it needs root), the learners split evenly, the Dispatcher and the pipeline on the first host.
 
 Usage: /usr/bin/python3 bench/scaling.py [--learners 1,2,4,8] [--hosts 1,2,4]
            [--strategies fedavg,add,diloco,hogwild] [--target 2.0] [--set key=value ...] [--dir DIR]
-           [--time-limit 900] [--text8]
+           [--time-limit 900] [--text8] [--text8-target T] [--text8-epochs 10]
 """
 
 import argparse
@@ -71,6 +75,9 @@ def parse_args(argv):
     p.add_argument("--dir", type=Path, default=Path("/tmp/fedavg_scaling"), help="data and runs (reused)")
     p.add_argument("--time-limit", type=float, default=900, help="max_seconds of every job")
     p.add_argument("--text8", action="store_true", help="also WordSim353 rho on the text8 prefix")
+    p.add_argument("--text8-target", type=float, default=None,
+                   help="also the windows per learner to this test loss on the text8 prefix")
+    p.add_argument("--text8-epochs", type=int, default=10, help="the text8 target runs' epoch limit")
     p.add_argument("--fresh", action="store_true", help="run again where a finished run exists")
     args = p.parse_args(argv)
     if not args.learners or min(args.learners) < 1:
@@ -164,11 +171,25 @@ def windows_to_target(stats):
     return stats.get("windows_per_learner")
 
 
+def text8_data(args):
+    """The text8 prefix prepared at dim 100, vocabulary 10000 (once)."""
+    data_dir = args.dir / "text8"
+    prepare(data_dir, "text8", corpus.read_corpus("text8"), 10000, ["--dim", "100"])
+    return data_dir
+
+
+def text8_windows(args, spec, learners, hosts=1):
+    """Windows per learner until the test loss reaches --text8-target on the text8 prefix (None: not reached)."""
+    keys = {**strategy_keys(spec), **dict(args.set), "target": args.text8_target, "max_epochs": args.text8_epochs}
+    name = f"{spec.replace(':', '_').replace('+', '_')}_L{learners}" + (f"_H{hosts}" if hosts > 1 else "")
+    return windows_to_target(run_job(args.dir / "runs_text8_target" / name, text8_data(args), learners, keys,
+                                     args.time_limit, args.fresh, hosts))
+
+
 def text8_quality(args, spec, learners):
     """(WordSim353 rho, final test loss) after 5 epochs of the text8 prefix at dim 100 (python/evaluate.py on the
     embeddings the job wrote)."""
-    data_dir = args.dir / "text8"
-    prepare(data_dir, "text8", corpus.read_corpus("text8"), 10000, ["--dim", "100"])
+    data_dir = text8_data(args)
     keys = {**strategy_keys(spec), **dict(args.set), "target": 0, "max_epochs": 5}
     run_dir = args.dir / "runs_text8" / f"{spec.replace(':', '_').replace('+', '_')}_L{learners}"
     stats = run_job(run_dir, data_dir, learners, keys, args.time_limit, args.fresh)
@@ -195,10 +216,13 @@ def main(argv=None):
               "rounds"]
     if args.text8:
         header += ["text8 WordSim353 rho", "text8 test loss"]
+    if args.text8_target is not None:
+        header += [f"text8 windows per learner to {args.text8_target:g}", "text8 speedup"]
     rows = []
     # The reference: one learner of the default strategy (fedavg, no keys but --set).
     reference = windows_to_target(run_job(args.dir / "runs" / "fedavg_L1", args.dir / "kjv", 1,
                                           {**dict(args.set), "target": args.target}, args.time_limit, args.fresh))
+    text8_reference = text8_windows(args, "fedavg", 1) if args.text8_target is not None else None
     emulated = max(args.hosts) > 1
     if emulated:
         subprocess.run(["bash", str(EMULATE), "up", str(max(args.hosts)), PREFIX], check=True)
@@ -222,6 +246,10 @@ def main(argv=None):
                     if args.text8:
                         rho, loss = (None, None) if hosts > 1 else text8_quality(args, spec, learners)
                         row += ["-" if rho is None else f"{rho:.3f}", "-" if loss is None else f"{loss:.4f}"]
+                    if args.text8_target is not None:
+                        count = text8_windows(args, spec, learners, hosts)
+                        row += [fmt_count(count),
+                                f"{text8_reference / count:.2f}x" if count and text8_reference else "-"]
                     rows.append(row)
                     print(" | ".join(str(c) for c in row), flush=True)
     finally:
