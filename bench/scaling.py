@@ -6,7 +6,8 @@ Speedups are against one learner of the default strategy (fedavg with no keys bu
 The King James Bible is prepared once as the issue says (python/prepare.py --vocab-size 5000 --min-count 5,
 dim 32, the test windows held out of the training text) into DIR/data; every job then runs with the prepared
 cfg.json (bpe 200, bs 1024, the model's own lr 0.1), --set target=T (default 2.0), one shared pipeline,
-fixed_batch_order (so the counts are deterministic: they hold on any machine, however oversubscribed), the
+fixed_batch_order (so the counts of learners with a copy of the weights each are deterministic: they hold on any
+machine, however oversubscribed; learners that share a host's weights depend on the timing of their steps), the
 strategy's keys and the --set overrides. A count is taken where the job stopped at the target (a round's end),
 as the job's final line gives it; "-" where it stopped at a limit.
 
@@ -20,12 +21,16 @@ dim 100, and prints its WordSim353 rho and final test loss (quality at equal tot
 prepared data as --text8) until the test loss reaches T, and the speedup against one learner of the default
 strategy there (at most --text8-epochs epochs).
 
+--seeds 1,2,3,4,5 runs every job once per seed (the cfg's `seed`: the initial weights, the noise words, the
+Filter's drops and the Batcher's shuffle) and gives the median count, with each seed's rounds: at a target where the test loss flattens out,
+one run's count moves by whole rounds with the seed, one learner's as well (a median of one is the single run).
+
 --hosts 1,2,4 runs each learner count on that many emulated hosts too (scripts/emulate_hosts.sh: network
 namespaces, so it needs root), the learners split evenly, the Dispatcher and the pipeline on the first host.
 
 Usage: /usr/bin/python3 bench/scaling.py [--learners 1,2,4,8] [--hosts 1,2,4]
            [--strategies fedavg,add,diloco,hogwild] [--target 2.0] [--set key=value ...] [--dir DIR]
-           [--time-limit 900] [--text8] [--text8-target T] [--text8-epochs 10]
+           [--time-limit 900] [--text8] [--text8-target T] [--text8-epochs 10] [--seeds 1,2,3]
 """
 
 import argparse
@@ -78,6 +83,8 @@ def parse_args(argv):
     p.add_argument("--text8-target", type=float, default=None,
                    help="also the windows per learner to this test loss on the text8 prefix")
     p.add_argument("--text8-epochs", type=int, default=10, help="the text8 target runs' epoch limit")
+    p.add_argument("--seeds", type=comma_list(int), default=None,
+                   help="run every job once per seed and give the median (default: the cfg's seed, one run)")
     p.add_argument("--fresh", action="store_true", help="run again where a finished run exists")
     args = p.parse_args(argv)
     if not args.learners or min(args.learners) < 1:
@@ -171,6 +178,22 @@ def windows_to_target(stats):
     return stats.get("windows_per_learner")
 
 
+def over_seeds(args, run):
+    """run(keys, suffix) -> stats, once per seed of --seeds (once with the cfg's seed without it): (median
+    windows per learner to the target, None if it is a run that did not reach it; the median run's stats; each
+    run's rounds, "-" where it did not reach the target)."""
+    seeds = args.seeds or [None]
+    results = []
+    for seed in seeds:
+        stats = run({} if seed is None else {"seed": seed}, "" if seed is None else f"_s{seed}")
+        count = windows_to_target(stats)
+        results.append((math.inf if count is None else count, stats))
+    results.sort(key=lambda r: r[0])
+    count, stats = results[(len(results) - 1) // 2]  # the lower median: a count some run really took
+    rounds = "/".join(f"{r[1].get('rounds', 0):.0f}" if r[0] < math.inf else "-" for r in results)
+    return (None if count == math.inf else count), stats, rounds
+
+
 def text8_data(args):
     """The text8 prefix prepared at dim 100, vocabulary 10000 (once)."""
     data_dir = args.dir / "text8"
@@ -179,11 +202,14 @@ def text8_data(args):
 
 
 def text8_windows(args, spec, learners, hosts=1):
-    """Windows per learner until the test loss reaches --text8-target on the text8 prefix (None: not reached)."""
+    """Windows per learner until the test loss reaches --text8-target on the text8 prefix (None: not reached),
+    the median over --seeds."""
     keys = {**strategy_keys(spec), **dict(args.set), "target": args.text8_target, "max_epochs": args.text8_epochs}
     name = f"{spec.replace(':', '_').replace('+', '_')}_L{learners}" + (f"_H{hosts}" if hosts > 1 else "")
-    return windows_to_target(run_job(args.dir / "runs_text8_target" / name, text8_data(args), learners, keys,
-                                     args.time_limit, args.fresh, hosts))
+    data_dir = text8_data(args)
+    return over_seeds(args, lambda seed, suffix: run_job(args.dir / "runs_text8_target" / (name + suffix), data_dir,
+                                                         learners, {**keys, **seed}, args.time_limit, args.fresh,
+                                                         hosts))[0]
 
 
 def text8_quality(args, spec, learners):
@@ -213,15 +239,16 @@ def main(argv=None):
     args.dir = args.dir.resolve()
     prepare(args.dir / "kjv", "kjv", jobs.bible_corpus().read_text(encoding="utf-8"), 5000)
     header = ["strategy", "learners", "hosts", "windows per learner to target", "speedup", "final test loss",
-              "rounds"]
+              "rounds" if not args.seeds else f"rounds (seeds {','.join(map(str, args.seeds))})"]
     if args.text8:
         header += ["text8 WordSim353 rho", "text8 test loss"]
     if args.text8_target is not None:
         header += [f"text8 windows per learner to {args.text8_target:g}", "text8 speedup"]
     rows = []
     # The reference: one learner of the default strategy (fedavg, no keys but --set).
-    reference = windows_to_target(run_job(args.dir / "runs" / "fedavg_L1", args.dir / "kjv", 1,
-                                          {**dict(args.set), "target": args.target}, args.time_limit, args.fresh))
+    reference = over_seeds(args, lambda seed, suffix: run_job(
+        args.dir / "runs" / f"fedavg_L1{suffix}", args.dir / "kjv", 1,
+        {**dict(args.set), "target": args.target, **seed}, args.time_limit, args.fresh))[0]
     text8_reference = text8_windows(args, "fedavg", 1) if args.text8_target is not None else None
     emulated = max(args.hosts) > 1
     if emulated:
@@ -236,13 +263,12 @@ def main(argv=None):
                     name = f"{spec.replace(':', '_').replace('+', '_')}_L{learners}"
                     if hosts > 1:
                         name += f"_H{hosts}"
-                    stats = run_job(args.dir / "runs" / name, args.dir / "kjv", learners, keys, args.time_limit,
-                                    args.fresh, hosts)
-                    count = windows_to_target(stats)
+                    count, stats, rounds = over_seeds(args, lambda seed, suffix: run_job(
+                        args.dir / "runs" / (name + suffix), args.dir / "kjv", learners, {**keys, **seed},
+                        args.time_limit, args.fresh, hosts))
                     speedup = f"{reference / count:.2f}x" if count and reference else "-"
                     row = [spec, learners, hosts, fmt_count(count), speedup,
-                           stats.get("error") or f"{stats.get('final_loss', float('nan')):.4f}",
-                           f"{stats.get('rounds', 0):.0f}"]
+                           stats.get("error") or f"{stats.get('final_loss', float('nan')):.4f}", rounds]
                     if args.text8:
                         rho, loss = (None, None) if hosts > 1 else text8_quality(args, spec, learners)
                         row += ["-" if rho is None else f"{rho:.3f}", "-" if loss is None else f"{loss:.4f}"]

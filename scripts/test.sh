@@ -19,6 +19,6 @@ if ((quick)); then
   FEDAVG_BUILD_DIR="$build" /usr/bin/python3 -m pytest tests/e2e -v -m smoke "$@"
   exit 0
 fi
-FEDAVG_BUILD_DIR="$build" /usr/bin/python3 -m pytest tests/e2e -v "$@"
+FEDAVG_BUILD_DIR="$build" /usr/bin/python3 -m pytest tests/e2e -v --durations=15 "$@"
 # Hosts emulated with network namespaces: needs root (skipped with the reason otherwise).
-FEDAVG_BUILD_DIR="$build" /usr/bin/python3 -m pytest tests/multihost -v -rs "$@"
+FEDAVG_BUILD_DIR="$build" /usr/bin/python3 -m pytest tests/multihost -v -rs --durations=5 "$@"
