@@ -22,8 +22,8 @@ prepared data as --text8) until the test loss reaches T, and the speedup against
 strategy there (at most --text8-epochs epochs).
 
 --seeds 1,2,3,4,5 runs every job once per seed (the cfg's `seed`: the initial weights, the noise words, the
-Filter's drops and the Batcher's shuffle) and gives the median count, with each seed's rounds: at a target where the test loss flattens out,
-one run's count moves by whole rounds with the seed, one learner's as well (a median of one is the single run).
+Filter's drops and the Batcher's shuffle) and gives the median count, with each seed's rounds: at a target where
+the test loss flattens out, one run's count moves by whole rounds with the seed, one learner's as well.
 
 --hosts 1,2,4 runs each learner count on that many emulated hosts too (scripts/emulate_hosts.sh: network
 namespaces, so it needs root), the learners split evenly, the Dispatcher and the pipeline on the first host.
