@@ -507,6 +507,10 @@ int learner_bpe(const Settings& s, const std::vector<int>& hosts) {
   return shares ? (bpe + most - 1) / most : bpe;
 }
 
+double default_add_power(const Settings& s, const std::vector<int>& hosts) {
+  return shares_hosts(s, hosts) ? kHostAddPower : Settings{}.add_power;
+}
+
 bool is_settings_key(const std::string& key) { return find_key(key) != nullptr; }
 
 std::vector<std::string> settings_keys() {

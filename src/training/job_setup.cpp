@@ -132,6 +132,8 @@ core::Config settle_config(const core::CommandLine& line, const comm::Communicat
   cfg.settings = core::load_settings(cfg.cfg_path(), line.overrides, nullptr, &cfg.origins);
   // From here on bpe is what each learner trains a round (cfg.json keeps the key as given).
   cfg.settings.bpe = core::learner_bpe(cfg.settings, learner_hosts);
+  if (cfg.origins.count("add_power") == 0)
+    cfg.settings.add_power = core::default_add_power(cfg.settings, learner_hosts);
   return cfg;
 }
 

@@ -135,6 +135,9 @@ TEST(Config, CombineAddTrainsAddBpeBatchesWithSeveralMembersOfTheExchange) {
   EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "add_bpe": 0, "share_host": false})", "cfg.json"), eight_on_one),
             200);
   EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "strategy": "hogwild"})", "cfg.json"), eight_on_one), 200);
+  EXPECT_EQ(fedavg::core::default_add_power(plain, two_of_four), fedavg::core::kHostAddPower);  // hosts add
+  EXPECT_EQ(fedavg::core::default_add_power(plain, eight_apart), 0.6);                          // single learners add
+  EXPECT_EQ(fedavg::core::default_add_power(own_copies, two_of_four), 0.6);
   const auto e = error_of(base + R"(, "add_power": 2})");
   EXPECT_NE(e.find("\"add_power\" must be between 0 and 1"), std::string::npos) << e;
 }
