@@ -25,12 +25,19 @@ strategy there (at most --text8-epochs epochs).
 Filter's drops and the Batcher's shuffle) and gives the median count, with each seed's rounds: at a target where
 the test loss flattens out, one run's count moves by whole rounds with the seed, one learner's as well.
 
+--wall (the default on a machine with 16 cores or more) adds wall-clock columns: the job's seconds of training to
+the target (the median run's, the job's own `seconds`) and its speedup against one learner's; and, on one host,
+gensim (Word2Vec CBOW, the jobs' dim, window 2, 5 negatives, subsampling 1e-3, the prepared vocabulary) with as
+many worker threads as the job has learners: its seconds to train the data one learner needed to reach the
+target (that learner's epochs times gensim's best of two one-epoch passes), and its speedup against one worker,
+measured in the same run. On fewer cores than learners neither speedup means much.
+
 --hosts 1,2,4 runs each learner count on that many emulated hosts too (scripts/emulate_hosts.sh: network
 namespaces, so it needs root), the learners split evenly, the Dispatcher and the pipeline on the first host.
 
 Usage: /usr/bin/python3 bench/scaling.py [--learners 1,2,4,8] [--hosts 1,2,4]
            [--strategies fedavg,add,diloco,hogwild] [--target 2.0] [--set key=value ...] [--dir DIR]
-           [--time-limit 900] [--text8] [--text8-target T] [--text8-epochs 10] [--seeds 1,2,3]
+           [--time-limit 900] [--text8] [--text8-target T] [--text8-epochs 10] [--seeds 1,2,3] [--wall]
 """
 
 import argparse
@@ -40,6 +47,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -85,6 +93,8 @@ def parse_args(argv):
     p.add_argument("--text8-epochs", type=int, default=10, help="the text8 target runs' epoch limit")
     p.add_argument("--seeds", type=comma_list(int), default=None,
                    help="run every job once per seed and give the median (default: the cfg's seed, one run)")
+    p.add_argument("--wall", action="store_true", default=(os.cpu_count() or 1) >= 16,
+                   help="wall time to the target, and gensim with as many threads (default: on 16 cores or more)")
     p.add_argument("--fresh", action="store_true", help="run again where a finished run exists")
     args = p.parse_args(argv)
     if not args.learners or min(args.learners) < 1:
@@ -230,6 +240,45 @@ def text8_quality(args, spec, learners):
     return similarity.get("rho"), stats.get("final_loss")
 
 
+class GensimPeer:
+    """gensim Word2Vec CBOW on a prepared corpus (its training text, its vocabulary), as the jobs train it."""
+
+    def __init__(self, data_dir, dim):
+        words = [line.split()[0] for line in (data_dir / "config" / "vocab.txt").read_text(encoding="utf-8")
+                 .splitlines() if line.strip()]
+        ids = corpus.token_lines((data_dir / "train.txt").read_text(encoding="utf-8"), words)
+        self.sentences = corpus.gensim_sentences(ids, words)
+        self.dim = dim
+        self.seconds = {}
+
+    def epoch_seconds(self, workers):
+        """gensim's best of two one-epoch passes with `workers` threads (measured once)."""
+        if workers not in self.seconds:
+            from gensim.models import Word2Vec
+            model = Word2Vec(vector_size=self.dim, window=2, negative=5, min_count=1, sample=1e-3, sg=0,
+                             cbow_mean=1, workers=workers, seed=1)
+            model.build_vocab(self.sentences)
+            best = math.inf
+            for _ in range(2):
+                began = time.perf_counter()
+                model.train(self.sentences, total_examples=len(self.sentences), epochs=1)
+                best = min(best, time.perf_counter() - began)
+            self.seconds[workers] = best
+        return self.seconds[workers]
+
+
+def wall_columns(stats, reference, learners, hosts, gensim, epochs):
+    """The --wall columns of one row: seconds to the target, speedup, gensim's seconds with `learners` threads for
+    one learner's `epochs`, its speedup against one thread."""
+    seconds = stats.get("seconds") if stats.get("stopped") == "target" else None
+    ours = ["-" if seconds is None else f"{seconds:.2f}",
+            f"{reference / seconds:.2f}x" if seconds and reference else "-"]
+    if hosts > 1 or not epochs:
+        return ours + ["-", "-"]
+    theirs = gensim.epoch_seconds(learners) * epochs
+    return ours + [f"{theirs:.2f}", f"{gensim.epoch_seconds(1) * epochs / theirs:.2f}x"]
+
+
 def fmt_count(value):
     return "-" if value is None else f"{value:,.0f}"
 
@@ -244,11 +293,18 @@ def main(argv=None):
         header += ["text8 WordSim353 rho", "text8 test loss"]
     if args.text8_target is not None:
         header += [f"text8 windows per learner to {args.text8_target:g}", "text8 speedup"]
+    if args.wall:
+        header += ["seconds to target", "wall speedup", "gensim, as many threads: seconds for one learner's data",
+                   "gensim speedup"]
     rows = []
     # The reference: one learner of the default strategy (fedavg, no keys but --set).
-    reference = over_seeds(args, lambda seed, suffix: run_job(
+    reference, reference_stats, _ = over_seeds(args, lambda seed, suffix: run_job(
         args.dir / "runs" / f"fedavg_L1{suffix}", args.dir / "kjv", 1,
-        {**dict(args.set), "target": args.target, **seed}, args.time_limit, args.fresh))[0]
+        {**dict(args.set), "target": args.target, **seed}, args.time_limit, args.fresh))
+    if args.wall:
+        gensim = GensimPeer(args.dir / "kjv", json.loads((args.dir / "kjv" / "config" / "cfg.json").read_text())["dim"])
+        epochs = reference_stats.get("epochs") if reference else None
+        reference_seconds = reference_stats.get("seconds") if reference else None
     text8_reference = text8_windows(args, "fedavg", 1) if args.text8_target is not None else None
     emulated = max(args.hosts) > 1
     if emulated:
@@ -276,6 +332,8 @@ def main(argv=None):
                         count = text8_windows(args, spec, learners, hosts)
                         row += [fmt_count(count),
                                 f"{text8_reference / count:.2f}x" if count and text8_reference else "-"]
+                    if args.wall:
+                        row += wall_columns(stats, reference_seconds, learners, hosts, gensim, epochs)
                     rows.append(row)
                     print(" | ".join(str(c) for c in row), flush=True)
     finally:
