@@ -21,9 +21,10 @@ dim 100, and prints its WordSim353 rho and final test loss (quality at equal tot
 prepared data as --text8) until the test loss reaches T, and the speedup against one learner of the default
 strategy there (at most --text8-epochs epochs).
 
---seeds 1,2,3,4,5 runs every job once per seed (the cfg's `seed`: the initial weights, the noise words, the
-Filter's drops and the Batcher's shuffle) and gives the median count, with each seed's rounds: at a target where
-the test loss flattens out, one run's count moves by whole rounds with the seed, one learner's as well.
+Every job runs once per seed of --seeds (default 1,2,3,4,5; the cfg's `seed`: the initial weights, the noise
+words, the Filter's drops and the Batcher's shuffle), and a cell gives the median count, with each seed's rounds:
+at a target where the test loss flattens out, one run's count moves by whole rounds with the seed, one learner's
+as well. --seeds 1 makes one run of each.
 
 --wall (the default on a machine with 16 cores or more) adds wall-clock columns: the job's seconds of training to
 the target (the median run's, the job's own `seconds`) and its speedup against one learner's; and, on one host,
@@ -37,7 +38,7 @@ namespaces, so it needs root), the learners split evenly, the Dispatcher and the
 
 Usage: /usr/bin/python3 bench/scaling.py [--learners 1,2,4,8] [--hosts 1,2,4]
            [--strategies fedavg,add,diloco,hogwild] [--target 2.0] [--set key=value ...] [--dir DIR]
-           [--time-limit 900] [--text8] [--text8-target T] [--text8-epochs 10] [--seeds 1,2,3] [--wall]
+           [--time-limit 900] [--text8] [--text8-target T] [--text8-epochs 10] [--seeds 1,2,3,4,5] [--wall]
 """
 
 import argparse
@@ -91,12 +92,14 @@ def parse_args(argv):
     p.add_argument("--text8-target", type=float, default=None,
                    help="also the windows per learner to this test loss on the text8 prefix")
     p.add_argument("--text8-epochs", type=int, default=10, help="the text8 target runs' epoch limit")
-    p.add_argument("--seeds", type=comma_list(int), default=None,
-                   help="run every job once per seed and give the median (default: the cfg's seed, one run)")
+    p.add_argument("--seeds", type=comma_list(int), default=[1, 2, 3, 4, 5],
+                   help="run every job once per seed and give the median")
     p.add_argument("--wall", action="store_true", default=(os.cpu_count() or 1) >= 16,
                    help="wall time to the target, and gensim with as many threads (default: on 16 cores or more)")
     p.add_argument("--fresh", action="store_true", help="run again where a finished run exists")
     args = p.parse_args(argv)
+    if not args.seeds:
+        p.error("--seeds must name at least one seed")
     if not args.learners or min(args.learners) < 1:
         p.error("--learners must be positive integers")
     return args
@@ -189,13 +192,12 @@ def windows_to_target(stats):
 
 
 def over_seeds(args, run):
-    """run(keys, suffix) -> stats, once per seed of --seeds (once with the cfg's seed without it): (median
+    """run(keys, suffix) -> stats, once per seed of --seeds: (median
     windows per learner to the target, None if it is a run that did not reach it; the median run's stats; each
     run's rounds, "-" where it did not reach the target)."""
-    seeds = args.seeds or [None]
     results = []
-    for seed in seeds:
-        stats = run({} if seed is None else {"seed": seed}, "" if seed is None else f"_s{seed}")
+    for seed in args.seeds:
+        stats = run({"seed": seed}, f"_s{seed}")
         count = windows_to_target(stats)
         results.append((math.inf if count is None else count, stats))
     results.sort(key=lambda r: r[0])
@@ -288,7 +290,7 @@ def main(argv=None):
     args.dir = args.dir.resolve()
     prepare(args.dir / "kjv", "kjv", jobs.bible_corpus().read_text(encoding="utf-8"), 5000)
     header = ["strategy", "learners", "hosts", "windows per learner to target", "speedup", "final test loss",
-              "rounds" if not args.seeds else f"rounds (seeds {','.join(map(str, args.seeds))})"]
+              f"rounds (seeds {','.join(map(str, args.seeds))})"]
     if args.text8:
         header += ["text8 WordSim353 rho", "text8 test loss"]
     if args.text8_target is not None:
