@@ -73,7 +73,7 @@ struct Settings {
   bool share_host = true;  // fedavg, bsp, bmuf, diloco: a host's learners train one shared copy of the weights
   Combine combine = Combine::Add;
   double add_power = 0.6;     // add: a row changed by k members moves by at least their mean times k^add_power
-                              // (kHostAddPower where the members are hosts of sharing learners; add_power_for)
+                              // (kHostAddPower where the members are hosts of sharing learners: default_add_power)
   bool add_agreement = true;  // add: ... and by up to their sum where their changes disagree
   int add_bpe = 1;            // add, several learners: batches per learner per round (0: bpe)
   Exchange exchange = Exchange::Auto;
