@@ -206,6 +206,11 @@ def over_seeds(args, run):
     return (None if count == math.inf else count), stats, rounds
 
 
+def run_name(spec, learners, hosts=1):
+    """The folder name of a job: the strategy spec, the learners and (several) the hosts."""
+    return f"{spec.replace(':', '_').replace('+', '_')}_L{learners}" + (f"_H{hosts}" if hosts > 1 else "")
+
+
 def text8_data(args):
     """The text8 prefix prepared at dim 100, vocabulary 10000 (once)."""
     data_dir = args.dir / "text8"
@@ -217,7 +222,7 @@ def text8_windows(args, spec, learners, hosts=1):
     """Windows per learner until the test loss reaches --text8-target on the text8 prefix (None: not reached),
     the median over --seeds."""
     keys = {**strategy_keys(spec), **dict(args.set), "target": args.text8_target, "max_epochs": args.text8_epochs}
-    name = f"{spec.replace(':', '_').replace('+', '_')}_L{learners}" + (f"_H{hosts}" if hosts > 1 else "")
+    name = run_name(spec, learners, hosts)
     data_dir = text8_data(args)
     return over_seeds(args, lambda seed, suffix: run_job(args.dir / "runs_text8_target" / (name + suffix), data_dir,
                                                          learners, {**keys, **seed}, args.time_limit, args.fresh,
@@ -229,7 +234,7 @@ def text8_quality(args, spec, learners):
     embeddings the job wrote)."""
     data_dir = text8_data(args)
     keys = {**strategy_keys(spec), **dict(args.set), "target": 0, "max_epochs": 5}
-    run_dir = args.dir / "runs_text8" / f"{spec.replace(':', '_').replace('+', '_')}_L{learners}"
+    run_dir = args.dir / "runs_text8" / run_name(spec, learners)
     stats = run_job(run_dir, data_dir, learners, keys, args.time_limit, args.fresh)
     if "error" in stats:
         return None, None
@@ -318,9 +323,7 @@ def main(argv=None):
                     if learners % hosts or learners < hosts:
                         continue
                     keys = {**strategy_keys(spec), **dict(args.set), "target": args.target}
-                    name = f"{spec.replace(':', '_').replace('+', '_')}_L{learners}"
-                    if hosts > 1:
-                        name += f"_H{hosts}"
+                    name = run_name(spec, learners, hosts)
                     count, stats, rounds = over_seeds(args, lambda seed, suffix: run_job(
                         args.dir / "runs" / (name + suffix), args.dir / "kjv", learners, {**keys, **seed},
                         args.time_limit, args.fresh, hosts))
