@@ -9,8 +9,11 @@ namespace fedavg::training {
 
 class Bmuf : public Lockstep {
  public:
-  Bmuf(double block_lr, double momentum, bool nesterov)
-      : block_lr_(static_cast<float>(block_lr)), momentum_(static_cast<float>(momentum)), nesterov_(nesterov) {}
+  Bmuf(double block_lr, double momentum, bool nesterov, CombineRule rule = CombineRule::average())
+      : Lockstep(rule),
+        block_lr_(static_cast<float>(block_lr)),
+        momentum_(static_cast<float>(momentum)),
+        nesterov_(nesterov) {}
   std::vector<float>& state() override { return m_; }
   std::string divergence_hint(int learners) const override;
 

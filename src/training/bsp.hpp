@@ -9,6 +9,9 @@
 namespace fedavg::training {
 
 class Bsp : public Lockstep {
+ public:
+  explicit Bsp(CombineRule rule = CombineRule::average()) : Lockstep(rule) {}
+
  protected:
   // Only the first round of a process needs the Dispatcher's weights (initial or resumed).
   void open_round(RoundSync& sync, std::vector<float>& w, bool first) override;

@@ -3,15 +3,14 @@
 // window-weighted averaged (combine average) (docs/strategies.md#fedavg).
 #pragma once
 
-#include "core/settings.hpp"
+#include "training/combine_rule.hpp"
 #include "training/lockstep.hpp"
 
 namespace fedavg::training {
 
 class FedAvg : public Lockstep {
  public:
-  FedAvg(core::Combine combine = core::Combine::Average, double add_power = 1.0, bool agreement = false)
-      : combine_(combine), add_power_(static_cast<float>(add_power)), agreement_(agreement) {}
+  explicit FedAvg(CombineRule rule = CombineRule::average()) : Lockstep(rule) {}
 
  protected:
   void open_round(RoundSync& sync, std::vector<float>& w, bool first) override;
@@ -24,12 +23,9 @@ class FedAvg : public Lockstep {
   // Learner: its change of the round in `w` (w - start_) and, per row of every table, 1 if the row moved.
   void own_changes(std::vector<float>& w, float scale);
   // Learner 1 and the Dispatcher: `w` holds the learners' summed changes and touched_ how many changed each row
-  // (weighted by windows); leaves start_ + the damped sum in `w`.
+  // (weighted by windows); leaves start_ + the damped sum in `w` (CombineRule::apply_sum).
   void apply_changes(std::vector<float>& w) const;
 
-  core::Combine combine_;
-  float add_power_;
-  bool agreement_;
   std::vector<float> start_;  // combine add: the round's global weights
   // combine add: per row of every table, the learners that changed it, then the sum of their changes' squares.
   std::vector<float> touched_;

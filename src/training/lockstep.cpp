@@ -136,7 +136,7 @@ void Lockstep::learner_rounds(LearnerRun& run) {
   const auto written = [&] { return share_ ? bridge::WrittenRows{} : run.written_rows(); };
   std::optional<SparseLearner> sparse;
   if (exchanges && sparse_exchange(s, w.size(), ctx.learners_on_one_host()))
-    sparse.emplace(*sync, layout_, s, sparse_publisher());
+    sparse.emplace(*sync, layout_, s, sparse_publisher(), combine_);
   bool first = true;
   for (;;) {
     const comm::Control c = control.next();

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "training/combine_rule.hpp"
 #include "training/host_share.hpp"
 #include "training/round_sync.hpp"
 #include "training/sparse_delta.hpp"
@@ -19,6 +20,8 @@ namespace fedavg::training {
 
 class Lockstep : public Strategy {
  public:
+  // `rule`: how the exchange combines the members' changes (CombineRule), for both exchanges.
+  explicit Lockstep(CombineRule rule) : combine_(rule) {}
   void dispatcher_rounds(DispatcherRun& run) final;
   void learner_rounds(LearnerRun& run) final;
   // share_host with several learners on a host (HostShare): the host's shared copy of the weights.
@@ -41,11 +44,13 @@ class Lockstep : public Strategy {
   virtual void after_sparse_round(RoundSync& sync, const std::vector<float>& w);
   // Where each parameter lies in the weights (set before the first round).
   const Layout& layout() const { return layout_; }
+  const CombineRule& combine() const { return combine_; }
 
  private:
   // Dispatcher: the sparse exchange of a round of `kind`, leaving the new global weights in `w`.
   void dispatcher_sparse_round(RoundSync& sync, SparseDispatcher& sparse, std::vector<float>& w, RoundKind kind);
   Publisher sparse_publisher() const;
+  CombineRule combine_;
   Layout layout_;
   std::unique_ptr<HostShare> share_;  // share_host with several learners on a host; else null
   std::vector<float> host_copy_;      // a leader's copy of its host's weights, for the exchange

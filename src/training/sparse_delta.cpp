@@ -188,15 +188,14 @@ void SparseDelta::add(const SparseDelta& o, const Layout& layout) {
   for (std::size_t t = 0; t < parts.size(); ++t) add_part(parts[t], o.parts[t], layout[t].cols);
 }
 
-void SparseDelta::normalise(const Layout& layout, core::Workers* workers, int learners, float power) {
+void SparseDelta::normalise(const Layout& layout, const CombineRule& rule, int learners, core::Workers* workers) {
   for (std::size_t t = 0; t < parts.size(); ++t) {
     Part& p = parts[t];
     if (p.weights.empty()) continue;
     const std::size_t cols = layout[t].cols;
     for_rows(workers, p.rows.size(), [&](std::size_t begin, std::size_t end) {
       for (std::size_t k = begin; k < end; ++k) {
-        float inv = p.weights[k] > 0 ? 1.0f / p.weights[k] : 0.0f;
-        if (learners > 0 && p.weights[k] > 0) inv *= std::pow(static_cast<float>(learners) * p.weights[k], power);
+        const float inv = rule.row_factor(p.weights[k], learners);
         for (std::size_t c = 0; c < cols; ++c) p.values[k * cols + c] *= inv;
       }
     });

@@ -12,6 +12,7 @@
 
 #include "bridge/library.hpp"
 #include "core/workers.hpp"
+#include "training/combine_rule.hpp"
 
 namespace fedavg::training {
 
@@ -54,10 +55,10 @@ struct SparseDelta {
   // `workers` share the rows; the result is the same bits as decoding and adding.
   void merge_encoded(const std::vector<std::uint8_t>& bytes, const Layout& layout, ValueType type, std::size_t skip,
                      SparseDelta& spare, core::Workers* workers = nullptr);
-  // Divides every row by its weight (and drops the weights). `workers` share the rows. With `learners` (fedavg's
-  // combine add) a row of weight W, the windows share of the k = learners * W learners that sent it, is then
-  // multiplied by k^power: their mean change times k^power.
-  void normalise(const Layout& layout, core::Workers* workers = nullptr, int learners = 0, float power = 0.0f);
+  // Multiplies every row by `rule`'s factor for its weight W (the windows share of the learners that sent it) of
+  // `learners` (CombineRule::row_factor: 1 / W, times (learners * W)^power where the rule adds), and drops the
+  // weights. `workers` share the rows.
+  void normalise(const Layout& layout, const CombineRule& rule, int learners, core::Workers* workers = nullptr);
   // w[row] += values, for every row.
   void apply_to(float* w, const Layout& layout) const;
   // Encodes into `out`, resized to fit, after `front` bytes left untouched for the caller's header. `workers`:

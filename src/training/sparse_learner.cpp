@@ -13,11 +13,9 @@
 
 namespace fedavg::training {
 
-SparseLearner::SparseLearner(RoundSync& sync, Layout layout, const core::Settings& s, Publisher publisher)
-    : link_(sync, std::move(layout), s, publisher),
-      adds_(s.strategy == core::StrategyKind::FedAvg && s.combine == core::Combine::Add),
-      touched_(adds_ || s.sparse_weighting == core::SparseWeighting::Touched),
-      add_power_(static_cast<float>(s.add_power)) {}
+SparseLearner::SparseLearner(RoundSync& sync, Layout layout, const core::Settings& s, Publisher publisher,
+                             CombineRule rule)
+    : link_(sync, std::move(layout), s, publisher), rule_(rule) {}
 
 void SparseLearner::start_from(const std::vector<float>& w) {
   start_ = w;
@@ -96,7 +94,7 @@ void SparseLearner::emit(std::vector<float>& w, std::size_t t, const std::vector
     SparseDelta::Part& part = parts_[rows[i] % owners].parts[t];
     slot_[i] = part.rows.size();
     part.rows.push_back(rows[i]);
-    if (touched_) part.weights.push_back(scale);
+    if (rule_.weighs_rows()) part.weights.push_back(scale);
   }
   for (SparseDelta& p : parts_) p.parts[t].values.resize(p.parts[t].rows.size() * cols);
   // A row goes to its owner's part as its change times the share, rounded as the owner will decode it; what the
@@ -211,7 +209,7 @@ void SparseLearner::scatter(RoundKind kind) {
     mine().merge_encoded(link_.msg(), layout(), link_.values(kind), 0, link_.spare(), &link_.workers());
   }
   if (full) link_.release_buffers();
-  if (touched_) mine().normalise(layout(), &link_.workers(), adds_ ? link_.learners() : 0, add_power_);
+  if (rule_.weighs_rows()) mine().normalise(layout(), rule_, link_.learners(), &link_.workers());
 }
 
 void SparseLearner::publish_own(std::vector<float>& w, RoundKind kind) {

@@ -10,6 +10,7 @@
 
 #include "bridge/written_rows.hpp"
 #include "core/settings.hpp"
+#include "training/combine_rule.hpp"
 #include "training/round_sync.hpp"
 #include "training/sparse_delta.hpp"
 #include "training/sparse_exchange.hpp"
@@ -19,7 +20,8 @@ namespace fedavg::training {
 
 class SparseLearner {
  public:
-  SparseLearner(RoundSync& sync, Layout layout, const core::Settings& s, Publisher publisher);
+  // `rule`: how the owners combine the rows they sum (the strategy's).
+  SparseLearner(RoundSync& sync, Layout layout, const core::Settings& s, Publisher publisher, CombineRule rule);
 
   const Layout& layout() const { return link_.layout(); }
   unsigned threads() const { return link_.threads(); }
@@ -82,9 +84,7 @@ class SparseLearner {
   void release_buffers();
 
   SparseLink link_;
-  bool adds_;     // fedavg's combine add: a row's mean change times k^add_power, for k senders
-  bool touched_;  // weight each row by the windows of the learners that sent it
-  float add_power_;
+  CombineRule rule_;
   std::vector<float> start_;  // the global weights
   // Kept from round to round for their capacity: a round allocates nothing once it has seen its largest (but for
   // a full round's, given back after it).

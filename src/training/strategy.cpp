@@ -10,11 +10,14 @@
 namespace fedavg::training {
 
 std::unique_ptr<Strategy> Strategy::make(const core::Settings& s) {
+  // The combine rule of the lock-step strategies: fedavg's combine add, else the window-weighted average.
+  const CombineRule average = CombineRule::average(s.sparse_weighting == core::SparseWeighting::Touched);
+  const CombineRule fedavg = s.combine == core::Combine::Add ? CombineRule::add(s.add_power, s.add_agreement) : average;
   switch (s.strategy) {
-    case core::StrategyKind::FedAvg: return std::make_unique<FedAvg>(s.combine, s.add_power, s.add_agreement);
-    case core::StrategyKind::Bsp: return std::make_unique<Bsp>();
-    case core::StrategyKind::Bmuf: return std::make_unique<Bmuf>(s.block_lr, s.block_momentum, s.nesterov);
-    case core::StrategyKind::Diloco: return std::make_unique<Bmuf>(s.block_lr, s.block_momentum, true);
+    case core::StrategyKind::FedAvg: return std::make_unique<FedAvg>(fedavg);
+    case core::StrategyKind::Bsp: return std::make_unique<Bsp>(average);
+    case core::StrategyKind::Bmuf: return std::make_unique<Bmuf>(s.block_lr, s.block_momentum, s.nesterov, average);
+    case core::StrategyKind::Diloco: return std::make_unique<Bmuf>(s.block_lr, s.block_momentum, true, average);
     case core::StrategyKind::Easgd: return std::make_unique<Easgd>(s.elastic_alpha);
     case core::StrategyKind::Hogwild: return std::make_unique<Hogwild>();
   }

@@ -198,7 +198,7 @@ TEST(SparseDelta, WeightedRowsAreAveragedOverTheirOwnWeights) {
   SparseDelta b = delta({1}, 3.0f, {}, 0.0f);  // row 1 only
   b.parts[0].weights = {0.75f};
   a.add(b, kLayout);
-  a.normalise(kLayout);
+  a.normalise(kLayout, fedavg::training::CombineRule::average(true), 2);
   EXPECT_TRUE(a.parts[0].weights.empty());
   EXPECT_FLOAT_EQ(a.parts[0].values[0], 1.0f / 0.25f);          // row 0: one learner's value over its weight
   EXPECT_FLOAT_EQ(a.parts[0].values[3], (2.0f + 3.0f) / 1.0f);  // row 1: sum over the sum of weights

@@ -81,7 +81,9 @@ struct Member {
     if (sync.on_dispatcher()) {
       dispatcher.emplace(sync, layout, s, publisher);
     } else {
-      learner.emplace(sync, layout, s, publisher);
+      // The average, as the strategy factory makes it for these settings (combine average).
+      learner.emplace(sync, layout, s, publisher,
+                      training::CombineRule::average(s.sparse_weighting == core::SparseWeighting::Touched));
     }
   }
   unsigned threads() const { return dispatcher ? dispatcher->threads() : learner->threads(); }
