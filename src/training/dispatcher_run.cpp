@@ -180,9 +180,7 @@ void DispatcherRun::warn_if_exchange_dwarfs_training() const {
   // The dense exchange moves the weights to and from each learner every round; the sparse one and hogwild's
   // shared weights move only what changed.
   const auto params = static_cast<double>(weights_.size());
-  if (s_.strategy == core::StrategyKind::Hogwild || s_.exchange == core::Exchange::Sparse ||
-      (s_.exchange == core::Exchange::Auto && weights_.size() >= core::kLargeModel))
-    return;
+  if (!strategy_.moves_whole_weights(s_, weights_.size())) return;
   const double touched = static_cast<double>(s_.windows_per_round()) * s_.window_width() * s_.dim;
   if (2 * params <= kExchangeOverTraining * touched) return;
   core::warn(ctx_.me, "each round exchanges " + fmt("%.0f", 2 * params) + " floats of weights with each learner " +

@@ -41,6 +41,10 @@ void Hogwild::dispatcher_done(DispatcherRun& run) {
   shared_->release(comm::Deadline::after(run.settings().liveness_seconds));
 }
 
+int Hogwild::sharing(const Context& ctx) const {
+  return !ctx.learners.valid() || ctx.learners.rank() <= 0 ? 1 : ctx.learners.size() - 1;
+}
+
 float* Hogwild::learner_weights(const Context& ctx, std::size_t params) {
   shared_ = std::make_unique<comm::SharedWeights>(
       ctx.learners, params, comm::Deadline::after(ctx.cfg.settings.liveness_seconds * comm::kIndirect));

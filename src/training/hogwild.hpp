@@ -14,6 +14,9 @@ namespace fedavg::training {
 class Hogwild : public Periods {
  public:
   float* learner_weights(const Context& ctx, std::size_t params) override;
+  // Every learner trains the one copy.
+  int sharing(const Context& ctx) const override;
+  bool moves_whole_weights(const core::Settings&, std::size_t) const override { return false; }
   void learner_rounds(LearnerRun& run) override;
   std::string divergence_hint(int learners) const override;
 

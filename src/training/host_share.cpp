@@ -17,7 +17,6 @@ std::vector<std::vector<int>> host_groups(const Context& ctx) {
 
 int HostShare::sharing(const Context& ctx) {
   if (!ctx.learners.valid() || ctx.learners.rank() <= 0) return 1;
-  if (ctx.cfg.settings.strategy == core::StrategyKind::Hogwild) return ctx.learners.size() - 1;
   if (!wanted(ctx)) return 1;
   for (const auto& g : host_groups(ctx))
     if (std::find(g.begin(), g.end(), ctx.learners.rank()) != g.end()) return static_cast<int>(g.size());
@@ -57,6 +56,7 @@ HostShare::HostShare(const Context& ctx, std::size_t params) : ctx_(ctx) {
   host_ = ctx.learners.split_groups(group, me);
   exchange_ = ctx.learners.split(leads, me);
   if (group >= 0) shared_ = std::make_unique<comm::SharedWeights>(host_, params, deadline());
+  if (group >= 0 && leads) copy_.assign(params, 0.0f);
 }
 
 HostShare::~HostShare() = default;
@@ -76,6 +76,27 @@ void HostShare::barrier() const {
   shared_->sync();
   host_.ibarrier().wait_until(deadline(), ctx_.waits.collective());
   shared_->sync();
+}
+
+void HostShare::start() {
+  if (leader()) std::copy(copy_.begin(), copy_.end(), weights());
+  barrier();
+}
+
+comm::WindowTotals HostShare::trained(const comm::WindowTotals& mine) {
+  const comm::WindowTotals host = host_totals(mine);
+  barrier();  // every learner of the host is done writing
+  if (leader()) std::copy(weights(), weights() + copy_.size(), copy_.begin());
+  return host;
+}
+
+void HostShare::finish() {
+  flushed();
+  barrier();
+}
+
+void HostShare::flushed() {
+  if (leader()) std::copy(copy_.begin(), copy_.end(), weights());
 }
 
 void HostShare::release() {

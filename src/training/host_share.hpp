@@ -18,7 +18,7 @@ namespace fedavg::training {
 class HostShare {
  public:
   // The learners that train the weights this rank's learner trains: its host's learners where they share them,
-  // every learner with hogwild, else 1 (the Dispatcher: 1). The same on every rank for the same host.
+  // else 1 (the Dispatcher: 1). The same on every rank for the same host.
   static int sharing(const Context& ctx);
   // Whether a lock-step run shares hosts' weights: share_host is set and some host has several learners.
   static bool wanted(const Context& ctx);
@@ -48,6 +48,22 @@ class HostShare {
   // Learner: the end of use, once every learner of the host is done with the weights.
   void release();
 
+  // A lock-step round's steps on the shared weights, each called by every learner of the host. The leader
+  // exchanges its copy of them (copy()), which it brings in from the shared weights once the host's learners are
+  // done training, and takes back to them once the exchange is done.
+  // Leader: its copy of the weights, which the exchange reads and writes.
+  std::vector<float>& copy() { return copy_; }
+  // After a process's first opening exchange: the leader's copy becomes the shared weights, which every learner
+  // of the host waits for.
+  void start();
+  // After training, with this learner's windows `mine`: the host's windows (summed); every learner of the host
+  // is done writing, and the leader's copy takes the shared weights.
+  comm::WindowTotals trained(const comm::WindowTotals& mine);
+  // After the exchange: the leader's copy becomes the shared weights, which every learner of the host waits for.
+  void finish();
+  // After the final flush: the leader's copy becomes the shared weights (the host's learners then release them).
+  void flushed();
+
  private:
   comm::Deadline deadline() const;
 
@@ -57,6 +73,7 @@ class HostShare {
   std::unique_ptr<comm::SharedWeights> shared_;
   std::vector<int> exchange_hosts_;
   std::vector<int> exchange_ranks_;
+  std::vector<float> copy_;  // the leader's copy of the weights, for the exchange
 };
 
 }  // namespace fedavg::training

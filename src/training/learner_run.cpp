@@ -21,7 +21,7 @@ LearnerRun::LearnerRun(const Context& ctx, Strategy& strategy)
       lib_(ctx.py),
       outbox_(ctx.world),
       batch_(static_cast<std::size_t>(s_.windows_per_round() * s_.window_width())) {
-  const ModelSetup m = describe_model(ctx, vocab_, lib_);
+  const ModelSetup m = describe_model(ctx, vocab_, lib_, strategy.sharing(ctx));
   shapes_ = m.shapes;
   if (float* memory = strategy.learner_weights(ctx, m.size())) {
     // The strategy's memory holds the weights already.

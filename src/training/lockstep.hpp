@@ -1,19 +1,21 @@
 // The lock-step round that fedavg, bsp and bmuf share, on both sides (docs/protocol.md): the Dispatcher
-// broadcasts Control, every learner reports Ready, the strategy's opening exchange, bpe training steps (with
-// balance_rounds, cut short once the first learner is done), RoundDone, the window totals, the strategy's
-// closing exchange. A strategy of this shape says only what its two exchanges are; both sides call them, and
-// RoundSync::on_dispatcher() tells them apart where they differ.
+// broadcasts Control, every learner reports Ready, the exchange's opening, bpe training steps (with
+// balance_rounds, cut short once the first learner is done), RoundDone, the window totals, the exchange's
+// closing. The exchange (RoundExchange), dense or sparse, is chosen once per run; a strategy of this shape says
+// only what its dense exchanges are and, for the sparse one, its outer step; both sides call them, and
+// RoundSync::on_dispatcher() tells them apart where they differ. With shared host weights (HostShare) only each
+// host's leader is in the exchange, for its host.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <vector>
 
 #include "training/combine_rule.hpp"
 #include "training/host_share.hpp"
+#include "training/round_exchange.hpp"
 #include "training/round_sync.hpp"
 #include "training/sparse_delta.hpp"
-#include "training/sparse_dispatcher.hpp"
-#include "training/sparse_exchange.hpp"
 #include "training/strategy.hpp"
 
 namespace fedavg::training {
@@ -26,6 +28,7 @@ class Lockstep : public Strategy {
   void learner_rounds(LearnerRun& run) final;
   // share_host with several learners on a host (HostShare): the host's shared copy of the weights.
   float* learner_weights(const Context& ctx, std::size_t params) override;
+  int sharing(const Context& ctx) const override { return HostShare::sharing(ctx); }
 
  protected:
   // Before training. Dispatcher: send what learners start from (`w` holds the global weights). Learner: bring
@@ -47,13 +50,18 @@ class Lockstep : public Strategy {
   const CombineRule& combine() const { return combine_; }
 
  private:
-  // Dispatcher: the sparse exchange of a round of `kind`, leaving the new global weights in `w`.
-  void dispatcher_sparse_round(RoundSync& sync, SparseDispatcher& sparse, std::vector<float>& w, RoundKind kind);
-  Publisher sparse_publisher() const;
+  friend class DenseRoundExchange;
+  friend class SparseRoundExchange;
+
+  // The run's exchange, over the Dispatcher and every learner (`learner_ranks`, by learner index), or with
+  // shared host weights the Dispatcher and the hosts' leaders; `params` floats. `run`: a learner's (null on the
+  // Dispatcher).
+  std::unique_ptr<RoundExchange> exchange(const Context& ctx, const core::Settings& s,
+                                          const std::vector<int>& learner_ranks, std::size_t params, LearnerRun* run);
+
   CombineRule combine_;
   Layout layout_;
   std::unique_ptr<HostShare> share_;  // share_host with several learners on a host; else null
-  std::vector<float> host_copy_;      // a leader's copy of its host's weights, for the exchange
 };
 
 }  // namespace fedavg::training

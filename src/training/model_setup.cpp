@@ -4,7 +4,6 @@
 
 #include "comm/communicator.hpp"
 #include "core/error.hpp"
-#include "training/host_share.hpp"
 
 namespace fedavg::training {
 
@@ -26,7 +25,7 @@ std::size_t ModelSetup::size() const {
   return total;
 }
 
-ModelSetup describe_model(const Context& ctx, const core::Vocabulary& vocab, bridge::Library& lib) {
+ModelSetup describe_model(const Context& ctx, const core::Vocabulary& vocab, bridge::Library& lib, int sharing) {
   ModelSetup m;
   m.cfg = ctx.cfg.settings.to_json();
   m.cfg["vocab_size"] = vocab.size();
@@ -36,7 +35,6 @@ ModelSetup describe_model(const Context& ctx, const core::Vocabulary& vocab, bri
   m.cfg["learners"] = ctx.map.learners();
   // Learners that train one shared copy of the weights at once (share_host): the model splits its batches so
   // that their steps together make one of bs windows. Shared weights live in host memory.
-  const int sharing = HostShare::sharing(ctx);
   m.cfg["share_learners"] = sharing;
   if (sharing > 1) m.cfg["device"] = "cpu";
   m.shapes = refused_as_input(ctx.cfg, [&] { return lib.param_shapes(m.cfg); });

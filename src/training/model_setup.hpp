@@ -37,8 +37,9 @@ template <typename F> decltype(auto) refused_as_input(const core::Config& cfg, F
 
 // The dict for library.py and the parameter shapes it declares. `rank` in the dict tells the model which
 // learner it is (it seeds that learner's random draws); the Dispatcher passes the number of learners.
-// `share_learners` is how many learners train the same weights at once (HostShare::sharing).
-ModelSetup describe_model(const Context& ctx, const core::Vocabulary& vocab, bridge::Library& lib);
+// `share_learners` is `sharing`, how many learners train the same weights at once (Strategy::sharing; the
+// Dispatcher's is 1).
+ModelSetup describe_model(const Context& ctx, const core::Vocabulary& vocab, bridge::Library& lib, int sharing = 1);
 
 // describe_model, then `weights` is resized to the model's size, filled from the seed, and viewed by `lib`'s
 // model: it must outlive it.

@@ -32,6 +32,12 @@ class Strategy {
   // Learner, before its model is built: the memory its `params` weights live in, or null for a buffer of its
   // own. The strategy owns that memory and outlives the model.
   virtual float* learner_weights(const Context& ctx, std::size_t params);
+  // The learners that train the weights this rank's learner trains, at once (its own: 1; the Dispatcher: 1).
+  // The same on every rank for the same host.
+  virtual int sharing(const Context& ctx) const;
+  // Whether every round moves the whole weights to and from each learner with `params` parameters (the dense
+  // exchange): not where it moves only what changed (the sparse exchange, and shared weights).
+  virtual bool moves_whole_weights(const core::Settings& s, std::size_t params) const;
   // State to checkpoint besides the weights (bmuf: the block momentum); empty when there is none.
   virtual std::vector<float>& state() { return no_state_; }
   // What the user should change after the weights diverged with `learners` learners.
