@@ -22,7 +22,8 @@ enum class StrategyKind { FedAvg, Bsp, Bmuf, Diloco, Easgd, Hogwild };
 // The cfg.json name of a strategy.
 const char* strategy_name(StrategyKind k);
 
-// How lock-step rounds exchange weights: every weight, or only the rows that changed (training/sparse_exchange.hpp).
+// How lock-step rounds exchange weights: every weight, or only the rows that changed
+// (training/exchange/sparse_exchange.hpp).
 enum class Exchange { Auto, Dense, Sparse };
 // Where the Dispatcher writes its checkpoints: on a thread of its own while the rounds go on, or between rounds.
 enum class CheckpointBackground { Auto, Always, Never };

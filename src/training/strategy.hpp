@@ -1,8 +1,8 @@
 // How learners' models are combined: one class per strategy (docs/strategies.md), holding both of its sides.
 // The Dispatcher runs dispatcher_rounds and every learner runs learner_rounds; the two sides exchange the same
-// messages in the same order. Adding a strategy takes a file pair with its class, a core::StrategyKind value
-// (with its cfg.json name in config.cpp), its case in Strategy::make, a section in docs/strategies.md and a
-// case in tests/e2e/test_strategies.py.
+// messages in the same order. Adding a strategy takes a file pair with its class in strategies/, a
+// core::StrategyKind value (with its cfg.json name in config.cpp), its case in Strategy::make
+// (strategies/strategy_factory.cpp), a section in docs/strategies.md and a case in tests/e2e/test_strategies.py.
 #pragma once
 
 #include <cstddef>
@@ -20,7 +20,7 @@ class LearnerRun;
 
 class Strategy {
  public:
-  // The strategy `s` names, with its settings.
+  // The strategy `s` names, with its settings (defined with the strategies, strategies/strategy_factory.cpp).
   static std::unique_ptr<Strategy> make(const core::Settings& s);
   virtual ~Strategy() = default;
 

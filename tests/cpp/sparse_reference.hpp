@@ -1,5 +1,5 @@
-// The tests' reference for the sparse exchange's encoding (src/training/sparse_delta.hpp): a plain decoder of the
-// bytes SparseDelta::encode writes, written apart from the one-pass decoders the exchange uses (merge_encoded,
+// The tests' reference for the sparse exchange's encoding (src/training/exchange/sparse_delta.hpp): a plain decoder of
+// the bytes SparseDelta::encode writes, written apart from the one-pass decoders the exchange uses (merge_encoded,
 // add_encoded), a rounding of a whole delta, and an encode into a new buffer.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "comm/float16.hpp"
-#include "training/sparse_delta.hpp"
+#include "training/exchange/sparse_delta.hpp"
 
 namespace fedavg::sparse_reference {
 

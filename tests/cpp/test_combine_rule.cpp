@@ -1,4 +1,4 @@
-// The combine rule (training/combine_rule.hpp) as the two exchanges apply it: the dense one (fedavg.cpp: each
+// The combine rule (training/exchange/combine_rule.hpp) as the two exchanges apply it: the dense one (fedavg.cpp: each
 // member's change scaled by L n_i / N, summed along the tree, then damped) and the sparse one (sparse_learner.cpp:
 // each changed row scaled by n_i / N with its share as weight, summed by the owner, then normalised) give the same
 // rows for the same changes.
@@ -7,8 +7,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "training/combine_rule.hpp"
-#include "training/sparse_delta.hpp"
+#include "training/exchange/combine_rule.hpp"
+#include "training/exchange/sparse_delta.hpp"
 
 using namespace fedavg;
 using training::CombineRule;
@@ -109,8 +109,9 @@ void expect_same_rows(const CombineRule& rule, int members, const std::vector<fl
   for (std::size_t i = 0; i < d.size(); ++i) EXPECT_NEAR(d[i], s[i], 1e-5f) << "element " << i;
   // Something moved, and where the rule adds, the untouched row kept its bits.
   EXPECT_NE(d[(kRows - 1) * kCols], start[(kRows - 1) * kCols]);
-  if (rule.adds())
+  if (rule.adds()) {
     for (std::size_t c = 0; c < kCols; ++c) EXPECT_EQ(d[c], start[c]);
+  }
 }
 
 }  // namespace

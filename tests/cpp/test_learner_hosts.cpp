@@ -8,9 +8,9 @@
 #include <set>
 #include <vector>
 
-#include "training/host_relay.hpp"
-#include "training/learner_ring.hpp"
-#include "training/learner_tree.hpp"
+#include "training/collectives/host_relay.hpp"
+#include "training/collectives/learner_ring.hpp"
+#include "training/collectives/learner_tree.hpp"
 
 using namespace fedavg::training;
 

@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "mpi_main.hpp"
-#include "training/round_sync.hpp"
+#include "training/collectives/round_sync.hpp"
 
 using namespace fedavg;
 

@@ -12,7 +12,7 @@
 #include "comm/float16.hpp"
 #include "core/workers.hpp"
 #include "sparse_reference.hpp"
-#include "training/sparse_delta.hpp"
+#include "training/exchange/sparse_delta.hpp"
 
 using namespace fedavg;
 using training::Layout;

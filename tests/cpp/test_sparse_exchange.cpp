@@ -14,9 +14,9 @@
 #include <set>
 
 #include "mpi_main.hpp"
-#include "training/sparse_dispatcher.hpp"
-#include "training/sparse_exchange.hpp"
-#include "training/sparse_learner.hpp"
+#include "training/exchange/sparse_dispatcher.hpp"
+#include "training/exchange/sparse_exchange.hpp"
+#include "training/exchange/sparse_learner.hpp"
 
 using namespace fedavg;
 

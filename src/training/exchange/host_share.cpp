@@ -1,0 +1,88 @@
+#include "training/exchange/host_share.hpp"
+
+#include <algorithm>
+
+#include "training/collectives/learner_hosts.hpp"
+
+namespace fedavg::training {
+
+int HostShare::learners_on_host(const std::vector<int>& hosts, int learners, int rank) {
+  if (rank <= 0) return 1;
+  for (const auto& g : learners_by_host(hosts, learners))
+    if (std::find(g.begin(), g.end(), rank) != g.end()) return static_cast<int>(g.size());
+  return 1;
+}
+
+HostShare::HostShare(const comm::Communicator& learners, const std::vector<int>& hosts, const core::RankMap& map,
+                     const comm::WaitPolicy& waits, double liveness_seconds, std::size_t params)
+    : waits_(waits), liveness_(liveness_seconds) {
+  const int me = learners.rank();
+  // The learner-communicator ranks (from 1) of every host's learners, as learners_by_host.
+  const auto groups = learners_by_host(hosts, learners.size());
+  int group = -1;
+  bool leads = me == 0;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    if (std::find(groups[g].begin(), groups[g].end(), me) != groups[g].end()) {
+      group = static_cast<int>(g);
+      leads = groups[g][0] == me;
+    }
+    exchange_ranks_.push_back(map.learner_rank(groups[g][0] - 1));
+  }
+  // The leaders in the order of their ranks, as the exchange numbers them.
+  std::sort(exchange_ranks_.begin(), exchange_ranks_.end());
+  std::vector<int> leaders{0};
+  for (const auto& g : groups) leaders.push_back(g[0]);
+  std::sort(leaders.begin(), leaders.end());
+  for (const int r : leaders) exchange_hosts_.push_back(hosts.empty() ? 0 : hosts[static_cast<std::size_t>(r)]);
+  // Both splits are collective over every member of `learners`; a polled barrier first, so that no member
+  // spins in them while another is still starting.
+  learners.ibarrier().wait_until(deadline(), waits_.collective());
+  host_ = learners.split_groups(group, me);
+  exchange_ = learners.split(leads, me);
+  if (group >= 0) shared_ = std::make_unique<comm::SharedWeights>(host_, params, deadline());
+  if (group >= 0 && leads) copy_.assign(params, 0.0f);
+}
+
+HostShare::~HostShare() = default;
+
+comm::Deadline HostShare::deadline() const { return comm::Deadline::after(liveness_ * comm::kIndirect); }
+
+comm::WindowTotals HostShare::host_totals(const comm::WindowTotals& mine) const {
+  const auto in = mine.encode();
+  std::vector<double> sum(in.size());
+  host_.iallreduce_sum(in.data(), sum.data(), in.size()).wait_until(deadline(), waits_.collective());
+  return comm::WindowTotals::decode(sum);
+}
+
+void HostShare::barrier() const {
+  shared_->sync();
+  host_.ibarrier().wait_until(deadline(), waits_.collective());
+  shared_->sync();
+}
+
+void HostShare::start() {
+  if (leader()) std::copy(copy_.begin(), copy_.end(), weights());
+  barrier();
+}
+
+comm::WindowTotals HostShare::trained(const comm::WindowTotals& mine) {
+  const comm::WindowTotals host = host_totals(mine);
+  barrier();  // every learner of the host is done writing
+  if (leader()) std::copy(weights(), weights() + copy_.size(), copy_.begin());
+  return host;
+}
+
+void HostShare::finish() {
+  flushed();
+  barrier();
+}
+
+void HostShare::flushed() {
+  if (leader()) std::copy(copy_.begin(), copy_.end(), weights());
+}
+
+void HostShare::release() {
+  if (shared_) shared_->release(deadline());
+}
+
+}  // namespace fedavg::training

@@ -1,0 +1,82 @@
+// Learners that run on one host share one copy of the weights (share_host, docs/strategies.md#learners-on-one-host-
+// share-their-weights): every learner of the host trains it in place, Hogwild-style, and only the host's lowest
+// learner, its leader, takes part in the lock-step strategy's exchange, for the whole host. The exchange thus runs
+// over a smaller learner communicator: the Dispatcher (rank 0) and one leader per host.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "comm/messages.hpp"
+#include "comm/shared_weights.hpp"
+#include "comm/wait_policy.hpp"
+#include "core/rank_map.hpp"
+
+namespace fedavg::training {
+
+class HostShare {
+ public:
+  // The learners on the host of learner-communicator rank `rank` (the Dispatcher, 0: 1), of `hosts` (a host
+  // id by rank of the learner communicator, the Dispatcher's first; empty: one host).
+  static int learners_on_host(const std::vector<int>& hosts, int learners, int rank);
+
+  // Collective over `learners` (the Dispatcher, rank 0, and the learners; `hosts` as learners_on_host; `map`
+  // names their world ranks). A learner maps its host's shared copy of `params` floats. Its collectives wait
+  // as `waits` says, up to `liveness_seconds` times comm::kIndirect.
+  HostShare(const comm::Communicator& learners, const std::vector<int>& hosts, const core::RankMap& map,
+            const comm::WaitPolicy& waits, double liveness_seconds, std::size_t params);
+  HostShare(const HostShare&) = delete;
+  HostShare& operator=(const HostShare&) = delete;
+  ~HostShare();
+
+  // The communicator of the exchange: the Dispatcher (0) and the hosts' leaders, in the order of their ranks.
+  const comm::Communicator& exchange() const { return exchange_; }
+  // Its members' hosts (comm::Communicator::hosts ids) and their world ranks, by rank of exchange().
+  const std::vector<int>& exchange_hosts() const { return exchange_hosts_; }
+  const std::vector<int>& exchange_ranks() const { return exchange_ranks_; }
+
+  // Learner: whether it is its host's leader; the shared weights; how many learners share them.
+  bool leader() const { return host_.rank() == 0; }
+  float* weights() const { return shared_->data(); }
+  std::size_t size() const { return shared_->size(); }
+  int learners_here() const { return host_.size(); }
+  // Learner: the windows every learner of the host trained, summed (collective over the host's learners).
+  comm::WindowTotals host_totals(const comm::WindowTotals& mine) const;
+  // Learner: a polled barrier of the host's learners, with a memory barrier on the shared weights on both sides
+  // (what one learner wrote before it is seen by all after it).
+  void barrier() const;
+  // Learner: the end of use, once every learner of the host is done with the weights.
+  void release();
+
+  // A lock-step round's steps on the shared weights, each called by every learner of the host. The leader
+  // exchanges its copy of them (copy()), which it brings in from the shared weights once the host's learners are
+  // done training, and takes back to them once the exchange is done.
+  // Leader: its copy of the weights, which the exchange reads and writes.
+  std::vector<float>& copy() { return copy_; }
+  // After a process's first opening exchange: the leader's copy becomes the shared weights, which every learner
+  // of the host waits for.
+  void start();
+  // After training, with this learner's windows `mine`: the host's windows (summed); every learner of the host
+  // is done writing, and the leader's copy takes the shared weights.
+  comm::WindowTotals trained(const comm::WindowTotals& mine);
+  // After the exchange: the leader's copy becomes the shared weights, which every learner of the host waits for.
+  void finish();
+  // After the final flush: the leader's copy becomes the shared weights (the host's learners then release them).
+  void flushed();
+
+ private:
+  comm::Deadline deadline() const;
+
+  const comm::WaitPolicy& waits_;
+  double liveness_;
+  comm::Communicator host_;      // the learners of this rank's host (empty on the Dispatcher)
+  comm::Communicator exchange_;  // the Dispatcher and the leaders (empty on other learners)
+  std::unique_ptr<comm::SharedWeights> shared_;
+  std::vector<int> exchange_hosts_;
+  std::vector<int> exchange_ranks_;
+  std::vector<float> copy_;  // the leader's copy of the weights, for the exchange
+};
+
+}  // namespace fedavg::training

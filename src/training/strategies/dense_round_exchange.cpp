@@ -1,0 +1,13 @@
+#include "training/strategies/dense_round_exchange.hpp"
+
+#include "training/strategies/lockstep.hpp"
+
+namespace fedavg::training {
+
+void DenseRoundExchange::open(std::vector<float>& w, bool first) { strategy_.open_round(sync(), w, first); }
+
+void DenseRoundExchange::close(std::vector<float>& w, double share, long) {
+  strategy_.close_round(sync(), w, static_cast<float>(share));
+}
+
+}  // namespace fedavg::training

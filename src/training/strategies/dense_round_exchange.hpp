@@ -1,0 +1,27 @@
+// The dense exchange of a lock-step run: every member moves whole weight vectors, with the strategy's
+// open_round and close_round every round (Lockstep).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "training/strategies/round_exchange.hpp"
+
+namespace fedavg::training {
+
+class Lockstep;
+
+class DenseRoundExchange : public RoundExchange {
+ public:
+  DenseRoundExchange(Lockstep& strategy, std::unique_ptr<RoundSync> sync)
+      : RoundExchange(std::move(sync)), strategy_(strategy) {}
+
+  void open(std::vector<float>& w, bool first) override;
+  void close(std::vector<float>& w, double share, long round) override;
+  bool flush(std::vector<float>&) override { return false; }
+
+ private:
+  Lockstep& strategy_;
+};
+
+}  // namespace fedavg::training

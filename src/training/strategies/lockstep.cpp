@@ -1,0 +1,156 @@
+#include "training/strategies/lockstep.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <set>
+
+#include "comm/communicator.hpp"
+#include "comm/messages.hpp"
+#include "training/dispatcher_control.hpp"
+#include "training/dispatcher_run.hpp"
+#include "training/exchange/sparse_exchange.hpp"
+#include "training/learner_control.hpp"
+#include "training/learner_run.hpp"
+#include "training/strategies/dense_round_exchange.hpp"
+#include "training/strategies/sparse_round_exchange.hpp"
+
+namespace fedavg::training {
+
+namespace {
+
+// balance_rounds: the first learner done ends round `round`; the others (`busy`) stop after their current step.
+struct CutRound {
+  comm::Outbox& outbox;
+  long round;
+  void operator()(const std::set<int>& busy) const {
+    for (const int rank : busy) outbox.send(std::vector<std::int64_t>{round}, rank, comm::Tag::Cut);
+  }
+};
+
+}  // namespace
+
+void Lockstep::outer_step(SparseDelta&, const Layout&) {}
+
+void Lockstep::after_sparse_round(RoundSync&, const std::vector<float>&) {}
+
+bool Lockstep::has_outer_step() const { return false; }
+
+bool Lockstep::shares_hosts(const Context& ctx) {
+  if (!ctx.learners.valid()) return false;
+  // One host id per learner (ctx.learner_hosts has the Dispatcher's first; empty: one host).
+  std::vector<int> hosts(static_cast<std::size_t>(ctx.learners.size() - 1), 0);
+  if (!ctx.learner_hosts.empty()) std::copy(ctx.learner_hosts.begin() + 1, ctx.learner_hosts.end(), hosts.begin());
+  return core::shares_hosts(ctx.cfg.settings, hosts);
+}
+
+std::unique_ptr<HostShare> Lockstep::host_share(const Context& ctx, std::size_t params) {
+  if (!shares_hosts(ctx)) return nullptr;
+  return std::make_unique<HostShare>(ctx.learners, ctx.learner_hosts, ctx.map, ctx.waits,
+                                     ctx.cfg.settings.liveness_seconds, params);
+}
+
+int Lockstep::sharing(const Context& ctx) const {
+  if (!ctx.learners.valid() || !shares_hosts(ctx)) return 1;
+  return HostShare::learners_on_host(ctx.learner_hosts, ctx.learners.size(), ctx.learners.rank());
+}
+
+float* Lockstep::learner_weights(const Context& ctx, std::size_t params) {
+  share_ = host_share(ctx, params);
+  return share_ ? share_->weights() : nullptr;
+}
+
+std::unique_ptr<RoundExchange> Lockstep::exchange(const Context& ctx, const core::Settings& s,
+                                                  const std::vector<int>& learner_ranks, std::size_t params,
+                                                  LearnerRun* run) {
+  auto sync = std::make_unique<RoundSync>(share_ ? share_->exchange() : ctx.learners, ctx.waits, s.liveness_seconds,
+                                          share_ ? share_->exchange_ranks() : learner_ranks,
+                                          share_ ? share_->exchange_hosts() : ctx.learner_hosts);
+  if (!sparse_exchange(s, params, ctx.learners_on_one_host()))
+    return std::make_unique<DenseRoundExchange>(*this, std::move(sync));
+  // A model's written rows cover only its own steps: with shared weights every row may have changed.
+  return std::make_unique<SparseRoundExchange>(*this, std::move(sync), layout_, s, combine_, run, share_ != nullptr);
+}
+
+void Lockstep::dispatcher_rounds(DispatcherRun& run) {
+  const Context& ctx = run.ctx();
+  const core::Settings& s = run.settings();
+  using Clock = DispatcherRun::Clock;
+  share_ = host_share(ctx, run.weights().size());
+  layout_ = layout_of(run.shapes());
+  const auto exchange = this->exchange(ctx, s, run.learner_ranks(), run.weights().size(), nullptr);
+  DispatcherControl control(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks());
+  bool first = true;
+  while (!run.should_stop()) {
+    const long round = run.next_round();
+    ctx.hooks.reached(round);
+    // The wait for Ready is the learners finishing the previous round's exchange (applying what it brought) and
+    // counts with it, but for the first round: that is the learners' start-up.
+    auto sync_start = Clock::now();
+    control.send({comm::Control::Command::Train, round, run.round_steps(), run.planned_steps()});
+    control.await_reports(comm::Tag::Ready, round, comm::kDirect);
+    double sync_seconds = first ? 0.0 : DispatcherRun::seconds_since(sync_start);
+    if (first) run.training_begins();
+    // Every learner is in the collectives once Ready/RoundDone arrived: these spans are pure weight exchange.
+    const double bytes_before = exchange->bytes();
+    const double inbound_before = exchange->inbound_bytes();
+    sync_start = Clock::now();
+    exchange->open(run.weights(), first);
+    sync_seconds += DispatcherRun::seconds_since(sync_start);
+    first = false;
+    std::function<void(const std::set<int>&)> cut;
+    if (s.balance_rounds) cut = CutRound{run.outbox(), round};
+    control.await_reports(comm::Tag::RoundDone, round, comm::kSlowPeer, cut);
+    sync_start = Clock::now();
+    const comm::WindowTotals total = exchange->totals(run.no_windows());
+    exchange->close(run.weights(), 0.0, round);
+    sync_seconds += DispatcherRun::seconds_since(sync_start);
+    run.add_sync_bytes(exchange->bytes() - bytes_before);
+    run.add_inbound_bytes(exchange->inbound_bytes() - inbound_before);
+    if (run.checkpoint_due()) run.collect_states();  // learners send theirs after the closing exchange
+    run.end_round(total, sync_seconds);
+  }
+  control.send({comm::Control::Command::Stop, run.round()});
+  const double bytes_before = exchange->bytes();
+  const double inbound_before = exchange->inbound_bytes();
+  if (exchange->flush(run.weights()))
+    run.flushed(exchange->bytes() - bytes_before, exchange->inbound_bytes() - inbound_before);
+  run.collect_states();  // every learner sends its state on Stop
+}
+
+void Lockstep::learner_rounds(LearnerRun& run) {
+  const Context& ctx = run.ctx();
+  const core::Settings& s = run.settings();
+  LearnerControl control(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds);
+  layout_ = layout_of(run.shapes());
+  // With shared host weights (share_) every learner of a host trains them, and only the host's leader is in the
+  // exchange, on its copy of them (HostShare::copy): it takes the host's windows and contributes its weights.
+  std::vector<float>& w = share_ ? share_->copy() : run.weights();
+  const auto exchange = !share_ || share_->leader() ? this->exchange(ctx, s, run.learner_ranks(), w.size(), &run)
+                                                    : nullptr;
+  bool first = true;
+  for (comm::Control c = control.next(); c.command != comm::Control::Command::Stop; c = control.next()) {
+    ctx.hooks.reached(c.round);
+    run.plan(c.plan);
+    control.report(comm::Tag::Ready, c.round);
+    if (exchange) exchange->open(w, first);
+    if (share_ && first) share_->start();  // the shared weights hold the round's start
+    first = false;
+    run.next_batch();
+    comm::WindowTotals mine = run.train(s.balance_rounds ? c.round : 0, {}, c.steps);
+    control.report(comm::Tag::RoundDone, c.round);
+    if (share_) mine = share_->trained(mine);
+    if (exchange) {
+      const comm::WindowTotals total = exchange->totals(mine);
+      exchange->close(w, mine.windows / total.windows, c.round);
+    }
+    if (share_) share_->finish();  // the round's result is in the shared weights
+    control.complete_reports();
+    if (c.round % s.checkpoint_every == 0) run.send_state();
+  }
+  if (exchange && exchange->flush(w) && share_) share_->flushed();
+  run.send_state();
+  if (share_) share_->release();
+}
+
+}  // namespace fedavg::training

@@ -1,0 +1,81 @@
+#include "training/strategies/sparse_round_exchange.hpp"
+
+#include "training/learner_run.hpp"
+#include "training/strategies/lockstep.hpp"
+
+namespace fedavg::training {
+
+namespace {
+
+// The kind of a round of the sparse exchange: full every full_sync_every rounds.
+RoundKind round_kind(const core::Settings& s, long round) {
+  return s.full_sync_every > 0 && round % s.full_sync_every == 0 ? RoundKind::Full : RoundKind::Regular;
+}
+
+}  // namespace
+
+SparseRoundExchange::SparseRoundExchange(Lockstep& strategy, std::unique_ptr<RoundSync> sync, Layout layout,
+                                         const core::Settings& s, CombineRule rule, LearnerRun* run, bool whole_rows)
+    : RoundExchange(std::move(sync)), strategy_(strategy), s_(s), run_(run), whole_rows_(whole_rows) {
+  // Without an outer step the learners that own the rows turn their sum into the global change themselves.
+  const Publisher publisher = strategy.has_outer_step() ? Publisher::Dispatcher : Publisher::Owners;
+  if (this->sync().on_dispatcher()) {
+    dispatcher_.emplace(this->sync(), std::move(layout), s, publisher);
+  } else {
+    learner_.emplace(this->sync(), std::move(layout), s, publisher, rule);
+  }
+}
+
+void SparseRoundExchange::open(std::vector<float>& w, bool first) {
+  if (!first) return;
+  strategy_.open_round(sync(), w, first);
+  opened_ = true;
+  if (!learner_) return;
+  learner_->start_from(w);
+  run_->written_rows();  // starts the count, so that this round reads only the rows its steps write
+}
+
+void SparseRoundExchange::close(std::vector<float>& w, double share, long round) {
+  this->round(w, share, round_kind(s_, round));
+}
+
+bool SparseRoundExchange::flush(std::vector<float>& w) {
+  if (!opened_ || !(learner_ ? learner_->lossy() : dispatcher_->lossy())) return false;
+  // Every member counts 1/L.
+  round(w, 1.0 / (sync().comm().size() - 1), RoundKind::Full);
+  return true;
+}
+
+void SparseRoundExchange::round(std::vector<float>& w, double share, RoundKind kind) {
+  if (dispatcher_) {
+    dispatcher_round(w, kind);
+    return;
+  }
+  learner_->learner_round(w, share, kind, written());
+  strategy_.after_sparse_round(sync(), learner_->global());
+}
+
+void SparseRoundExchange::dispatcher_round(std::vector<float>& w, RoundKind kind) {
+  if (dispatcher_->publisher() == Publisher::Owners) {
+    dispatcher_->receive_global(w, kind);
+  } else {
+    SparseDelta& change = dispatcher_->collect(kind);
+    strategy_.outer_step(change, dispatcher_->layout());
+    dispatcher_->publish(change, w, kind);
+  }
+  strategy_.after_sparse_round(sync(), w);
+}
+
+bridge::WrittenRows SparseRoundExchange::written() const {
+  return whole_rows_ ? bridge::WrittenRows{} : run_->written_rows();
+}
+
+double SparseRoundExchange::bytes() const {
+  return dispatcher_ ? RoundExchange::bytes() + dispatcher_->bytes() : RoundExchange::bytes();
+}
+
+double SparseRoundExchange::inbound_bytes() const {
+  return dispatcher_ ? RoundExchange::inbound_bytes() + dispatcher_->inbound_bytes() : RoundExchange::inbound_bytes();
+}
+
+}  // namespace fedavg::training

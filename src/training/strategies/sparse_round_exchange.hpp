@@ -1,0 +1,53 @@
+// The sparse exchange of a lock-step run (sparse_exchange.hpp): the strategy's open_round in a process's first
+// round, then each round's changed rows through SparseLearner or SparseDispatcher, the strategy's outer step
+// where it has one, and its after_sparse_round (Lockstep).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "core/settings.hpp"
+#include "training/exchange/combine_rule.hpp"
+#include "training/exchange/sparse_delta.hpp"
+#include "training/exchange/sparse_dispatcher.hpp"
+#include "training/exchange/sparse_exchange.hpp"
+#include "training/exchange/sparse_learner.hpp"
+#include "training/strategies/round_exchange.hpp"
+
+namespace fedavg::training {
+
+class Lockstep;
+class LearnerRun;
+
+class SparseRoundExchange : public RoundExchange {
+ public:
+  // `run`: a learner's run, which says what rows its model wrote (null on the Dispatcher); `whole_rows`: every
+  // row may have changed (shared host weights, which other learners write too). `rule`: how the owners combine
+  // the rows they sum.
+  SparseRoundExchange(Lockstep& strategy, std::unique_ptr<RoundSync> sync, Layout layout, const core::Settings& s,
+                      CombineRule rule, LearnerRun* run, bool whole_rows);
+
+  void open(std::vector<float>& w, bool first) override;
+  void close(std::vector<float>& w, double share, long round) override;
+  bool flush(std::vector<float>& w) override;
+  double bytes() const override;
+  double inbound_bytes() const override;
+
+ private:
+  // A round of `kind`: a learner sends its change at `share`, the Dispatcher leaves the global weights in `w`.
+  void round(std::vector<float>& w, double share, RoundKind kind);
+  void dispatcher_round(std::vector<float>& w, RoundKind kind);
+  // The rows the learner's model wrote since the last call (none said: every row is read).
+  bridge::WrittenRows written() const;
+
+  Lockstep& strategy_;
+  const core::Settings& s_;
+  LearnerRun* run_;
+  bool whole_rows_;
+  bool opened_ = false;  // a round has run: the final flush has something to send
+  std::optional<SparseLearner> learner_;
+  std::optional<SparseDispatcher> dispatcher_;
+};
+
+}  // namespace fedavg::training
