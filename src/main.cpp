@@ -15,8 +15,10 @@
 #include "core/rank_watch.hpp"
 #include "core/stop_signal.hpp"
 #include "roles/role.hpp"
+#include "training/collectives/topology.hpp"
 #include "training/finished_run.hpp"
 #include "training/job_setup.hpp"
+#include "training/run_plan.hpp"
 #include "training/warm_start.hpp"
 
 using namespace fedavg;
@@ -45,27 +47,24 @@ int main(int argc, char** argv) {
       me.role = map.role_of(me.rank);
       core::tell_watcher(me);
       if (me.rank == 0) training::check_init_from(line.init_from);
-      // Collective over the world: where each learner runs decides how many batches it trains a round. The ranks
-      // start their interpreters at different speeds: they meet at a polled barrier first, since the collectives
-      // of hosts() spin while they wait.
+      // Collective over the world: where the Dispatcher and each learner run, the topology the rounds follow,
+      // which also decides how many batches a learner trains a round (the run plan). The ranks start their
+      // interpreters at different speeds: they meet at a polled barrier first, since the collectives of hosts()
+      // spin while they wait.
       world.ibarrier().wait_until(comm::Deadline::after(liveness * comm::kIndirect));
-      const std::vector<int> world_hosts = world.hosts();
-      std::vector<int> learner_hosts_by_index;
-      for (int l = 0; l < map.learners(); ++l)
-        learner_hosts_by_index.push_back(world_hosts[static_cast<std::size_t>(map.learner_rank(l))]);
-      const core::Config cfg = training::settle_config(line, world, py, learner_hosts_by_index);
+      const auto topology = training::Topology::of_world(world.hosts(), map);
+      training::RunPlan plan;
+      const core::Config cfg = training::settle_config(line, world, py, topology, plan);
       if (training::resumed_run_is_complete(cfg, world)) return 0;
       core::check_pipelines(cfg, map.pipelines());
       liveness = cfg.settings.liveness_seconds;
       core::tell_watcher_liveness(liveness);
       core::check_faults(cfg.faults, mpi.world_size());
       const auto learners = world.split(me.role == core::Role::Dispatcher || me.role == core::Role::Learner, me.rank);
-      // Collective among the learner communicator's members, right after its split: the host of each.
-      const std::vector<int> learner_hosts = learners.valid() ? learners.hosts() : std::vector<int>{};
       const auto waits = comm::WaitPolicy::choose(cfg.settings.wait_profile, world.ranks_on_node(),
                                                   comm::WaitPolicy::usable_cores());
       core::Hooks hooks(cfg, map, me);
-      roles::make({cfg, me, map, world, learners, learner_hosts, py, signals, waits, hooks})->run();
+      roles::make({cfg, me, map, world, learners, topology, plan, py, signals, waits, hooks})->run();
     }
     // Arrive at MPI_Finalize together, sleeping rather than spinning while slower ranks finish.
     world.ibarrier().wait_until(comm::Deadline::after(liveness * comm::kIndirect));

@@ -479,38 +479,6 @@ const char* strategy_name(StrategyKind k) {
   return "?";
 }
 
-namespace {
-
-// The most learners on one host, and how many hosts have learners.
-std::pair<int, int> host_counts(const std::vector<int>& hosts) {
-  std::map<int, int> per_host;
-  for (const int h : hosts) ++per_host[h];
-  int most = 0;
-  for (const auto& [host, n] : per_host) most = std::max(most, n);
-  return {most, static_cast<int>(per_host.size())};
-}
-
-}  // namespace
-
-bool shares_hosts(const Settings& s, const std::vector<int>& hosts) {
-  const bool lockstep = s.strategy == StrategyKind::FedAvg || s.strategy == StrategyKind::Bsp ||
-                        s.strategy == StrategyKind::Bmuf || s.strategy == StrategyKind::Diloco;
-  return s.share_host && lockstep && host_counts(hosts).first > 1;
-}
-
-int learner_bpe(const Settings& s, const std::vector<int>& hosts) {
-  const auto [most, host_count] = host_counts(hosts);
-  const bool shares = shares_hosts(s, hosts);
-  const int members = shares ? host_count : static_cast<int>(hosts.size());
-  const bool adds = s.strategy == StrategyKind::FedAvg && s.combine == Combine::Add && members > 1;
-  const int bpe = adds && s.add_bpe > 0 ? s.add_bpe : s.bpe;
-  return shares ? (bpe + most - 1) / most : bpe;
-}
-
-double default_add_power(const Settings& s, const std::vector<int>& hosts) {
-  return shares_hosts(s, hosts) ? kHostAddPower : Settings{}.add_power;
-}
-
 bool is_settings_key(const std::string& key) { return find_key(key) != nullptr; }
 
 std::vector<std::string> settings_keys() {

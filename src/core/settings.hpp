@@ -74,7 +74,7 @@ struct Settings {
   bool share_host = true;  // fedavg, bsp, bmuf, diloco: a host's learners train one shared copy of the weights
   Combine combine = Combine::Add;
   double add_power = 0.6;     // add: a row changed by k members moves by at least their mean times k^add_power
-                              // (kHostAddPower where the members are hosts of sharing learners: default_add_power)
+                              // (given, else training::RunPlan's)
   bool add_agreement = true;  // add: ... and by up to their sum where their changes disagree
   int add_bpe = 1;            // add, several learners: batches per learner per round (0: bpe)
   Exchange exchange = Exchange::Auto;
@@ -118,20 +118,6 @@ struct Override {
   std::string value;
   std::string flag;
 };
-
-// Whether the learners of a host share one copy of the weights (share_host, a lock-step strategy) with learners
-// placed on `hosts` (a host id per learner): where some host has several.
-bool shares_hosts(const Settings& s, const std::vector<int>& hosts);
-// The batches each learner trains per round, with learners placed on `hosts` (a host id per learner). A round is
-// add_bpe batches where fedavg adds the changes of several members of the exchange (their sum is stable only over
-// short rounds), else bpe; the members are the learners, or the hosts where their learners share the weights, and
-// then a host's learners divide the round's batches among them. One learner trains bpe either way.
-int learner_bpe(const Settings& s, const std::vector<int>& hosts);
-// add_power where cfg.json and the command line do not give it, with learners placed on `hosts`: kHostAddPower
-// where the members of the exchange are hosts whose learners share the weights (a host's change is its learners'
-// steps in turn, so the hosts' changes agree more than single learners' do), else the Settings default.
-inline constexpr double kHostAddPower = 0.5;
-double default_add_power(const Settings& s, const std::vector<int>& hosts);
 
 // True if `key` is a cfg.json key.
 bool is_settings_key(const std::string& key);

@@ -10,8 +10,8 @@ void Dispatcher::run() {
   // Between the polls of every wait (learners' reports, collectives), the Dispatcher also answers its
   // pipelines, so a Tokenizer that asks for a shard never waits for a round to end.
   comm::WaitPolicy waits = ctx_.waits;
-  const Context ctx{ctx_.cfg,           ctx_.me, ctx_.map,     ctx_.world, ctx_.learners,
-                    ctx_.learner_hosts, ctx_.py, ctx_.signals, waits,      ctx_.hooks};
+  const Context ctx{ctx_.cfg,  ctx_.me, ctx_.map,     ctx_.world, ctx_.learners, ctx_.topology,
+                    ctx_.plan, ctx_.py, ctx_.signals, waits,      ctx_.hooks};
   const auto strategy = training::Strategy::make(ctx.cfg.settings);
   training::DispatcherRun run(ctx, *strategy);
   waits.set_between_polls([&run] { run.serve_pipelines(); });

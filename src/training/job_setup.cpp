@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/output_folder.hpp"
 #include "core/outputs.hpp"
+#include "training/run_plan.hpp"
 
 namespace fedavg::training {
 namespace {
@@ -94,7 +95,7 @@ double prepare_seconds(const core::CommandLine& line) {
 }  // namespace
 
 core::Config settle_config(const core::CommandLine& line, const comm::Communicator& world, bridge::Interpreter& py,
-                           const std::vector<int>& learner_hosts) {
+                           const Topology& topology, RunPlan& plan) {
   core::Config cfg(line);
   // A bad override fails now, on every rank alike, before anything is written or prepared.
   const auto given = core::parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json",
@@ -130,10 +131,11 @@ core::Config settle_config(const core::CommandLine& line, const comm::Communicat
   }
   if (cfg.prepared) ship_config(cfg, world, prepare_seconds(line));
   cfg.settings = core::load_settings(cfg.cfg_path(), line.overrides, nullptr, &cfg.origins);
-  // From here on bpe is what each learner trains a round (cfg.json keeps the key as given).
-  cfg.settings.bpe = core::learner_bpe(cfg.settings, learner_hosts);
-  if (cfg.origins.count("add_power") == 0)
-    cfg.settings.add_power = core::default_add_power(cfg.settings, learner_hosts);
+  plan = RunPlan::of(cfg.settings, topology, cfg.origins.count("add_power") > 0);
+  // From here on bpe is what each learner trains a round (cfg.json keeps the key as given), and add_power the
+  // plan's: DispatcherRun, LearnerRun, the Batcher and Strategy::make read them from the settings.
+  cfg.settings.bpe = plan.learner_bpe;
+  cfg.settings.add_power = plan.add_power;
   return cfg;
 }
 

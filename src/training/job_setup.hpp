@@ -17,10 +17,14 @@ class Interpreter;
 
 namespace fedavg::training {
 
-// Collective over `world`. Throws InputError for bad input (rank 0 reports it). The settings' bpe is what each
-// of the job's learners, on `learner_hosts` (a host id per learner), trains a round (core::learner_bpe).
+class Topology;
+struct RunPlan;
+
+// Collective over `world`. Throws InputError for bad input (rank 0 reports it). Leaves in `plan` what the run
+// does with the settings on `topology` (RunPlan); the settings' bpe and add_power are the plan's (what each
+// learner trains a round, combine add's power).
 core::Config settle_config(const core::CommandLine& line, const comm::Communicator& world, bridge::Interpreter& py,
-                           const std::vector<int>& learner_hosts);
+                           const Topology& topology, RunPlan& plan);
 
 // The versions fedavg_mpi runs with, one per line (--version; imports torch).
 std::string versions(bridge::Interpreter& py);

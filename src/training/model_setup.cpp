@@ -10,12 +10,7 @@ namespace fedavg::training {
 namespace {
 
 // This rank's place among the Dispatcher and learners on its host (device "auto" spreads them over its GPUs).
-int local_rank(const Context& ctx) {
-  if (!ctx.learners.valid() || ctx.learner_hosts.empty()) return 0;
-  const int me = ctx.learners.rank();
-  const auto host = ctx.learner_hosts[static_cast<std::size_t>(me)];
-  return static_cast<int>(std::count(ctx.learner_hosts.begin(), ctx.learner_hosts.begin() + me, host));
-}
+int local_rank(const Context& ctx) { return ctx.learners.valid() ? ctx.topology.local_rank(ctx.learners.rank()) : 0; }
 
 }  // namespace
 

@@ -114,30 +114,11 @@ TEST(Config, BalanceRounds) {
   EXPECT_NE(e.find("balance_rounds"), std::string::npos) << e;
 }
 
-TEST(Config, CombineAddTrainsAddBpeBatchesWithSeveralMembersOfTheExchange) {
-  using fedavg::core::Combine;
-  using fedavg::core::learner_bpe;
+TEST(Config, AddPowerIsBetweenZeroAndOne) {
   const std::string base = R"({"data_name": "x", "bpe": 200, "bs": 1, "target": 1)";
-  const std::vector<int> one{0}, eight_apart{0, 1, 2, 3, 4, 5, 6, 7}, eight_on_one(8, 0),
-      two_of_four{0, 0, 0, 0, 1, 1, 1, 1};
   const auto plain = parse_settings(base + "}", "cfg.json");
-  EXPECT_EQ(plain.combine, Combine::Add);
+  EXPECT_EQ(plain.combine, fedavg::core::Combine::Add);
   EXPECT_TRUE(plain.share_host);
-  EXPECT_EQ(learner_bpe(plain, one), 200);          // one learner trains as before
-  EXPECT_EQ(learner_bpe(plain, eight_apart), 1);    // eight hosts of one learner: add_bpe
-  EXPECT_EQ(learner_bpe(plain, eight_on_one), 25);  // one host: its 8 learners share the round's 200 batches
-  EXPECT_EQ(learner_bpe(plain, two_of_four), 1);    // two hosts add their changes: add_bpe, shared
-  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "add_bpe": 8})", "cfg.json"), two_of_four), 2);
-  const auto own_copies = parse_settings(base + R"(, "share_host": false})", "cfg.json");
-  EXPECT_EQ(learner_bpe(own_copies, eight_on_one), 1);
-  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "combine": "average"})", "cfg.json"), eight_apart), 200);
-  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "combine": "average"})", "cfg.json"), eight_on_one), 25);
-  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "add_bpe": 0, "share_host": false})", "cfg.json"), eight_on_one),
-            200);
-  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "strategy": "hogwild"})", "cfg.json"), eight_on_one), 200);
-  EXPECT_EQ(fedavg::core::default_add_power(plain, two_of_four), fedavg::core::kHostAddPower);  // hosts add
-  EXPECT_EQ(fedavg::core::default_add_power(plain, eight_apart), 0.6);                          // single learners add
-  EXPECT_EQ(fedavg::core::default_add_power(own_copies, two_of_four), 0.6);
   const auto e = error_of(base + R"(, "add_power": 2})");
   EXPECT_NE(e.find("\"add_power\" must be between 0 and 1"), std::string::npos) << e;
 }

@@ -2,23 +2,14 @@
 
 #include <algorithm>
 
-#include "training/collectives/learner_hosts.hpp"
-
 namespace fedavg::training {
 
-int HostShare::learners_on_host(const std::vector<int>& hosts, int learners, int rank) {
-  if (rank <= 0) return 1;
-  for (const auto& g : learners_by_host(hosts, learners))
-    if (std::find(g.begin(), g.end(), rank) != g.end()) return static_cast<int>(g.size());
-  return 1;
-}
-
-HostShare::HostShare(const comm::Communicator& learners, const std::vector<int>& hosts, const core::RankMap& map,
+HostShare::HostShare(const comm::Communicator& learners, const Topology& topology, const core::RankMap& map,
                      const comm::WaitPolicy& waits, double liveness_seconds, std::size_t params)
     : waits_(waits), liveness_(liveness_seconds) {
   const int me = learners.rank();
-  // The learner-communicator ranks (from 1) of every host's learners, as learners_by_host.
-  const auto groups = learners_by_host(hosts, learners.size());
+  const auto groups = topology.learners_by_host(learners.size());
+  const std::vector<int>& hosts = topology.hosts();
   int group = -1;
   bool leads = me == 0;
   for (std::size_t g = 0; g < groups.size(); ++g) {

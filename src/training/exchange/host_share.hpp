@@ -13,19 +13,16 @@
 #include "comm/shared_weights.hpp"
 #include "comm/wait_policy.hpp"
 #include "core/rank_map.hpp"
+#include "training/collectives/topology.hpp"
 
 namespace fedavg::training {
 
 class HostShare {
  public:
-  // The learners on the host of learner-communicator rank `rank` (the Dispatcher, 0: 1), of `hosts` (a host
-  // id by rank of the learner communicator, the Dispatcher's first; empty: one host).
-  static int learners_on_host(const std::vector<int>& hosts, int learners, int rank);
-
-  // Collective over `learners` (the Dispatcher, rank 0, and the learners; `hosts` as learners_on_host; `map`
-  // names their world ranks). A learner maps its host's shared copy of `params` floats. Its collectives wait
-  // as `waits` says, up to `liveness_seconds` times comm::kIndirect.
-  HostShare(const comm::Communicator& learners, const std::vector<int>& hosts, const core::RankMap& map,
+  // Collective over `learners` (the Dispatcher, rank 0, and the learners, on `topology`; `map` names their world
+  // ranks). A learner maps its host's shared copy of `params` floats. Its collectives wait as `waits` says, up to
+  // `liveness_seconds` times comm::kIndirect.
+  HostShare(const comm::Communicator& learners, const Topology& topology, const core::RankMap& map,
             const comm::WaitPolicy& waits, double liveness_seconds, std::size_t params);
   HostShare(const HostShare&) = delete;
   HostShare& operator=(const HostShare&) = delete;

@@ -11,7 +11,7 @@ void Easgd::dispatcher_start(DispatcherRun& run) {
   const Context& ctx = run.ctx();
   alpha_ = static_cast<float>(configured_alpha_ > 0 ? configured_alpha_ : 0.9 / run.learners());
   pushed_.resize(run.weights().size());
-  RoundSync start(ctx.learners, ctx.waits, run.settings().liveness_seconds, run.learner_ranks(), ctx.learner_hosts);
+  RoundSync start(ctx.learners, ctx.waits, run.settings().liveness_seconds, run.learner_ranks(), ctx.topology.hosts());
   start.weights(run.weights());  // every learner starts from the centre
   run.training_begins();
   run.add_sync_bytes(start.weight_bytes());
@@ -42,7 +42,7 @@ void Easgd::learner_rounds(LearnerRun& run) {
   const auto& world = ctx.world;
   const double liveness = run.settings().liveness_seconds;
   {
-    RoundSync start(ctx.learners, ctx.waits, liveness, {}, ctx.learner_hosts);
+    RoundSync start(ctx.learners, ctx.waits, liveness, {}, ctx.topology.hosts());
     start.weights(run.weights());  // the centre to start from
   }
   std::vector<float> step(run.weights().size());

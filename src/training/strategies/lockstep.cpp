@@ -36,23 +36,17 @@ void Lockstep::after_sparse_round(RoundSync&, const std::vector<float>&) {}
 
 bool Lockstep::has_outer_step() const { return false; }
 
-bool Lockstep::shares_hosts(const Context& ctx) {
-  if (!ctx.learners.valid()) return false;
-  // One host id per learner (ctx.learner_hosts has the Dispatcher's first; empty: one host).
-  std::vector<int> hosts(static_cast<std::size_t>(ctx.learners.size() - 1), 0);
-  if (!ctx.learner_hosts.empty()) std::copy(ctx.learner_hosts.begin() + 1, ctx.learner_hosts.end(), hosts.begin());
-  return core::shares_hosts(ctx.cfg.settings, hosts);
-}
+bool Lockstep::shares_hosts(const Context& ctx) { return ctx.learners.valid() && ctx.plan.shares_hosts; }
 
 std::unique_ptr<HostShare> Lockstep::host_share(const Context& ctx, std::size_t params) {
   if (!shares_hosts(ctx)) return nullptr;
-  return std::make_unique<HostShare>(ctx.learners, ctx.learner_hosts, ctx.map, ctx.waits,
-                                     ctx.cfg.settings.liveness_seconds, params);
+  return std::make_unique<HostShare>(ctx.learners, ctx.topology, ctx.map, ctx.waits, ctx.cfg.settings.liveness_seconds,
+                                     params);
 }
 
 int Lockstep::sharing(const Context& ctx) const {
   if (!ctx.learners.valid() || !shares_hosts(ctx)) return 1;
-  return HostShare::learners_on_host(ctx.learner_hosts, ctx.learners.size(), ctx.learners.rank());
+  return ctx.topology.learners_on_host(ctx.learners.rank(), ctx.learners.size());
 }
 
 float* Lockstep::learner_weights(const Context& ctx, std::size_t params) {
@@ -65,8 +59,8 @@ std::unique_ptr<RoundExchange> Lockstep::exchange(const Context& ctx, const core
                                                   LearnerRun* run) {
   auto sync = std::make_unique<RoundSync>(share_ ? share_->exchange() : ctx.learners, ctx.waits, s.liveness_seconds,
                                           share_ ? share_->exchange_ranks() : learner_ranks,
-                                          share_ ? share_->exchange_hosts() : ctx.learner_hosts);
-  if (!sparse_exchange(s, params, ctx.learners_on_one_host()))
+                                          share_ ? share_->exchange_hosts() : ctx.topology.hosts());
+  if (!sparse_exchange(s, params, ctx.topology.one_host()))
     return std::make_unique<DenseRoundExchange>(*this, std::move(sync));
   // A model's written rows cover only its own steps: with shared weights every row may have changed.
   return std::make_unique<SparseRoundExchange>(*this, std::move(sync), layout_, s, combine_, run, share_ != nullptr);

@@ -1,0 +1,39 @@
+#include "training/run_plan.hpp"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+#include <vector>
+
+namespace fedavg::training {
+
+namespace {
+
+// The most learners on one host, and how many hosts have learners.
+std::pair<int, int> host_counts(const std::vector<int>& hosts) {
+  std::map<int, int> per_host;
+  for (const int h : hosts) ++per_host[h];
+  int most = 0;
+  for (const auto& [host, n] : per_host) most = std::max(most, n);
+  return {most, static_cast<int>(per_host.size())};
+}
+
+}  // namespace
+
+RunPlan RunPlan::of(const core::Settings& s, const Topology& topology, bool add_power_given) {
+  using core::StrategyKind;
+  const std::vector<int> hosts = topology.learner_hosts();
+  const auto [most, host_count] = host_counts(hosts);
+  const bool lockstep = s.strategy == StrategyKind::FedAvg || s.strategy == StrategyKind::Bsp ||
+                        s.strategy == StrategyKind::Bmuf || s.strategy == StrategyKind::Diloco;
+  RunPlan plan;
+  plan.shares_hosts = s.share_host && lockstep && most > 1;
+  const int members = plan.shares_hosts ? host_count : static_cast<int>(hosts.size());
+  const bool adds = s.strategy == StrategyKind::FedAvg && s.combine == core::Combine::Add && members > 1;
+  const int bpe = adds && s.add_bpe > 0 ? s.add_bpe : s.bpe;
+  plan.learner_bpe = plan.shares_hosts ? (bpe + most - 1) / most : bpe;
+  plan.add_power = add_power_given ? s.add_power : plan.shares_hosts ? kHostAddPower : core::Settings{}.add_power;
+  return plan;
+}
+
+}  // namespace fedavg::training

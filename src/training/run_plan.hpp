@@ -1,0 +1,32 @@
+// What a run does with the settings as the user wrote them on the job's topology, worked out once in job setup
+// (settle_config): whether a host's learners share one copy of the weights, the batches each learner trains a
+// round, and combine add's power.
+#pragma once
+
+#include "core/settings.hpp"
+#include "training/collectives/topology.hpp"
+
+namespace fedavg::training {
+
+// add_power where the user does not give it and the members of the exchange are hosts whose learners share the
+// weights (a host's change is its learners' steps in turn, so the hosts' changes agree more than single
+// learners' do).
+inline constexpr double kHostAddPower = 0.5;
+
+struct RunPlan {
+  // The learners of a host share one copy of the weights: share_host is set, the strategy is lock-step and some
+  // host has several learners.
+  bool shares_hosts = false;
+  // The batches each learner trains per round. A round is add_bpe batches where fedavg adds the changes of several
+  // members of the exchange (their sum is stable only over short rounds), else bpe; the members are the learners,
+  // or the hosts where their learners share the weights, and then a host's learners divide the round's batches
+  // among them. One learner trains bpe either way.
+  int learner_bpe = 0;
+  // combine add's power: add_power as given, else kHostAddPower where shares_hosts, else the Settings default.
+  double add_power = 0.0;
+
+  // For settings `s` (`add_power_given`: the user set add_power) with the learners placed as `topology` says.
+  static RunPlan of(const core::Settings& s, const Topology& topology, bool add_power_given);
+};
+
+}  // namespace fedavg::training

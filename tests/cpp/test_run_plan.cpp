@@ -1,0 +1,78 @@
+// The job's topology (training/collectives/topology.hpp) and the run plan worked out from the settings on it
+// (training/run_plan.hpp): the host ids the learner communicator would give, the batches each learner trains a
+// round, whether a host's learners share the weights, and combine add's power.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/rank_map.hpp"
+#include "core/settings.hpp"
+#include "training/collectives/topology.hpp"
+#include "training/run_plan.hpp"
+
+using fedavg::core::parse_settings;
+using fedavg::training::RunPlan;
+using fedavg::training::Topology;
+
+namespace {
+
+// Learners on `hosts` (a host id per learner), the Dispatcher on the first learner's host.
+Topology placed(const std::vector<int>& hosts) {
+  std::vector<int> by_rank{hosts.front()};
+  by_rank.insert(by_rank.end(), hosts.begin(), hosts.end());
+  return Topology(by_rank);
+}
+
+int learner_bpe(const fedavg::core::Settings& s, const std::vector<int>& hosts) {
+  return RunPlan::of(s, placed(hosts), false).learner_bpe;
+}
+
+}  // namespace
+
+TEST(Topology, OfTheWorldGivesTheLearnerCommunicatorsHostIds) {
+  // One pipeline (ranks 1-3) and three learners (ranks 4-6): the Dispatcher and learner 1 on one host, the
+  // pipeline and learners 0 and 2 on another. A member's host is the learner-communicator rank of the lowest
+  // member on it: the pipeline ranks are not members.
+  const fedavg::core::RankMap map(7, 1);
+  const Topology t = Topology::of_world({0, 1, 1, 1, 1, 0, 1}, map);
+  EXPECT_EQ(t.hosts(), (std::vector<int>{0, 1, 0, 1}));
+  EXPECT_EQ(t.learner_hosts(), (std::vector<int>{1, 0, 1}));
+  EXPECT_FALSE(t.one_host());
+  EXPECT_EQ(t.learners_by_host(4), (std::vector<std::vector<int>>{{1, 3}, {2}}));
+  EXPECT_EQ(t.learners_on_host(3, 4), 2);
+  EXPECT_EQ(t.learners_on_host(2, 4), 1);
+  EXPECT_EQ(t.learners_on_host(0, 4), 1);
+  EXPECT_TRUE(t.some_host_has_several(4));
+  EXPECT_EQ(t.local_rank(3), 1);
+  EXPECT_EQ(t.local_rank(2), 1);
+  EXPECT_TRUE(Topology::of_world({0, 0, 0, 0, 0}, fedavg::core::RankMap(5, 1)).one_host());
+}
+
+TEST(RunPlan, CombineAddTrainsAddBpeBatchesWithSeveralMembersOfTheExchange) {
+  const std::string base = R"({"data_name": "x", "bpe": 200, "bs": 1, "target": 1)";
+  const std::vector<int> one{0}, eight_apart{0, 1, 2, 3, 4, 5, 6, 7}, eight_on_one(8, 0),
+      two_of_four{0, 0, 0, 0, 1, 1, 1, 1};
+  const auto plain = parse_settings(base + "}", "cfg.json");
+  EXPECT_EQ(learner_bpe(plain, one), 200);          // one learner trains as before
+  EXPECT_EQ(learner_bpe(plain, eight_apart), 1);    // eight hosts of one learner: add_bpe
+  EXPECT_EQ(learner_bpe(plain, eight_on_one), 25);  // one host: its 8 learners share the round's 200 batches
+  EXPECT_EQ(learner_bpe(plain, two_of_four), 1);    // two hosts add their changes: add_bpe, shared
+  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "add_bpe": 8})", "cfg.json"), two_of_four), 2);
+  const auto own_copies = parse_settings(base + R"(, "share_host": false})", "cfg.json");
+  EXPECT_EQ(learner_bpe(own_copies, eight_on_one), 1);
+  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "combine": "average"})", "cfg.json"), eight_apart), 200);
+  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "combine": "average"})", "cfg.json"), eight_on_one), 25);
+  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "add_bpe": 0, "share_host": false})", "cfg.json"), eight_on_one),
+            200);
+  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "strategy": "hogwild"})", "cfg.json"), eight_on_one), 200);
+  EXPECT_TRUE(RunPlan::of(plain, placed(two_of_four), false).shares_hosts);
+  EXPECT_FALSE(RunPlan::of(plain, placed(eight_apart), false).shares_hosts);
+  EXPECT_FALSE(RunPlan::of(own_copies, placed(two_of_four), false).shares_hosts);
+  EXPECT_EQ(RunPlan::of(plain, placed(two_of_four), false).add_power, fedavg::training::kHostAddPower);  // hosts add
+  EXPECT_EQ(RunPlan::of(plain, placed(eight_apart), false).add_power, 0.6);  // single learners add
+  EXPECT_EQ(RunPlan::of(own_copies, placed(two_of_four), false).add_power, 0.6);
+  // Given, it is kept.
+  const auto given = parse_settings(base + R"(, "add_power": 0.9})", "cfg.json");
+  EXPECT_EQ(RunPlan::of(given, placed(two_of_four), true).add_power, 0.9);
+}
