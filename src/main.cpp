@@ -19,6 +19,7 @@
 #include "training/finished_run.hpp"
 #include "training/job_setup.hpp"
 #include "training/run_plan.hpp"
+#include "training/strategy.hpp"
 #include "training/warm_start.hpp"
 
 using namespace fedavg;
@@ -53,8 +54,8 @@ int main(int argc, char** argv) {
       // spin while they wait.
       world.ibarrier().wait_until(comm::Deadline::after(liveness * comm::kIndirect));
       const auto topology = training::Topology::of_world(world.hosts(), map);
-      training::RunPlan plan;
-      const core::Config cfg = training::settle_config(line, world, py, topology, plan);
+      core::Config cfg = training::settle_config(line, world, py);
+      const auto plan = training::plan_run(cfg, topology, training::Strategy::traits(cfg.settings));
       if (training::resumed_run_is_complete(cfg, world)) return 0;
       core::check_pipelines(cfg, map.pipelines());
       liveness = cfg.settings.liveness_seconds;

@@ -94,8 +94,7 @@ double prepare_seconds(const core::CommandLine& line) {
 
 }  // namespace
 
-core::Config settle_config(const core::CommandLine& line, const comm::Communicator& world, bridge::Interpreter& py,
-                           const Topology& topology, RunPlan& plan) {
+core::Config settle_config(const core::CommandLine& line, const comm::Communicator& world, bridge::Interpreter& py) {
   core::Config cfg(line);
   // A bad override fails now, on every rank alike, before anything is written or prepared.
   const auto given = core::parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json",
@@ -131,12 +130,14 @@ core::Config settle_config(const core::CommandLine& line, const comm::Communicat
   }
   if (cfg.prepared) ship_config(cfg, world, prepare_seconds(line));
   cfg.settings = core::load_settings(cfg.cfg_path(), line.overrides, nullptr, &cfg.origins);
-  plan = RunPlan::of(cfg.settings, topology, cfg.origins.count("add_power") > 0);
-  // From here on bpe is what each learner trains a round (cfg.json keeps the key as given), and add_power the
-  // plan's: DispatcherRun, LearnerRun, the Batcher and Strategy::make read them from the settings.
+  return cfg;
+}
+
+RunPlan plan_run(core::Config& cfg, const Topology& topology, const StrategyTraits& traits) {
+  const RunPlan plan = RunPlan::of(cfg.settings, topology, cfg.origins.count("add_power") > 0, traits);
   cfg.settings.bpe = plan.learner_bpe;
   cfg.settings.add_power = plan.add_power;
-  return cfg;
+  return plan;
 }
 
 std::string versions(bridge::Interpreter& py) {

@@ -7,6 +7,7 @@
 
 #include "core/command_line.hpp"
 #include "core/config.hpp"
+#include "training/run_plan.hpp"
 
 namespace fedavg::comm {
 class Communicator;
@@ -18,13 +19,15 @@ class Interpreter;
 namespace fedavg::training {
 
 class Topology;
-struct RunPlan;
 
-// Collective over `world`. Throws InputError for bad input (rank 0 reports it). Leaves in `plan` what the run
-// does with the settings on `topology` (RunPlan); the settings' bpe and add_power are the plan's (what each
-// learner trains a round, combine add's power).
-core::Config settle_config(const core::CommandLine& line, const comm::Communicator& world, bridge::Interpreter& py,
-                           const Topology& topology, RunPlan& plan);
+// Collective over `world`. Throws InputError for bad input (rank 0 reports it).
+core::Config settle_config(const core::CommandLine& line, const comm::Communicator& world, bridge::Interpreter& py);
+
+// What the run does with `cfg`'s settings on `topology`, for a strategy with `traits` (Strategy::traits). From
+// here on the settings' bpe and add_power are the plan's: what each learner trains a round (cfg.json keeps the
+// key as given), and combine add's power; DispatcherRun, LearnerRun, the Batcher and Strategy::make read them
+// there.
+RunPlan plan_run(core::Config& cfg, const Topology& topology, const StrategyTraits& traits);
 
 // The versions fedavg_mpi runs with, one per line (--version; imports torch).
 std::string versions(bridge::Interpreter& py);

@@ -20,16 +20,14 @@ std::pair<int, int> host_counts(const std::vector<int>& hosts) {
 
 }  // namespace
 
-RunPlan RunPlan::of(const core::Settings& s, const Topology& topology, bool add_power_given) {
-  using core::StrategyKind;
+RunPlan RunPlan::of(const core::Settings& s, const Topology& topology, bool add_power_given,
+                    const StrategyTraits& traits) {
   const std::vector<int> hosts = topology.learner_hosts();
   const auto [most, host_count] = host_counts(hosts);
-  const bool lockstep = s.strategy == StrategyKind::FedAvg || s.strategy == StrategyKind::Bsp ||
-                        s.strategy == StrategyKind::Bmuf || s.strategy == StrategyKind::Diloco;
   RunPlan plan;
-  plan.shares_hosts = s.share_host && lockstep && most > 1;
+  plan.shares_hosts = s.share_host && traits.lock_step && most > 1;
   const int members = plan.shares_hosts ? host_count : static_cast<int>(hosts.size());
-  const bool adds = s.strategy == StrategyKind::FedAvg && s.combine == core::Combine::Add && members > 1;
+  const bool adds = traits.adds && members > 1;
   const int bpe = adds && s.add_bpe > 0 ? s.add_bpe : s.bpe;
   plan.learner_bpe = plan.shares_hosts ? (bpe + most - 1) / most : bpe;
   plan.add_power = add_power_given ? s.add_power : plan.shares_hosts ? kHostAddPower : core::Settings{}.add_power;

@@ -13,6 +13,13 @@ namespace fedavg::training {
 // learners' do).
 inline constexpr double kHostAddPower = 0.5;
 
+// What the run plan needs to know of a strategy (Strategy::traits): whether it runs lock-step rounds, and
+// whether it adds the members' changes (fedavg's combine add).
+struct StrategyTraits {
+  bool lock_step = false;
+  bool adds = false;
+};
+
 struct RunPlan {
   // The learners of a host share one copy of the weights: share_host is set, the strategy is lock-step and some
   // host has several learners.
@@ -25,8 +32,10 @@ struct RunPlan {
   // combine add's power: add_power as given, else kHostAddPower where shares_hosts, else the Settings default.
   double add_power = 0.0;
 
-  // For settings `s` (`add_power_given`: the user set add_power) with the learners placed as `topology` says.
-  static RunPlan of(const core::Settings& s, const Topology& topology, bool add_power_given);
+  // For settings `s` (`add_power_given`: the user set add_power) of a strategy with `traits`, with the learners
+  // placed as `topology` says.
+  static RunPlan of(const core::Settings& s, const Topology& topology, bool add_power_given,
+                    const StrategyTraits& traits);
 };
 
 }  // namespace fedavg::training

@@ -22,6 +22,9 @@ class Strategy {
  public:
   // The strategy `s` names, with its settings (defined with the strategies, strategies/strategy_factory.cpp).
   static std::unique_ptr<Strategy> make(const core::Settings& s);
+  // What the run plan needs to know of the strategy `s` names before it is made (StrategyTraits). Defined with
+  // make.
+  static StrategyTraits traits(const core::Settings& s);
   virtual ~Strategy() = default;
 
   // Dispatcher: rounds until the stop rule ends them (DispatcherRun::should_stop); then every learner is told to

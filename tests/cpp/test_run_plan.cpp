@@ -10,6 +10,7 @@
 #include "core/settings.hpp"
 #include "training/collectives/topology.hpp"
 #include "training/run_plan.hpp"
+#include "training/strategy.hpp"
 
 using fedavg::core::parse_settings;
 using fedavg::training::RunPlan;
@@ -24,9 +25,12 @@ Topology placed(const std::vector<int>& hosts) {
   return Topology(by_rank);
 }
 
-int learner_bpe(const fedavg::core::Settings& s, const std::vector<int>& hosts) {
-  return RunPlan::of(s, placed(hosts), false).learner_bpe;
+// The plan for `s` on `hosts`, with the traits of the strategy it names; add_power not given.
+RunPlan plan(const fedavg::core::Settings& s, const std::vector<int>& hosts) {
+  return RunPlan::of(s, placed(hosts), false, fedavg::training::Strategy::traits(s));
 }
+
+int learner_bpe(const fedavg::core::Settings& s, const std::vector<int>& hosts) { return plan(s, hosts).learner_bpe; }
 
 }  // namespace
 
@@ -66,13 +70,14 @@ TEST(RunPlan, CombineAddTrainsAddBpeBatchesWithSeveralMembersOfTheExchange) {
   EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "add_bpe": 0, "share_host": false})", "cfg.json"), eight_on_one),
             200);
   EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "strategy": "hogwild"})", "cfg.json"), eight_on_one), 200);
-  EXPECT_TRUE(RunPlan::of(plain, placed(two_of_four), false).shares_hosts);
-  EXPECT_FALSE(RunPlan::of(plain, placed(eight_apart), false).shares_hosts);
-  EXPECT_FALSE(RunPlan::of(own_copies, placed(two_of_four), false).shares_hosts);
-  EXPECT_EQ(RunPlan::of(plain, placed(two_of_four), false).add_power, fedavg::training::kHostAddPower);  // hosts add
-  EXPECT_EQ(RunPlan::of(plain, placed(eight_apart), false).add_power, 0.6);  // single learners add
-  EXPECT_EQ(RunPlan::of(own_copies, placed(two_of_four), false).add_power, 0.6);
+  EXPECT_TRUE(plan(plain, two_of_four).shares_hosts);
+  EXPECT_FALSE(plan(plain, eight_apart).shares_hosts);
+  EXPECT_FALSE(plan(own_copies, two_of_four).shares_hosts);
+  EXPECT_FALSE(plan(parse_settings(base + R"(, "strategy": "easgd"})", "cfg.json"), two_of_four).shares_hosts);
+  EXPECT_EQ(plan(plain, two_of_four).add_power, fedavg::training::kHostAddPower);  // hosts add
+  EXPECT_EQ(plan(plain, eight_apart).add_power, 0.6);                              // single learners add
+  EXPECT_EQ(plan(own_copies, two_of_four).add_power, 0.6);
   // Given, it is kept.
   const auto given = parse_settings(base + R"(, "add_power": 0.9})", "cfg.json");
-  EXPECT_EQ(RunPlan::of(given, placed(two_of_four), true).add_power, 0.9);
+  EXPECT_EQ(RunPlan::of(given, placed(two_of_four), true, fedavg::training::Strategy::traits(given)).add_power, 0.9);
 }

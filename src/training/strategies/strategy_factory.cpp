@@ -24,4 +24,17 @@ std::unique_ptr<Strategy> Strategy::make(const core::Settings& s) {
   throw core::Error("no strategy of kind " + std::to_string(static_cast<int>(s.strategy)));
 }
 
+StrategyTraits Strategy::traits(const core::Settings& s) {
+  StrategyTraits t;
+  switch (s.strategy) {
+    case core::StrategyKind::FedAvg: t.adds = s.combine == core::Combine::Add; [[fallthrough]];
+    case core::StrategyKind::Bsp:
+    case core::StrategyKind::Bmuf:
+    case core::StrategyKind::Diloco: t.lock_step = true; break;
+    case core::StrategyKind::Easgd:
+    case core::StrategyKind::Hogwild: break;
+  }
+  return t;
+}
+
 }  // namespace fedavg::training
