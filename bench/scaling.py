@@ -67,21 +67,16 @@ STRATEGIES = {
     "bsp": {"strategy": "bsp"},
     "easgd": {"strategy": "easgd"},
 }
-GRACE = 120  # seconds past the time limit before mpiexec, then this script, kill a job
 EMULATE = HERE.parent / "scripts" / "emulate_hosts.sh"
 PREFIX = "fedavgs"  # the emulated hosts' names: fedavgs-h0, ...
 
 
-def comma_list(convert):
-    return lambda text: [convert(item) for item in text.split(",") if item]
-
-
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="scaling", description=__doc__.split("\n\n")[0])
-    p.add_argument("--learners", type=comma_list(int), default=[1, 2, 4, 8])
-    p.add_argument("--strategies", type=comma_list(str), default=["fedavg", "add", "diloco", "hogwild"])
+    p.add_argument("--learners", type=jobs.comma_list(int), default=[1, 2, 4, 8])
+    p.add_argument("--strategies", type=jobs.comma_list(str), default=["fedavg", "add", "diloco", "hogwild"])
     p.add_argument("--target", type=float, default=2.0)
-    p.add_argument("--hosts", type=comma_list(int), default=[1],
+    p.add_argument("--hosts", type=jobs.comma_list(int), default=[1],
                    help="emulated host counts (scripts/emulate_hosts.sh, needs root); the learners are split "
                    "evenly, a count that does not divide them is skipped")
     p.add_argument("--set", type=jobs.parse_set, action="append", default=[], metavar="KEY=VALUE",
@@ -92,7 +87,7 @@ def parse_args(argv):
     p.add_argument("--text8-target", type=float, default=None,
                    help="also the windows per learner to this test loss on the text8 prefix")
     p.add_argument("--text8-epochs", type=int, default=10, help="the text8 target runs' epoch limit")
-    p.add_argument("--seeds", type=comma_list(int), default=[1, 2, 3, 4, 5],
+    p.add_argument("--seeds", type=jobs.comma_list(int), default=[1, 2, 3, 4, 5],
                    help="run every job once per seed and give the median")
     p.add_argument("--wall", action="store_true", default=(os.cpu_count() or 1) >= 16,
                    help="wall time to the target, and gensim with as many threads (default: on 16 cores or more)")
@@ -142,7 +137,8 @@ def launcher(learners, hosts):
 
 
 def run_job(run_dir, data_dir, learners, keys, time_limit, fresh, hosts=1):
-    """Runs the job in run_dir unless an identical finished one is there; returns its final stats."""
+    """Runs the job in run_dir unless an identical finished one is there (jobs.run_in); returns its final stats,
+    or {"error": the job's reason} where it failed."""
     cfg = json.loads((data_dir / "config" / "cfg.json").read_text())
     cfg.update({"fixed_batch_order": True, "max_rounds": 100000, "max_seconds": time_limit, **keys})
     cmd = launcher(learners, hosts) + [str(jobs.APP), "--config", str(run_dir / "config"),
@@ -150,39 +146,11 @@ def run_job(run_dir, data_dir, learners, keys, time_limit, fresh, hosts=1):
     # A rebuilt binary or an edited python/ file runs again.
     sources = max(f.stat().st_mtime for f in (HERE.parent / "python").glob("*.py"))
     spec = {"cfg": cfg, "command": cmd, "binary": jobs.APP.stat().st_mtime, "python": sources}
+    rc, _ = jobs.run_in(run_dir, data_dir / "config", cfg, cmd, spec, time_limit, fresh)
     stats_path = run_dir / f"{cfg['data_name']}_stats.txt"
-    if not fresh and (run_dir / "spec.json").exists() and stats_path.exists():
-        if json.loads((run_dir / "spec.json").read_text()) == spec:
-            return read_stats(stats_path)
-    shutil.rmtree(run_dir, ignore_errors=True)
-    shutil.copytree(data_dir / "config", run_dir / "config")
-    (run_dir / "config" / "cfg.json").write_text(json.dumps(cfg, indent=2) + "\n")
-    env = {**os.environ, "MPIEXEC_TIMEOUT": str(math.ceil(time_limit + GRACE))}
-    with open(run_dir / "job.stdout", "w") as out, open(run_dir / "job.stderr", "w") as err:
-        try:
-            rc = subprocess.run(cmd, stdout=out, stderr=err, env=env, timeout=time_limit + 2 * GRACE).returncode
-        except subprocess.TimeoutExpired:
-            rc = 124
     if rc != 0 or not stats_path.exists():
-        lines = (run_dir / "job.stderr").read_text(errors="replace").strip().splitlines()
-        reasons = [line for line in lines if line.startswith("[fedavg]")]  # the job's own reason comes first
-        return {"error": (reasons or lines or [f"exit status {rc}"])[-1]}
-    (run_dir / "spec.json").write_text(json.dumps(spec, indent=2) + "\n")
-    return read_stats(stats_path)
-
-
-def read_stats(path):
-    """The job's final line (key=value pairs) as a dict of numbers and strings."""
-    stats = {}
-    for item in path.read_text().split():
-        key, sep, value = item.partition("=")
-        if not sep:
-            continue
-        try:
-            stats[key] = float(value)
-        except ValueError:
-            stats[key] = value
-    return stats
+        return {"error": jobs.error_line(run_dir) or f"exit status {rc}"}
+    return jobs.read_stats(stats_path)
 
 
 def windows_to_target(stats):
