@@ -48,12 +48,12 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import corpus  # noqa: E402
+import gensim_cbow  # noqa: E402
 import jobs  # noqa: E402
 
 # Name -> cfg.json keys. fedavg is the default strategy (a host's learners share its weights, the hosts' changes
@@ -215,31 +215,12 @@ def text8_quality(args, spec, learners):
     return similarity.get("rho"), stats.get("final_loss")
 
 
-class GensimPeer:
-    """gensim Word2Vec CBOW on a prepared corpus (its training text, its vocabulary), as the jobs train it."""
-
-    def __init__(self, data_dir, dim):
-        words = [line.split()[0] for line in (data_dir / "config" / "vocab.txt").read_text(encoding="utf-8")
-                 .splitlines() if line.strip()]
-        ids = corpus.token_lines((data_dir / "train.txt").read_text(encoding="utf-8"), words)
-        self.sentences = corpus.gensim_sentences(ids, words)
-        self.dim = dim
-        self.seconds = {}
-
-    def epoch_seconds(self, workers):
-        """gensim's best of two one-epoch passes with `workers` threads (measured once)."""
-        if workers not in self.seconds:
-            from gensim.models import Word2Vec
-            model = Word2Vec(vector_size=self.dim, window=2, negative=5, min_count=1, sample=1e-3, sg=0,
-                             cbow_mean=1, workers=workers, seed=1)
-            model.build_vocab(self.sentences)
-            best = math.inf
-            for _ in range(2):
-                began = time.perf_counter()
-                model.train(self.sentences, total_examples=len(self.sentences), epochs=1)
-                best = min(best, time.perf_counter() - began)
-            self.seconds[workers] = best
-        return self.seconds[workers]
+def gensim_peer(data_dir, dim):
+    """gensim on a prepared corpus (its training text, its vocabulary), as the jobs train it."""
+    words = [line.split()[0] for line in (data_dir / "config" / "vocab.txt").read_text(encoding="utf-8")
+             .splitlines() if line.strip()]
+    ids = corpus.token_lines((data_dir / "train.txt").read_text(encoding="utf-8"), words)
+    return gensim_cbow.EpochSeconds(corpus.gensim_sentences(ids, words), dim)
 
 
 def wall_columns(stats, reference, learners, hosts, gensim, epochs):
@@ -277,7 +258,8 @@ def main(argv=None):
         args.dir / "runs" / f"fedavg_L1{suffix}", args.dir / "kjv", 1,
         {**dict(args.set), "target": args.target, **seed}, args.time_limit, args.fresh))
     if args.wall:
-        gensim = GensimPeer(args.dir / "kjv", json.loads((args.dir / "kjv" / "config" / "cfg.json").read_text())["dim"])
+        dim = json.loads((args.dir / "kjv" / "config" / "cfg.json").read_text())["dim"]
+        gensim = gensim_peer(args.dir / "kjv", dim)
         epochs = reference_stats.get("epochs") if reference else None
         reference_seconds = reference_stats.get("seconds") if reference else None
     text8_reference = text8_windows(args, "fedavg", 1) if args.text8_target is not None else None
