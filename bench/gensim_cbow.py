@@ -1,7 +1,7 @@
 """gensim Word2Vec CBOW, the peer the benchmarks compare against: its settings (window 2, 5 negatives, sample 1e-3,
 the mean of the context) and every way a benchmark trains it. bench/learner_throughput.py times one epoch
-(EpochRate), bench/scaling.py gensim's best one-epoch pass per worker count (EpochSeconds), bench/quality.py scores
-it after every epoch (train_scored); importing this module does not import gensim.
+(EpochRate), bench/learner_speedup.py gensim's best one-epoch pass per worker count (EpochSeconds),
+bench/quality.py scores it after every epoch (train_scored); importing this module does not import gensim.
 
 As a script it trains on a text file, one sentence a line, as a user would; bench/time_to_quality.py runs it as a
 fresh process so that its start-up (interpreter, import gensim, reading the text, build_vocab) counts in its wall

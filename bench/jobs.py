@@ -1,6 +1,6 @@
 """Shared helpers for the benchmarks: build paths, a prepared Bible config, an mpiexec launcher that samples every
 rank's CPU time and memory from /proc while the job runs (ranks are told apart by PMI_RANK), and the job runner of
-the benches that run one job per folder and reuse a finished one (bench/study.py, bench/scaling.py)."""
+the benches that run one job per folder and reuse a finished one (bench/study.py, bench/learner_speedup.py)."""
 
 import argparse
 import json

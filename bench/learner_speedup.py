@@ -36,7 +36,7 @@ measured in the same run. On fewer cores than learners neither speedup means muc
 --hosts 1,2,4 runs each learner count on that many emulated hosts too (scripts/emulate_hosts.sh: network
 namespaces, so it needs root), the learners split evenly, the Dispatcher and the pipeline on the first host.
 
-Usage: /usr/bin/python3 bench/scaling.py [--learners 1,2,4,8] [--hosts 1,2,4]
+Usage: /usr/bin/python3 bench/learner_speedup.py [--learners 1,2,4,8] [--hosts 1,2,4]
            [--strategies fedavg,add,diloco,hogwild] [--target 2.0] [--set key=value ...] [--dir DIR]
            [--time-limit 900] [--text8] [--text8-target T] [--text8-epochs 10] [--seeds 1,2,3,4,5] [--wall]
 """
@@ -72,7 +72,7 @@ PREFIX = "fedavgs"  # the emulated hosts' names: fedavgs-h0, ...
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="scaling", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="learner_speedup", description=__doc__.split("\n\n")[0])
     p.add_argument("--learners", type=jobs.comma_list(int), default=[1, 2, 4, 8])
     p.add_argument("--strategies", type=jobs.comma_list(str), default=["fedavg", "add", "diloco", "hogwild"])
     p.add_argument("--target", type=float, default=2.0)
@@ -81,7 +81,7 @@ def parse_args(argv):
                    "evenly, a count that does not divide them is skipped")
     p.add_argument("--set", type=jobs.parse_set, action="append", default=[], metavar="KEY=VALUE",
                    help="cfg.json override for every run (repeatable)")
-    p.add_argument("--dir", type=Path, default=Path("/tmp/fedavg_scaling"), help="data and runs (reused)")
+    p.add_argument("--dir", type=Path, default=Path("/tmp/fedavg_learner_speedup"), help="data and runs (reused)")
     p.add_argument("--time-limit", type=float, default=900, help="max_seconds of every job")
     p.add_argument("--text8", action="store_true", help="also WordSim353 rho on the text8 prefix")
     p.add_argument("--text8-target", type=float, default=None,
@@ -104,7 +104,7 @@ def strategy_keys(spec):
     """cfg.json keys of "name" or "name:key=value+key=value"."""
     name, _, extra = spec.partition(":")
     if name not in STRATEGIES:
-        sys.exit(f"scaling: unknown strategy {name!r} (known: {', '.join(STRATEGIES)})")
+        sys.exit(f"learner_speedup: unknown strategy {name!r} (known: {', '.join(STRATEGIES)})")
     keys = dict(STRATEGIES[name])
     keys.update(jobs.parse_set(item) for item in extra.split("+") if item)
     return keys
