@@ -1,6 +1,7 @@
 """Shared helpers for the benchmarks: build paths, a prepared Bible config, an mpiexec launcher that samples every
-rank's CPU time and memory from /proc while the job runs (ranks are told apart by PMI_RANK), and the job runner of
-the benches that run one job per folder and reuse a finished one (bench/study.py, bench/learner_speedup.py)."""
+rank's CPU time and memory from /proc while the job runs (ranks are told apart by PMI_RANK), the mpiexec command for
+emulated hosts, and the job runner of the benches that run one job per folder and reuse a finished one
+(bench/study.py, bench/learner_speedup.py)."""
 
 import argparse
 import json
@@ -22,6 +23,7 @@ PREPARE = [PYTHON, str(ROOT / "python" / "prepare.py"), "--epoch", "0", "--targe
 TICKS = os.sysconf("SC_CLK_TCK")
 GRACE = 120  # seconds past a job's time limit before mpiexec kills it; as many again before the runner kills mpiexec
 TIMEOUT_RC = 124  # the exit status recorded for a job the runner killed
+EMULATE_HOSTS = ROOT / "scripts" / "emulate_hosts.sh"  # hosts as network namespaces of this machine (needs root)
 
 
 def role_of(rank, pipelines):
@@ -142,6 +144,14 @@ def cpu_share(series, start, end):
     if len(pts) < 2:
         return float("nan")
     return (pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
+
+
+def emulated_mpiexec(prefix, ranks_per_host):
+    """mpiexec and its options for ranks_per_host[h] ranks on emulated host h (EMULATE_HOSTS, the hosts named
+    prefix-h0, prefix-h1, ...), the ranks placed host by host in order."""
+    layout = ",".join(f"{prefix}-h{h}:{n}" for h, n in enumerate(ranks_per_host))
+    return ["bash", str(EMULATE_HOSTS), "ctl", prefix, "mpiexec", "-launcher", "ssh", "-launcher-exec",
+            str(EMULATE_HOSTS), "-localhost", "10.77.0.1", "-hosts", layout, "-n", str(sum(ranks_per_host))]
 
 
 def comma_list(convert):

@@ -67,7 +67,7 @@ STRATEGIES = {
     "bsp": {"strategy": "bsp"},
     "easgd": {"strategy": "easgd"},
 }
-EMULATE = HERE.parent / "scripts" / "emulate_hosts.sh"
+EMULATE = jobs.EMULATE_HOSTS
 PREFIX = "fedavgs"  # the emulated hosts' names: fedavgs-h0, ...
 
 
@@ -131,9 +131,7 @@ def launcher(learners, hosts):
     if hosts <= 1:
         return ["mpiexec", "-n", str(4 + learners)]
     each = learners // hosts
-    layout = ",".join(f"{PREFIX}-h{h}:{each + (4 if h == 0 else 0)}" for h in range(hosts))
-    return ["bash", str(EMULATE), "ctl", PREFIX, "mpiexec", "-launcher", "ssh", "-launcher-exec", str(EMULATE),
-            "-localhost", "10.77.0.1", "-hosts", layout, "-n", str(4 + learners)]
+    return jobs.emulated_mpiexec(PREFIX, [each + (4 if h == 0 else 0) for h in range(hosts)])
 
 
 def run_job(run_dir, data_dir, learners, keys, time_limit, fresh, hosts=1):

@@ -147,10 +147,8 @@ def run_hosts(tmp, name, cfg_dir, train, learners=(1, 1), **settings):
     (run_cfg / "cfg.json").write_text(json.dumps(cfg, indent=2))
     hosts = range(len(learners) + 1)
     before = [multihost.bytes_received(h) for h in hosts]
-    layout = ",".join(f"{multihost.PREFIX}-h{h}:{n}" for h, n in enumerate((4, *learners)))
-    cmd = ["bash", str(multihost.HOSTS), "ctl", multihost.PREFIX, "mpiexec", "-launcher", "ssh",
-           "-launcher-exec", str(multihost.HOSTS), "-localhost", "10.77.0.1", "-hosts", layout,
-           "-n", str(4 + sum(learners)), str(jobs.APP), "--config", str(run_cfg), "--out", str(d / "out"), str(train)]
+    cmd = jobs.emulated_mpiexec(multihost.PREFIX, (4, *learners)) + [
+        str(jobs.APP), "--config", str(run_cfg), "--out", str(d / "out"), str(train)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=1200,
                           env={**os.environ, "MPIEXEC_TIMEOUT": "1190"})
     if done.returncode != 0:

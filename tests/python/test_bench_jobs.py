@@ -45,3 +45,10 @@ def test_a_failed_job_runs_again_and_names_its_reason(tmp_path):
     assert (run_dir / "job.rc").read_text() == "3\n"
     assert jobs.error_line(run_dir) == "[fedavg] rank 1 (Learner) FATAL: broke"
     assert jobs.run_in(run_dir, config, {}, job(run_dir, rc=3), {}, 10) == (3, False)
+
+
+def test_emulated_mpiexec_places_the_ranks_host_by_host():
+    script = str(jobs.EMULATE_HOSTS)
+    assert jobs.emulated_mpiexec("fedavgs", [5, 1]) == [
+        "bash", script, "ctl", "fedavgs", "mpiexec", "-launcher", "ssh", "-launcher-exec", script,
+        "-localhost", "10.77.0.1", "-hosts", "fedavgs-h0:5,fedavgs-h1:1", "-n", "6"]
