@@ -8,8 +8,9 @@ Usage:
 MPICH cannot keep a job alive once a rank dies, so recovery is a restart: when the job exits with a failure, the
 same command runs again with --resume (or, if the job died before its first checkpoint, as it was given), at
 most K times (default 3). It never adds --overwrite and never deletes anything: a restart that finds an earlier
-run it would have to replace is refused by the program, and then the supervisor stops. Each restart passes the reason (the failing rank's "[fedavg] rank N (Role): ..." line)
-with --restarted, so the run's checkpoint, metrics (column restarts) and statistics (restart lines) keep it. At
+run it would have to replace is refused by the program, and then the supervisor stops. Each restart passes the
+reason (the failing rank's "[fedavg] rank N (Role): ..." line) with --restarted, so the run's checkpoint, metrics
+(column restarts) and statistics (restart lines) keep it. At
 most the round in progress when the job died is lost (checkpoint_every 1, the default).
 
 The failed ranks are the learners the failure line names as not having reported ("... on learner rank(s) 4, 5"),
