@@ -45,6 +45,13 @@ std::unique_ptr<bridge::Scores> make_scores(const Context& ctx, const core::Voca
   return std::make_unique<bridge::Scores>(ctx.py, vocab.words, similarity, analogies);
 }
 
+// Each corpus file as this run finds it, for the checkpoints and the resume check.
+std::vector<core::CorpusSummary> summaries(const std::vector<std::string>& corpora) {
+  std::vector<core::CorpusSummary> out;
+  for (const auto& c : corpora) out.push_back(data::corpus_summary(c));
+  return out;
+}
+
 }  // namespace
 
 DispatcherRun::DispatcherRun(const Context& ctx, Strategy& strategy)
@@ -66,12 +73,13 @@ DispatcherRun::DispatcherRun(const Context& ctx, Strategy& strategy)
       pipelines_(ctx),
       progress_(s_, learners_),
       learner_states_(static_cast<std::size_t>(learners_)),
+      corpora_(summaries(cfg_.corpora)),
+      resume_check_(resumed_run()),
       outbox_(ctx.world),
       checkpoint_writer_(
           s_.checkpoint_background == core::CheckpointBackground::Always ||
           (s_.checkpoint_background == core::CheckpointBackground::Auto && weights_.size() >= core::kLargeModel)) {
   for (int l = 0; l < learners_; ++l) learner_ranks_.push_back(ctx.map.learner_rank(l));
-  for (const auto& c : cfg_.corpora) corpora_.push_back(data::corpus_summary(c));
   const auto [model, edited_elsewhere] = lib_.model_origin({{"model", s_.model}}, core::default_python_dir().string());
   std::printf(
       "fedavg_mpi: %s: %d pipeline(s), %d learner(s), strategy %s, vocabulary %d, %zu test windows, "
@@ -81,23 +89,6 @@ DispatcherRun::DispatcherRun(const Context& ctx, Strategy& strategy)
   std::fflush(stdout);
   if (!edited_elsewhere.empty()) core::warn(ctx_.me, edited_elsewhere);
   warn_of_repeated_corpora();
-}
-
-void DispatcherRun::check_corpora(const std::vector<core::CorpusSummary>& saved) const {
-  if (saved.empty()) return;
-  if (saved.size() != corpora_.size())
-    throw core::InputError(checkpoint_path_ + ": written from " + std::to_string(saved.size()) +
-                           " corpus file(s), this run names " + std::to_string(corpora_.size()) +
-                           "; resume with the same corpora");
-  for (std::size_t i = 0; i < saved.size(); ++i) {
-    const core::CorpusSummary &was = saved[i], &now = corpora_[i];
-    if (was.bytes < 0 || now.bytes < 0 || (was.bytes == now.bytes && was.hash == now.hash)) continue;
-    throw core::InputError("corpus " + cfg_.corpora[i] + ": not the file " + checkpoint_path_ + " was written from (" +
-                           (was.bytes != now.bytes
-                                ? "it had " + std::to_string(was.bytes) + " bytes, now " + std::to_string(now.bytes)
-                                : std::string("its first or last MiB differ")) +
-                           "); resume with the same corpora, or start a new run with --overwrite");
-  }
 }
 
 void DispatcherRun::warn_of_repeated_corpora() const {
@@ -141,14 +132,15 @@ void DispatcherRun::start_fresh() {
 }
 
 void DispatcherRun::resume_from(const core::Checkpoint& ck) {
-  check_checkpoint(ck);
+  resume_check_.check(ck);
   std::size_t off = 0;
   for (const auto& a : ck.arrays) {
     std::copy(a.begin(), a.end(), weights_.begin() + static_cast<std::ptrdiff_t>(off));
     off += a.size();
   }
   round_ = last_checkpoint_ = ck.info.round;
-  loss_ = measured_loss(ck.info.test_loss);
+  loss_ = test_loss();
+  resume_check_.check_loss(loss_, ck.info.test_loss);
   train_loss_ = ck.info.train_loss;
   first_loss_ = ck.info.first_loss;
   windows_per_learner_ = ck.info.windows_per_learner;
@@ -191,26 +183,9 @@ void DispatcherRun::warn_if_exchange_dwarfs_training() const {
                           ": the exchange will take most of every round; a larger bs or bpe trains more per exchange");
 }
 
-double DispatcherRun::measured_loss(double recorded) {
-  const double measured = test_loss();
-  if (!(std::abs(measured - recorded) <= kResumeLossTolerance * std::max(1.0, std::abs(recorded))))
-    throw core::Error(checkpoint_path_ + ": the test loss of its weights is " + fmt("%.6f", measured) +
-                      ", it recorded " + fmt("%.6f", recorded) + " when it was written: the file, or the test set " +
-                      cfg_.test_path().string() + ", has changed since");
-  return measured;
-}
-
-void DispatcherRun::check_checkpoint(const core::Checkpoint& ck) const {
-  if (ck.info.data_name != s_.data_name)
-    throw core::Error(checkpoint_path_ + ": written by run \"" + ck.info.data_name + "\", not \"" + s_.data_name +
-                      "\"");
-  if (ck.info.strategy != core::strategy_name(s_.strategy))
-    throw core::Error(checkpoint_path_ + ": written with strategy " + ck.info.strategy + ", cfg.json says " +
-                      core::strategy_name(s_.strategy));
-  check_corpora(ck.corpora);
-  if (!pipelines_.sharded() && static_cast<int>(ck.positions.size()) != ctx_.map.pipelines())
-    throw core::Error(checkpoint_path_ + ": written with " + std::to_string(ck.positions.size()) +
-                      " corpus file(s), this run has " + std::to_string(ctx_.map.pipelines()));
+ResumeCheck::Run DispatcherRun::resumed_run() const {
+  return {checkpoint_path_,     s_.data_name,         core::strategy_name(s_.strategy), cfg_.corpora, corpora_,
+          ctx_.map.pipelines(), pipelines_.sharded(), cfg_.test_path().string()};
 }
 
 void DispatcherRun::resume_pipelines(const core::Checkpoint& ck) {
