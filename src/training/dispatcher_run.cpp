@@ -22,29 +22,6 @@
 namespace fedavg::training {
 namespace {
 
-// "  similarity 0.123  analogies 0.045" for the progress line (the parts that were scored), or "".
-std::string scores_text(const bridge::Scores::Result& sc) {
-  std::string out;
-  if (!std::isnan(sc.similarity)) out += "  similarity " + fmt("%.3f", sc.similarity);
-  if (!std::isnan(sc.analogy)) out += "  analogies " + fmt("%.3f", sc.analogy);
-  return out;
-}
-
-// The in-run scorer when eval_every is set: the config folder must then hold similarity.tsv, analogies.txt or
-// both (checked before torch is imported).
-std::unique_ptr<bridge::Scores> make_scores(const Context& ctx, const core::Vocabulary& vocab) {
-  const auto& cfg = ctx.cfg;
-  if (cfg.settings.eval_every == 0) return nullptr;
-  auto present = [](const std::filesystem::path& p) {
-    return std::filesystem::exists(p) ? p : std::filesystem::path();
-  };
-  const auto similarity = present(cfg.similarity_path()), analogies = present(cfg.analogies_path());
-  if (similarity.empty() && analogies.empty())
-    throw core::InputError(cfg.cfg_path().string() + ": \"eval_every\" needs similarity.tsv or analogies.txt in " +
-                           cfg.config_dir.string());
-  return std::make_unique<bridge::Scores>(ctx.py, vocab.words, similarity, analogies);
-}
-
 // Each corpus file as this run finds it, for the checkpoints and the resume check.
 std::vector<core::CorpusSummary> summaries(const std::vector<std::string>& corpora) {
   std::vector<core::CorpusSummary> out;
@@ -63,12 +40,9 @@ DispatcherRun::DispatcherRun(const Context& ctx, Strategy& strategy)
       text_(ctx.py),
       // Validate the inputs before importing torch (seconds), so bad input fails fast.
       vocab_(text_.load_vocab(cfg_.vocab_path())),
-      test_(text_.load_test(cfg_.test_path(), s_.window)),
-      scores_(make_scores(ctx, vocab_)),
+      evaluation_(ctx, text_, vocab_, lib_),
       lib_(ctx.py),
       model_(setup_model(ctx, vocab_, lib_, weights_)),
-      width_(s_.window_width()),
-      test_windows_(test_.size() / static_cast<std::size_t>(width_)),
       learners_(ctx.map.learners()),
       pipelines_(ctx),
       progress_(s_, learners_),
@@ -85,7 +59,7 @@ DispatcherRun::DispatcherRun(const Context& ctx, Strategy& strategy)
       "fedavg_mpi: %s: %d pipeline(s), %d learner(s), strategy %s, vocabulary %d, %zu test windows, "
       "%zu parameters, model %s on %s\n",
       s_.data_name.c_str(), ctx.map.pipelines(), learners_, core::strategy_name(s_.strategy), vocab_.size(),
-      test_windows_, weights_.size(), model.c_str(), lib_.device().c_str());
+      evaluation_.test_windows(), weights_.size(), model.c_str(), lib_.device().c_str());
   std::fflush(stdout);
   if (!edited_elsewhere.empty()) core::warn(ctx_.me, edited_elsewhere);
   warn_of_repeated_corpora();
@@ -122,9 +96,9 @@ void DispatcherRun::start_fresh() {
     std::fflush(stdout);
   }
   pipelines_.start();
-  first_loss_ = loss_ = test_loss();
+  first_loss_ = loss_ = evaluation_.test_loss();
   metrics_ = std::make_unique<core::MetricsLog>(metrics_path());
-  const auto sc = scores();
+  const auto sc = evaluation_.scores(round_);
   evaluated_at_ = elapsed();
   note_restart();
   metrics_->row(metrics_row(0.0, sc));
@@ -139,7 +113,7 @@ void DispatcherRun::resume_from(const core::Checkpoint& ck) {
     off += a.size();
   }
   round_ = last_checkpoint_ = ck.info.round;
-  loss_ = test_loss();
+  loss_ = evaluation_.test_loss();
   resume_check_.check_loss(loss_, ck.info.test_loss);
   train_loss_ = ck.info.train_loss;
   first_loss_ = ck.info.first_loss;
@@ -299,10 +273,10 @@ void DispatcherRun::end_round(const comm::WindowTotals& trained, double sync_sec
   windows_per_learner_ += trained.windows / learners_;
   train_loss_ = trained.mean_loss();
   pipelines_.add_trained(trained.pipeline_windows);
-  loss_ = test_loss();
+  loss_ = evaluation_.test_loss();
   check_divergence(sync_seconds);
   if (checkpoint_due()) checkpoint();
-  const auto sc = scores();
+  const auto sc = evaluation_.scores(round_);
   evaluated_at_ = elapsed();
   metrics_->row(metrics_row(sync_seconds, sc));
   pipelines_.drain();
@@ -310,7 +284,8 @@ void DispatcherRun::end_round(const comm::WindowTotals& trained, double sync_sec
 }
 
 Progress::Round DispatcherRun::progress_round(double lr, const bridge::Scores::Result& sc) const {
-  Progress::Round r{round_, evaluated_at_, windows_per_learner_, loss_, train_loss_, lr, {}, true, scores_text(sc)};
+  Progress::Round r{round_, evaluated_at_, windows_per_learner_, loss_, train_loss_, lr,
+                    {},     true,          Evaluation::text(sc)};
   // With shards the epoch is global: one figure.
   for (int p = 0; p < (pipelines_.sharded() ? 1 : ctx_.map.pipelines()); ++p) {
     r.epochs.push_back(pipelines_.epochs_estimate(p));
@@ -335,21 +310,6 @@ void DispatcherRun::check_divergence(double sync_seconds) {
       ": the weights diverged (" + strategy_.divergence_hint(learners_) + "); " +
       (last_checkpoint_ >= 0 ? "the checkpoint of round " + std::to_string(last_checkpoint_) + " is kept"
                              : std::string("no checkpoint was written")));
-}
-
-double DispatcherRun::test_loss() {
-  lib_.load_weights();
-  return lib_.test_loss(test_.data(), test_windows_, width_);
-}
-
-core::Matrix DispatcherRun::embeddings() {
-  lib_.load_weights();
-  return lib_.embeddings();
-}
-
-bridge::Scores::Result DispatcherRun::scores() {
-  if (!scores_ || round_ % s_.eval_every != 0) return {};
-  return scores_->score(embeddings());
 }
 
 void DispatcherRun::collect_states() {
@@ -386,7 +346,7 @@ void DispatcherRun::flushed(double bytes, double inbound) {
   sync_bytes_ += bytes;
   inbound_bytes_ += inbound;
   flush_inbound_bytes_ = inbound;
-  loss_ = test_loss();
+  loss_ = evaluation_.test_loss();
   last_checkpoint_ = -1;
 }
 
@@ -394,7 +354,7 @@ void DispatcherRun::finish() {
   progress_.flush();
   if (last_checkpoint_ != round_) checkpoint();
   checkpoint_writer_.finish();  // the outputs need the memory of its copy more
-  const core::Matrix emb = embeddings();
+  const core::Matrix emb = evaluation_.embeddings();
   core::write_text_embeddings(cfg_.out_dir / (s_.data_name + "_embeddings.txt"),
                               cfg_.out_dir / (s_.data_name + ".w2v.txt"), vocab_.words, emb);
   core::write_word2vec_binary(cfg_.out_dir / (s_.data_name + ".w2v.bin"), vocab_.words, emb);

@@ -1,6 +1,6 @@
-// The Dispatcher's run, whatever the strategy: the global weights (easgd: the centre), the counters, the test
-// loss, checkpoints, the metrics log, the stop rule and the outputs; it checks a resumed checkpoint with a
-// ResumeCheck. The strategy's dispatcher_rounds drives it round by round.
+// The Dispatcher's run, whatever the strategy: the global weights (easgd: the centre), the counters, checkpoints,
+// the metrics log, the stop rule and the outputs; it evaluates the weights with an Evaluation and checks a resumed
+// checkpoint with a ResumeCheck. The strategy's dispatcher_rounds drives it round by round.
 #pragma once
 
 #include <chrono>
@@ -20,6 +20,7 @@
 #include "core/outputs.hpp"
 #include "core/vocabulary.hpp"
 #include "training/context.hpp"
+#include "training/evaluation.hpp"
 #include "training/model_setup.hpp"
 #include "training/pipelines.hpp"
 #include "training/progress.hpp"
@@ -109,11 +110,6 @@ class DispatcherRun {
   double elapsed() const { return seconds_before_ + seconds_since(t0_); }
   // Throws, after logging the round, if the test loss is not finite or above max_loss_ratio x the first one.
   void check_divergence(double sync_seconds);
-  // The embeddings' word-similarity and analogy scores if this round is scored (eval_every), else NaN.
-  bridge::Scores::Result scores();
-  // The model's mean loss on the test windows, and its embedding matrix, over the weights as they are now.
-  double test_loss();
-  core::Matrix embeddings();
   // The current round's metrics row.
   core::MetricsRow metrics_row(double sync_seconds, const bridge::Scores::Result& sc) const;
   // This run was started again after a failure (--restarted): the reason joins the run's restarts.
@@ -137,12 +133,9 @@ class DispatcherRun {
   std::vector<float> weights_;  // declared before the model that views it, so it outlives the model
   bridge::Text text_;
   const core::Vocabulary vocab_;
-  const std::vector<std::int32_t> test_;
-  std::unique_ptr<bridge::Scores> scores_;  // null unless eval_every
+  Evaluation evaluation_;  // loads the test set before lib_ imports torch, and evaluates with lib_
   bridge::Library lib_;
   const ModelSetup model_;
-  const int width_;
-  const std::size_t test_windows_;
   const int learners_;
   std::vector<int> learner_ranks_;
   Pipelines pipelines_;
