@@ -47,12 +47,13 @@ class LineScan {
 LineReader::LineReader(std::string path, std::size_t block_bytes, std::int64_t max_line_bytes)
     : path_(std::move(path)), block_bytes_(std::max<std::size_t>(block_bytes, 1)), max_line_bytes_(max_line_bytes) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path_, ec)) throw core::Error("corpus " + path_ + ": is a directory, not a file");
+  if (std::filesystem::is_directory(path_, ec))
+    throw core::CorpusError("corpus " + path_ + ": is a directory, not a file");
   in_.open(path_, std::ios::binary);
-  if (!in_) throw core::Error("corpus " + path_ + ": cannot open: " + std::strerror(errno));
+  if (!in_) throw core::CorpusError("corpus " + path_ + ": cannot open: " + std::strerror(errno));
   in_.seekg(0, std::ios::end);
   size_ = static_cast<std::int64_t>(in_.tellg());
-  if (size_ <= 0) throw core::Error("corpus " + path_ + ": the file is empty");
+  if (size_ <= 0) throw core::CorpusError("corpus " + path_ + ": the file is empty");
   in_.seekg(0);
   range_end_ = size_;
 }
@@ -123,11 +124,11 @@ std::size_t LineReader::piece_end() const {
   const auto limit = static_cast<std::size_t>(max_line_bytes_);
   for (std::size_t i = limit; i > 0; --i)
     if (is_word_boundary(carry_[i - 1])) return i;
-  throw core::Error(path_ + ":" + (next_line_ > 0 ? std::to_string(next_line_) : "byte " + std::to_string(offset_)) +
-                    ": a word longer than max_line_bytes (" + std::to_string(max_line_bytes_) +
-                    "): no space or other ASCII non-letter in the " + std::to_string(max_line_bytes_) +
-                    " bytes from byte " + std::to_string(offset_) +
-                    " to cut this long line at; is this text? (max_line_bytes in cfg.json)");
+  throw core::CorpusError(
+      path_ + ":" + (next_line_ > 0 ? std::to_string(next_line_) : "byte " + std::to_string(offset_)) +
+      ": a word longer than max_line_bytes (" + std::to_string(max_line_bytes_) +
+      "): no space or other ASCII non-letter in the " + std::to_string(max_line_bytes_) + " bytes from byte " +
+      std::to_string(offset_) + " to cut this long line at; is this text? (max_line_bytes in cfg.json)");
 }
 
 bool LineReader::next_block(std::string& out) {
@@ -170,7 +171,8 @@ bool LineReader::read_chunk(std::string& chunk) {
     const auto at = carry_.size() + static_cast<std::size_t>(static_cast<const char*>(nul) - chunk.data());
     carry_.append(chunk, 0, got);
     const auto line = next_line_ + std::count(carry_.begin(), carry_.begin() + static_cast<std::ptrdiff_t>(at), '\n');
-    throw core::Error(path_ + ":" + std::to_string(line) + ": binary content (NUL byte); a corpus must be UTF-8 text");
+    throw core::CorpusError(path_ + ":" + std::to_string(line) +
+                            ": binary content (NUL byte); a corpus must be UTF-8 text");
   }
   carry_.append(chunk, 0, got);
   return got < chunk.size();  // the range's end (or the file's, if it shrank) was reached
