@@ -7,7 +7,7 @@ table: the rows the batch indexes are gathered into small leaf tensors, the
 model's loss runs with autograd on them, the optimizer steps them and they
 go back into the buffer (table_rows.py).  The building blocks of blocks.py
 read a Table's rows in place instead, and with plain SGD hand it their rows'
-gradients (block_rows, TableRows.add_grad).  Dense parameters are ordinary
+gradients (IndexedTable.kernel_rows, TableRows.add_grad).  Dense parameters are ordinary
 leaf tensors viewing the buffer.
 
 Errors in the model's code raise ModelError naming the model's function,
@@ -19,7 +19,7 @@ import math
 import numpy as np
 import torch
 
-from modeling import Dense, Table
+from modeling import Dense, IndexedTable, Table
 from noise import NoiseSampler
 from table_rows import TableRows
 
@@ -333,7 +333,7 @@ class _Params:
                              f"declared: {', '.join(self._names)}")
 
 
-class _Indexer:
+class _Indexer(IndexedTable):
     """p.<table>: ``p.<table>[ids]`` gives the rows of word ids ``ids``."""
 
     def __init__(self, name, table, tensor, training):
@@ -349,7 +349,11 @@ class _Indexer:
             return self._tensor[ids]
         return self._table.gather(ids.long())
 
-    def _block_rows(self):
+    def kernel_rows(self):
+        """(rows, training), rows this table's TableRows, where the
+        kernels are built and the weights float32 on a CPU, and while
+        training (``training`` True: the block hands rows.add_grad its
+        gradient) the table is stepped by plain SGD; else (None, False)."""
         rows = self._table
         if rows.kernels is None or (self._training and not rows.plain_sgd):
             return None, False
@@ -371,17 +375,6 @@ class _Indexer:
                 a._whole()
         raise TypeError(f"{func.__name__}: a Table is not a tensor: index "
                         f"its rows (p.<name>[ids])")
-
-
-def block_rows(param):
-    """For blocks.py: (rows, training) where a building block may run its
-    kernels on ``param`` (a p.<name>), rows its TableRows: the kernels are
-    built and the weights float32 on a CPU, and while training (``training``
-    True: the block hands rows.add_grad its gradient) the table is stepped
-    by plain SGD.  (None, False) otherwise: the block runs as torch ops."""
-    if not isinstance(param, _Indexer):
-        return None, False
-    return param._block_rows()
 
 
 def _call(where, fn, *args):
