@@ -10,7 +10,7 @@ built (src/kernels/table_blocks.cpp), a block given a Table runs as a C++
 kernel on the table's rows in place, without gathered copies; while
 training with plain SGD its backward hands the trainer the gradient of the
 rows as (row ids, values), which the SGD step adds into the buffer
-(table_rows.py), honouring the Table's ``duplicates``.  Anywhere else (a
+(runtime/table_rows.py), honouring the Table's ``duplicates``.  Anywhere else (a
 GPU, the module not built, another optimizer, a Dense parameter or a plain
 tensor) a block runs as the torch ops it names: the same values and
 gradients, to float rounding.  Anything a block returns is an ordinary

@@ -15,13 +15,15 @@ with the original exception chained (its traceback is printed).
 """
 
 import math
+from typing import cast
 
 import numpy as np
 import torch
 
 from modeling import Dense, IndexedTable, Table
-from noise import NoiseSampler
-from table_rows import TableRows
+
+from .noise import NoiseSampler
+from .table_rows import TableRows
 
 # Test-loss chunks: at most this many windows, and few enough that an
 # [n, vocab_size] temporary (a full softmax's logits) stays under 16 MB:
@@ -62,9 +64,11 @@ def declarations(model, vocab_size):
 class Trainer:
     """A model of library.py made trainable over the weights of
     ``placement`` (placement.py: the C++ buffer, laid out as ``decl``, or
-    its copy on a GPU).  Same methods as a hand-written model
-    (handwritten_neg.py): train_step, test_loss, embeddings, state,
-    load_state."""
+    its copy on a GPU): the contract.Runnable engine.py runs, with the
+    optional state, load_state, current_lr and written_rows."""
+
+    fused = False       # its steps run as torch ops and blocks.py's kernels
+    checks_ids = False  # engine.py checks a batch's word ids
 
     def __init__(self, model, decl, opts, placement, init):
         self.model = model
@@ -202,8 +206,8 @@ class Trainer:
         if not self.negatives:
             return torch.empty((n, 0), dtype=torch.int64, device=self.device)
         k = self.negatives
-        words = self.noise.next(n * k) if rng is None \
-            else self.noise.draw(rng, n * k)
+        noise = cast(NoiseSampler, self.noise)  # negatives: a sampler
+        words = noise.next(n * k) if rng is None else noise.draw(rng, n * k)
         return torch.from_numpy(words).view(n, k).to(self.device)
 
     def _loss(self, p, context, target, noise):
