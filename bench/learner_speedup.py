@@ -142,7 +142,7 @@ def run_job(run_dir, data_dir, learners, keys, time_limit, fresh, hosts=1):
     cmd = launcher(learners, hosts) + [str(jobs.APP), "--config", str(run_dir / "config"),
                                        "--out", str(run_dir), str(data_dir / "train.txt")]
     # A rebuilt binary or an edited python/ file runs again.
-    sources = max(f.stat().st_mtime for f in (HERE.parent / "python").glob("*.py"))
+    sources = max(f.stat().st_mtime for f in (HERE.parent / "python").rglob("*.py"))
     spec = {"cfg": cfg, "command": cmd, "binary": jobs.APP.stat().st_mtime, "python": sources}
     rc, _ = jobs.run_in(run_dir, data_dir / "config", cfg, cmd, spec, time_limit, fresh)
     stats_path = run_dir / f"{cfg['data_name']}_stats.txt"

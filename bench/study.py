@@ -50,8 +50,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import corpus  # noqa: E402
 import jobs  # noqa: E402
-
-sys.path.insert(0, str(jobs.ROOT / "python"))
 import plots  # noqa: E402
 
 MODES = ("shared", "per-learner")

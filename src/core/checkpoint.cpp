@@ -212,8 +212,8 @@ std::vector<T> get_dataset(hid_t where, const std::string& name, hid_t mem_type,
   return out;
 }
 
-// A learner's state as its engine.get_state wrote it (python/state_codec.py): a safetensors header whose metadata
-// holds the state's JSON. Anything else, a pickle above all, is refused here, before any learner sees it.
+// A learner's state as its engine.get_state wrote it (python/runtime/state_codec.py): a safetensors header whose
+// metadata holds the state's JSON. Anything else, a pickle above all, is refused here, before any learner sees it.
 std::vector<std::uint8_t> learner_state(std::vector<std::uint8_t> bytes, const std::string& name,
                                         const std::string& file) {
   if (bytes.empty()) return bytes;  // a model that keeps no state

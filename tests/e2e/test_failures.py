@@ -52,7 +52,7 @@ def test_tokenizer_exception_names_the_tokenizer(run_job, broken_python):
 @pytest.mark.parametrize("code,expected", [
     ("import no_such_module_xyz", "import engine: ModuleNotFoundError: No module named 'no_such_module_xyz'"),
     ("class Bad(NegCBOW):\n    def optimizer(self, params):\n        return torch.optim.Adam(params, lr=0.1)\n"
-     "MODELS['neg_autograd'] = Bad", "engine.create: trainer.ModelError: Bad.optimizer: TypeError"),
+     "MODELS['neg_autograd'] = Bad", "engine.create: runtime.trainer.ModelError: Bad.optimizer: TypeError"),
 ])
 def test_model_code_that_fails_at_start_up_is_reported_once(run_job, broken_python, code, expected):
     """Every rank that runs the model fails alike: rank 0 reports it, with the traceback into library.py."""

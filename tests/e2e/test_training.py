@@ -57,9 +57,9 @@ def test_two_pipelines(run_job, toy_config, tmp_path):
     job = run_job(10, corpora=[toy_config / "train.txt", second], cfg={"max_rounds": 3})
     assert job.rc == 0, job.stderr
     assert "2 pipeline(s), 3 learner(s)" in job.stdout
-    assert "parameters, model neg (HandwrittenNegCBOW in " in job.stdout
+    assert "parameters, model neg (FusedNegCBOW in " in job.stdout
     # device "auto" on a machine without a GPU; the program finds the fused step it built (src/kernels/)
-    assert "handwritten_neg.py) on cpu (fused step)\n" in job.stdout
+    assert "fused_neg.py) on cpu (fused step)\n" in job.stdout
     losses = [r["test_loss"] for r in job.metrics()]
     assert losses[-1] < losses[0]
 
