@@ -1,4 +1,4 @@
-"""python/model_source.py: what the start-up line says of the model, and the warning for an edited library.py
+"""python/runtime/model_source.py: what the start-up line says of the model, and the warning for an edited library.py
 whose edit is not the model the run selects."""
 
 import shutil
