@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The checks beside the tests (STYLE.md, "Build"); CI runs them all (.ci/run). Installs the Debian packages they
+# The checks beside the tests (CONTRIBUTING.md, "Checking a change"); CI runs them all (.ci/run). Installs the Debian packages they
 # need (only those missing, through scripts/setup.sh). Runs every check asked for and fails if any failed.
 #   bash scripts/check.sh [style] [sanitize]          (no argument: both)
 # style:    clang-format --dry-run --Werror (.clang-format) over src/, tests/cpp/ and bench/*.cpp; flake8 with
