@@ -1,8 +1,10 @@
 #include "core/checkpoint.hpp"
 
 #include <hdf5.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <future>
@@ -256,7 +258,10 @@ void write_checkpoint(const std::filesystem::path& path, const CheckpointContent
   const std::string tmp = path.string() + ".tmp";
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as codes and are reported here
   try {
-    Handle file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
+    // A new file: whatever stood at NAME.h5.tmp (a leftover, a link) is removed first, never followed.
+    if (::unlink(tmp.c_str()) != 0 && errno != ENOENT)
+      throw Error(tmp + ": cannot remove the earlier file: " + std::strerror(errno));
+    Handle file(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
                 tmp + ": cannot create HDF5 file");
     for (const auto& a : c.arrays) {
       std::vector<hsize_t> dims(a.shape.begin(), a.shape.end());

@@ -112,12 +112,16 @@ def test_outputs_never_follow_a_link_planted_in_the_output_folder(run_job, tmp_p
     assert not any((out / name).is_symlink() for name in planted)
 
 
-def test_an_output_that_is_a_link_is_refused(run_job, finished_copy, tmp_path):
+@pytest.mark.parametrize("name", ["toy.h5", "toy.h5.tmp"])
+def test_an_output_that_is_a_link_is_refused(name, run_job, finished_copy, tmp_path):
     elsewhere = tmp_path / "elsewhere.h5"
-    (finished_copy.out / "toy.h5").rename(elsewhere)
-    (finished_copy.out / "toy.h5").symlink_to(elsewhere)
+    if name == "toy.h5":
+        (finished_copy.out / name).rename(elsewhere)
+    else:
+        elsewhere.write_bytes(b"not a checkpoint")
+    (finished_copy.out / name).symlink_to(elsewhere)
     before = elsewhere.read_bytes()
     job = run_job(6, cfg={"max_rounds": 3}, extra=["--resume"])
     assert job.rc == 2, job.stderr
-    assert "toy.h5 is a link" in job.stderr, job.stderr
+    assert f"{name} is a link" in job.stderr, job.stderr
     assert elsewhere.read_bytes() == before
