@@ -12,7 +12,7 @@ import time
 import h5py
 import pytest
 
-from conftest import JOB_TIMEOUT, PYTHON, ROOT
+from conftest import JOB_TIMEOUT, PYTHON, ROOT, within
 
 ROLES = {0: "Dispatcher", 1: "Tokenizer", 2: "Filter", 3: "Batcher", 4: "Learner"}
 
@@ -23,7 +23,7 @@ def test_injected_exception_names_rank_and_role(rank, run_job):
     job = run_job(6, cfg={"max_rounds": 20}, extra=["--inject-fault", f"{rank}:2:exception"])
     assert job.rc != 0
     assert f"rank {rank} ({ROLES[rank]}): injected fault: exception" in job.stderr, job.stderr
-    assert time.monotonic() - t0 < 30
+    assert time.monotonic() - t0 < within(30)
 
 
 @pytest.mark.parametrize("rank", sorted(ROLES))
@@ -33,7 +33,7 @@ def test_killed_rank_ends_the_job(rank, run_job):
     assert job.rc != 0
     # The rank cannot say so itself: its watcher does.
     assert f"[fedavg] rank {rank} ({ROLES[rank]}): killed by signal 9 (SIGKILL) on host" in job.stderr, job.stderr
-    assert time.monotonic() - t0 < 30
+    assert time.monotonic() - t0 < within(30)
 
 
 # The first rank to report must name the hung peer (which neighbour notices first depends on buffering).
@@ -49,7 +49,7 @@ def test_hung_rank_is_named_by_its_peer(rank, blamed, run_job):
     assert job.rc != 0
     first = [ln for ln in job.stderr.splitlines() if "liveness limit" in ln][0]
     assert blamed in first, job.stderr
-    assert time.monotonic() - t0 < 40
+    assert time.monotonic() - t0 < within(40)
 
 
 def test_a_resume_on_another_corpus_is_refused_and_a_copy_is_not(run_job, toy_config, tmp_path):
@@ -137,7 +137,7 @@ def test_sigterm_stops_at_a_round_boundary_with_outputs(app, toy_config, tmp_pat
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert time.monotonic() - t0 < 15
+    assert time.monotonic() - t0 < within(15)
     assert proc.returncode == 128 + signal.SIGTERM, stderr
     assert "stopped by SIGTERM" in stdout
     stats = (out / "toy_stats.txt").read_text()
