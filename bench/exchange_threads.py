@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """The sparse exchange's work on rows shared among threads (exchange_threads), on the host it runs on.
 
-On the text8 prefix at every word of its vocabulary (as bench/scale.py: about 81k words x 300, 2 learners, the same
-windows in every run), it runs the dense exchange, then the top 20 % of the rows in float16 on one thread per rank
-and on the default share of the host's cores (its cores divided by the members of the exchange: the learners and
-the Dispatcher), and prints per round: the time, the exchange's time and share of it, the bytes moved and the
-test loss after the same windows. On a machine with as many cores as the exchange has members, the default is one
-thread and the two sparse rows measure the same thing.
+On the text8 prefix at every word of its vocabulary (as bench/vocab_exchange.py: about 81k words x 300, 2 learners,
+the same windows in every run), it runs the dense exchange, then the top 20 % of the rows in float16 on one thread
+per rank and on the default share of the host's cores (its cores divided by the members of the exchange: the
+learners and the Dispatcher), and prints per round: the time, the exchange's time and share of it, the bytes moved
+and the test loss after the same windows. On a machine with as many cores as the exchange has members, the default
+is one thread and the two sparse rows measure the same thing.
 
     /usr/bin/python3 bench/exchange_threads.py [--rounds 12] [--workdir DIR] [--set KEY=VALUE ...]
 
@@ -23,7 +23,7 @@ from pathlib import Path
 import jobs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import scale  # noqa: E402
+import vocab_exchange  # noqa: E402
 
 LEARNERS = 2
 
@@ -36,20 +36,20 @@ def main():
     args = ap.parse_args()
     cores = len(os.sched_getaffinity(0))
     auto = max(1, cores // (LEARNERS + 1))
-    top = scale.SETTINGS["sparse, top 20 % float16, touched"]
-    runs = [("dense", "-", {**scale.SETTINGS["dense"]}),
+    top = vocab_exchange.SETTINGS["sparse, top 20 % float16, touched"]
+    runs = [("dense", "-", {**vocab_exchange.SETTINGS["dense"]}),
             ("sparse, top 20 % float16, touched", "1", {**top, "exchange_threads": 1}),
             ("sparse, top 20 % float16, touched", f"{auto} (default)", {**top, "exchange_threads": 0})]
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(args.workdir or tmp)
         tmp.mkdir(parents=True, exist_ok=True)
-        cfg_dir, train = scale.prepare(tmp)
+        cfg_dir, train = vocab_exchange.prepare(tmp)
         words = sum(1 for _ in open(cfg_dir / "vocab.txt"))
         rows = []
         dense = None
         for name, threads, settings in runs:
-            r = scale.run(tmp, f"threads {name} {threads.split()[0]}", cfg_dir, train, LEARNERS,
-                          max_rounds=args.rounds, **dict(args.set), **settings)
+            r = vocab_exchange.run(tmp, f"threads {name} {threads.split()[0]}", cfg_dir, train, LEARNERS,
+                                   max_rounds=args.rounds, **dict(args.set), **settings)
             dense = dense or r
             rows.append([name, threads, f"{r['round']:.2f} s", f"{r['sync'] * 1e3:.0f} ms",
                          f"{100 * r['sync'] / r['round']:.1f} %", f"{r['bytes'] / 1e6:.0f} MB",

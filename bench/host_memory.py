@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The memory of learners that share a host: the weights and exchange buffers of 8 learners on one host, at
-81k words x 300 (the text8 prefix with every word, as bench/scale.py prepares it), with the learners sharing
+81k words x 300 (the text8 prefix with every word, as bench/vocab_exchange.py prepares it), with the learners sharing
 one copy of the weights (share_host, the default) and with a copy each (share_host: false).
 
 Each job trains a few short rounds. Every 0.2 s the script reads the proportional set size (PSS, which splits a
@@ -23,7 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import jobs  # noqa: E402
-import scale  # noqa: E402
+import vocab_exchange  # noqa: E402
 
 
 def learner_pss(first_learner, out):
@@ -84,7 +84,7 @@ def main():
     ap.add_argument("--dir", type=Path, default=Path("/tmp/fedavg_host_memory"))
     args = ap.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
-    cfg_dir, train = scale.prepare(args.dir)
+    cfg_dir, train = vocab_exchange.prepare(args.dir)
     words = sum(1 for _ in open(cfg_dir / "vocab.txt"))
     copy = 2 * words * 300 * 4
     print(f"### {words} words x 300, {args.learners} learners on one host: the learners' peak PSS, summed\n")

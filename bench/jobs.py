@@ -1,8 +1,11 @@
-"""Shared helpers for the benchmarks: build paths, a prepared Bible config, and an mpiexec launcher that
-samples every rank's CPU time and memory from /proc while the job runs (ranks are told apart by PMI_RANK)."""
+"""Shared helpers for the benchmarks: build paths, a prepared Bible config, an mpiexec launcher that samples every
+rank's CPU time and memory from /proc while the job runs (ranks are told apart by PMI_RANK), the mpiexec command for
+emulated hosts, and the job runner of the benches that run one job per folder and reuse a finished one
+(bench/study.py, bench/learner_speedup.py)."""
 
 import argparse
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -18,6 +21,9 @@ PYTHON = "/usr/bin/python3"
 PREPARE = [PYTHON, str(ROOT / "python" / "prepare.py"), "--epoch", "0", "--target", "2.5", "--max-rounds", "200",
            "--max-seconds", "600"]
 TICKS = os.sysconf("SC_CLK_TCK")
+GRACE = 120  # seconds past a job's time limit before mpiexec kills it; as many again before the runner kills mpiexec
+TIMEOUT_RC = 124  # the exit status recorded for a job the runner killed
+EMULATE_HOSTS = ROOT / "scripts" / "emulate_hosts.sh"  # hosts as network namespaces of this machine (needs root)
 
 
 def role_of(rank, pipelines):
@@ -138,6 +144,78 @@ def cpu_share(series, start, end):
     if len(pts) < 2:
         return float("nan")
     return (pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
+
+
+def emulated_mpiexec(prefix, ranks_per_host):
+    """mpiexec and its options for ranks_per_host[h] ranks on emulated host h (EMULATE_HOSTS, the hosts named
+    prefix-h0, prefix-h1, ...), the ranks placed host by host in order."""
+    layout = ",".join(f"{prefix}-h{h}:{n}" for h, n in enumerate(ranks_per_host))
+    return ["bash", str(EMULATE_HOSTS), "ctl", prefix, "mpiexec", "-launcher", "ssh", "-launcher-exec",
+            str(EMULATE_HOSTS), "-localhost", "10.77.0.1", "-hosts", layout, "-n", str(sum(ranks_per_host))]
+
+
+def comma_list(convert):
+    """argparse type of a comma-separated list: "1,2,4" -> [convert("1"), convert("2"), convert("4")]."""
+    return lambda text: [convert(item) for item in text.split(",") if item]
+
+
+def finished(run_dir, spec):
+    """Did this exact job (spec.json equal to spec) already end in run_dir with status 0 and write its stats?"""
+    try:
+        same = json.loads((run_dir / "spec.json").read_text()) == spec
+        rc = int((run_dir / "job.rc").read_text())
+    except (OSError, ValueError):
+        return False
+    return same and rc == 0 and any(run_dir.glob("*_stats.txt"))
+
+
+def launch(cmd, run_dir, time_limit):
+    """Runs the job with its output in run_dir/job.{stdout,stderr} and at most GRACE seconds past time_limit
+    (mpiexec's MPIEXEC_TIMEOUT, then this process kills it); writes its exit status to run_dir/job.rc and returns
+    it."""
+    env = {**os.environ, "MPIEXEC_TIMEOUT": str(math.ceil(time_limit + GRACE))}
+    # Output goes to files: a pipe nobody reads fills up and blocks the job's writes.
+    with open(run_dir / "job.stdout", "w") as out, open(run_dir / "job.stderr", "w") as err:
+        try:
+            rc = subprocess.run(cmd, stdout=out, stderr=err, env=env, timeout=time_limit + 2 * GRACE).returncode
+        except subprocess.TimeoutExpired:
+            rc = TIMEOUT_RC
+    (run_dir / "job.rc").write_text(f"{rc}\n")
+    return rc
+
+
+def run_in(run_dir, config_dir, cfg, cmd, spec, time_limit, fresh=False):
+    """Runs the job cmd in run_dir, with a copy of config_dir whose cfg.json is cfg, unless a finished job of the
+    same spec is there (finished; fresh: run it anyway). Returns (exit status, reused)."""
+    if not fresh and finished(run_dir, spec):
+        return 0, True
+    shutil.rmtree(run_dir, ignore_errors=True)
+    shutil.copytree(config_dir, run_dir / "config")
+    (run_dir / "config" / "cfg.json").write_text(json.dumps(cfg, indent=2) + "\n")
+    (run_dir / "spec.json").write_text(json.dumps(spec, indent=2) + "\n")
+    return launch(cmd, run_dir, time_limit), False
+
+
+def error_line(run_dir):
+    """The job's reason for failing: its last "[fedavg] rank N (Role): reason" line, else its last stderr line
+    (mpiexec's own abort and timeout messages come after the reason); "" if stderr is empty."""
+    lines = [ln.strip() for ln in (run_dir / "job.stderr").read_text(errors="replace").splitlines() if ln.strip()]
+    reasons = [ln for ln in lines if ln.startswith("[fedavg]")]
+    return (reasons or lines or [""])[-1]
+
+
+def read_stats(path):
+    """A job's final line (its *_stats.txt: key=value pairs) as a dict of numbers and strings."""
+    stats = {}
+    for item in path.read_text().split():
+        key, sep, value = item.partition("=")
+        if not sep:
+            continue
+        try:
+            stats[key] = float(value)
+        except ValueError:
+            stats[key] = value
+    return stats
 
 
 def parse_set(item):

@@ -57,6 +57,7 @@ import ctypes  # noqa: E402
 import numpy as np  # noqa: E402
 
 import corpus  # noqa: E402
+import gensim_cbow  # noqa: E402
 
 sys.path.insert(0, str(corpus.ROOT / "python"))
 
@@ -139,27 +140,6 @@ class Ours:
         return before, e.test_loss(self.model, test)
 
 
-class Gensim:
-    """gensim Word2Vec CBOW, 1 worker; run() trains one epoch."""
-
-    def __init__(self, words, ids, dim=32):
-        from gensim.models import Word2Vec
-        self.sentences = corpus.gensim_sentences(ids, words)
-        self.model = Word2Vec(vector_size=dim, window=2, negative=5,
-                              min_count=5, sample=1e-3, sg=0, cbow_mean=1,
-                              workers=1, seed=1)
-        self.model.build_vocab(self.sentences)
-        self.effective = 0
-
-    def run(self, _seconds=None, clock=time.perf_counter):
-        """One epoch; returns gensim's effective words / seconds of
-        ``clock``."""
-        t0 = clock()
-        self.effective, _raw = self.model.train(
-            self.sentences, total_examples=len(self.sentences), epochs=1)
-        return self.effective / (clock() - t0)
-
-
 NEG = ("neg", "neg_torch", "neg_autograd")  # fused, torch ops, autograd
 
 
@@ -201,7 +181,8 @@ def main(argv=None):
                                                  windows, dim))
                      for bs in a.softmax_bs]
         if not a.no_gensim:
-            runs.append((("gensim", dim, None), Gensim(words, ids, dim)))
+            runs.append((("gensim", dim, None),
+                         gensim_cbow.EpochRate(corpus.gensim_sentences(ids, words), dim)))
     # Warm up, then 3 rounds over all runs (interleaved, so a change in
     # machine load hits every run alike); the best round counts.
     best = {}

@@ -4,8 +4,8 @@ ranks with MPI_Reduce, MPI_Ireduce, MPI_Iallreduce and MPI_Ibcast against what t
 plus an add there (the averaging), and Isend down the learner tree (the broadcast), each polled the program's way
 (MPI_Test or MPI_Iprobe with sleeps of 20 us, growing to 1 ms after 5 ms; a probed message is received at once).
 Two sizes by default: 320 000 float32 (1.3 MB, the King James study's model) and 48 589 200 (194 MB, the text8
-prefix's 80 982 words x 300 of bench/scale.py; 5 repetitions). Compiles bench/mpi_exchange.cpp with mpicxx into a
-temporary folder.
+prefix's 80 982 words x 300 of bench/vocab_exchange.py; 5 repetitions). Compiles bench/mpi_exchange.cpp with
+mpicxx into a temporary folder.
 
 Usage: /usr/bin/python3 bench/mpi_exchange.py [--floats 320000 48589200] [--reps 30] [--json]
 """

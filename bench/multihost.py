@@ -24,19 +24,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import jobs  # noqa: E402
 
-HOSTS = jobs.ROOT / "scripts" / "emulate_hosts.sh"
+HOSTS = jobs.EMULATE_HOSTS
 PREFIX = "fedavgb"
 MODELS = {"neg": {"max_rounds": 30}, "softmax": {"model": "softmax", "bs": 256, "bpe": 50, "max_rounds": 20}}
 
 
 def run(tmp, name, layout, corpus, **settings):
-    """Median round seconds and sync seconds (rounds 3 on) of one run on `layout` ([(host, ranks)])."""
+    """Median round seconds and sync seconds (rounds 3 on) of one run on `layout` (the ranks on each host)."""
     cfg = jobs.bible_config(tmp / name, target=0, max_seconds=300, progress_seconds=0, **settings)
     out = tmp / name / "out"
-    hosts = ",".join(f"{PREFIX}-h{h}:{k}" for h, k in layout)
-    cmd = ["bash", str(HOSTS), "ctl", PREFIX, "mpiexec", "-launcher", "ssh", "-launcher-exec", str(HOSTS),
-           "-localhost", "10.77.0.1", "-hosts", hosts, "-n", str(sum(k for _, k in layout)), str(jobs.APP),
-           "--config", str(cfg), "--out", str(out), str(corpus)]
+    cmd = jobs.emulated_mpiexec(PREFIX, layout) + [str(jobs.APP), "--config", str(cfg), "--out", str(out), str(corpus)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=400,
                           env={**os.environ, "MPIEXEC_TIMEOUT": "390"})
     if done.returncode != 0:
@@ -69,9 +66,9 @@ def main():
             for model, settings in MODELS.items():
                 one, two, received = [], [], []
                 for k in range(args.pairs):
-                    one.append(run(tmp, f"{model}_one_{k}", [(0, 6)], corpus, **settings))
+                    one.append(run(tmp, f"{model}_one_{k}", [6], corpus, **settings))
                     before = bytes_received(1)
-                    two.append(run(tmp, f"{model}_two_{k}", [(0, 4), (1, 2)], corpus, **settings))
+                    two.append(run(tmp, f"{model}_two_{k}", [4, 2], corpus, **settings))
                     received.append((bytes_received(1) - before) / settings["max_rounds"])
                     figures["clean_exits"] += 2
                 figures["models"][model] = {
@@ -83,8 +80,8 @@ def main():
                 }
             every, never = [], []
             for k in range(args.pairs):
-                every.append(run(tmp, f"ck1_{k}", [(0, 6)], corpus, max_rounds=30)[0])
-                never.append(run(tmp, f"ck0_{k}", [(0, 6)], corpus, max_rounds=30, checkpoint_every=1000000)[0])
+                every.append(run(tmp, f"ck1_{k}", [6], corpus, max_rounds=30)[0])
+                never.append(run(tmp, f"ck0_{k}", [6], corpus, max_rounds=30, checkpoint_every=1000000)[0])
                 figures["clean_exits"] += 2
             figures["checkpoint_round"] = statistics.median(every)
             figures["no_checkpoint_round"] = statistics.median(never)

@@ -34,6 +34,7 @@ import time
 import numpy as np
 
 import corpus
+import gensim_cbow
 
 sys.path.insert(0, str(corpus.ROOT / "python"))
 import evaluate  # noqa: E402
@@ -127,40 +128,13 @@ def train_ours(words, counts, ids, epochs=8, bs=1024, lr=0.1, negatives=5,
 def train_gensim(words, ids, epochs=8, dim=100, window=2, negatives=5,
                  workers=2, sample=1e-3, seed=1, log=print,
                  analogies=True):
-    """gensim Word2Vec CBOW on the same tokens, scored after every epoch
-    (scoring time excluded); returns (points, model)."""
-    from gensim.models import Word2Vec
-    from gensim.models.callbacks import CallbackAny2Vec
-    sentences = corpus.gensim_sentences(ids, words)
-    points = []
-
-    class Scorer(CallbackAny2Vec):
-        def __init__(self):
-            self.epoch, self.paused = 0, 0.0
-
-        def on_train_begin(self, model):
-            self.t0 = time.perf_counter()
-
-        def on_epoch_end(self, model):
-            t = time.perf_counter()
-            self.epoch += 1
-            wv = model.wv
-            s = score(list(wv.index_to_key), wv.vectors, analogies)
-            p = {"seconds": round(t - self.t0 - self.paused, 2),
-                 "epoch": self.epoch, **s}
-            points.append(p)
-            log(f"  gensim {p['seconds']:7.1f} s  epoch {p['epoch']:5d}  "
-                f"rho {p['rho']:.3f}  analogy "
-                f"{p.get('analogy', float('nan')):.3f}")
-            self.paused += time.perf_counter() - t
-
-    model = Word2Vec(vector_size=dim, window=window, negative=negatives,
-                     min_count=5, sample=sample, sg=0, cbow_mean=1,
-                     workers=workers, seed=seed)
-    model.build_vocab(sentences)
-    model.train(sentences, total_examples=len(sentences), epochs=epochs,
-                callbacks=[Scorer()])
-    return points, model
+    """gensim Word2Vec CBOW (bench/gensim_cbow.py) on the same tokens,
+    scored after every epoch (scoring time excluded); returns (points,
+    model)."""
+    return gensim_cbow.train_scored(
+        corpus.gensim_sentences(ids, words),
+        lambda w, v: score(w, v, analogies), epochs, dim, window, negatives,
+        workers, sample, seed, log)
 
 
 def write_word2vec(path, words, vectors):

@@ -71,7 +71,7 @@ NOTES = {
         "**The vocabularies.**\n\n"
         "- The smaller table keeps the same text's 15,000 and 30,000 most frequent words, where `exchange: auto` "
         "still makes the exchange sparse across hosts (8 M parameters and more).\n"
-        "- At 300,000 words (made-up words of letters, sampled with `bench/scale_data.py`'s Zipf sampler) the "
+        "- At 300,000 words (made-up words of letters, sampled with `bench/large_corpus.py`'s Zipf sampler) the "
         "learners hold 720 MB of weights each: within one host the dense exchange is still the shortest, and "
         "`sparse_rows: 0.2` sends 7x fewer bytes for a test loss 0.1 % below dense's.\n"
         "- The million-word table samples a million made-up words into 20 M tokens; the 914,607 that occur are "
@@ -167,20 +167,20 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", nargs="+", metavar="SCRIPT",
-                    help="run only these benchmarks (e.g. scale.py) and keep the other sections as they are")
+                    help="run only these benchmarks (e.g. vocab_exchange.py) and keep the other sections as they are")
     args = ap.parse_args()
     quick = args.quick
     plan = [
         ("Learner throughput per core, against gensim", "learner_throughput.py", []),
         ("Pipeline, waiting ranks, memory, averaging", "pipeline.py", ["--seconds", "10" if quick else "20"]),
-        ("A corpus larger than memory: the token cache", "scale_data.py",
+        ("A corpus larger than memory: the token cache", "large_corpus.py",
          ["--tokens", "20e6"] if quick else []),
         ("MPI: the weight exchange between local ranks", "mpi_exchange.py", []),
         ("Time to quality on the text8 prefix", "time_to_quality.py", []),
         ("Soak", "soak.py", ["--rounds", "300" if quick else "2000"]),
         ("Checkpoint write and read", "checkpoint.py", ["--reps", "3" if quick else "9"]),
         ("Many hosts", "multihost.py", ["--pairs", "3" if quick else "5"]),
-        ("The weight exchange at a large vocabulary", "scale.py",
+        ("The weight exchange at a large vocabulary", "vocab_exchange.py",
          ["--rounds", "8", "--learners", "2", "4"] if quick else []),
         ("The sparse exchange on a many-core host", "exchange_threads.py",
          ["--rounds", "8", "--set", "device=cpu"] if quick else ["--set", "device=cpu"]),

@@ -39,8 +39,6 @@ training seconds for the time speedup (the best single learner in each); results
 import argparse
 import csv
 import json
-import math
-import os
 import re
 import shutil
 import subprocess
@@ -52,17 +50,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import corpus  # noqa: E402
 import jobs  # noqa: E402
-
-sys.path.insert(0, str(jobs.ROOT / "python"))
 import plots  # noqa: E402
 
 MODES = ("shared", "per-learner")
 MAX_ROUNDS = 100000
 TEST_WINDOWS = 1000
 SEED = 1
-MPIEXEC_GRACE = 120      # seconds past the time limit before mpiexec kills a job
-SUBPROCESS_GRACE = 180   # ... and before this script kills mpiexec
-TIMEOUT_RC = 124
 COLUMNS = ["strategy", "pipelines", "learners", "repeat", "ranks", "rc", "stopped", "windows_to_target",
            "seconds_to_target", "final_loss", "rounds", "windows_per_learner", "seconds", "sync_bytes",
            "sync_bytes_per_learner_round", "speedup", "time_speedup", "run", "error"]
@@ -95,17 +88,13 @@ class Combo:
 
 # ---------------------------------------------------------------- command line
 
-def comma_list(convert):
-    return lambda text: [convert(item) for item in text.split(",") if item]
-
-
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="study", description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", required=True, help='"bible", "text8" or a text file')
     p.add_argument("--out", required=True, type=Path, help="study folder")
-    p.add_argument("--learners", type=comma_list(int), default=[1, 2, 4, 8, 12])
-    p.add_argument("--pipelines", type=comma_list(str), default=list(MODES), help="shared,per-learner")
-    p.add_argument("--strategies", type=comma_list(str),
+    p.add_argument("--learners", type=jobs.comma_list(int), default=[1, 2, 4, 8, 12])
+    p.add_argument("--pipelines", type=jobs.comma_list(str), default=list(MODES), help="shared,per-learner")
+    p.add_argument("--strategies", type=jobs.comma_list(str),
                    default=["fedavg", "bsp", "bmuf", "diloco", "easgd", "hogwild"])
     p.add_argument("--time-limit", type=float, default=300, help="max_seconds of every run (default 300)")
     p.add_argument("--target", type=float, help="test loss target (default: the prepared config's)")
@@ -118,7 +107,7 @@ def parse_args(argv):
     p.add_argument("--fresh", action="store_true", help="run again even where a finished run exists")
     p.add_argument("--classic", action="store_true",
                    help="published bmuf/diloco settings instead of the tuned ones (see strategy_settings)")
-    p.add_argument("--also-targets", type=comma_list(float), default=[],
+    p.add_argument("--also-targets", type=jobs.comma_list(float), default=[],
                    help="more test-loss targets to report speedups at (reached before --target)")
     p.add_argument("--reference", type=Path, action="append", default=[],
                    help="a finished study folder whose 1-learner fedavg runs are the speedups' reference "
@@ -236,30 +225,6 @@ def run_config(base, combo, args):
     return cfg
 
 
-def finished(run_dir, spec):
-    """Did this exact run already end with status 0 and write its stats?"""
-    try:
-        same = json.loads((run_dir / "spec.json").read_text()) == spec
-        rc = int((run_dir / "job.rc").read_text())
-    except (OSError, ValueError):
-        return False
-    return same and rc == 0 and any(run_dir.glob("*_stats.txt"))
-
-
-def launch(cmd, run_dir, time_limit):
-    """Runs the job with its output in run_dir/job.{stdout,stderr}; writes and returns its exit status."""
-    env = {**os.environ, "MPIEXEC_TIMEOUT": str(math.ceil(time_limit + MPIEXEC_GRACE))}
-    # Output goes to files: a pipe nobody reads fills up and blocks the job's writes.
-    with open(run_dir / "job.stdout", "w") as out, open(run_dir / "job.stderr", "w") as err:
-        try:
-            rc = subprocess.run(cmd, stdout=out, stderr=err, env=env,
-                                timeout=time_limit + SUBPROCESS_GRACE).returncode
-        except subprocess.TimeoutExpired:
-            rc = TIMEOUT_RC
-    (run_dir / "job.rc").write_text(f"{rc}\n")
-    return rc
-
-
 def execute(combo, args, data_dir, prep_spec, base):
     """Runs combo in its folder unless a finished identical run is there; returns (run_dir, rc, reused)."""
     run_dir = args.out / "runs" / combo.run_name
@@ -268,24 +233,11 @@ def execute(combo, args, data_dir, prep_spec, base):
     cmd = ["mpiexec", "-n", str(combo.ranks), str(jobs.APP), "--config", str(run_dir / "config"),
            "--out", str(run_dir), *map(str, corpora)]
     spec = {"data": prep_spec, "cfg": cfg, "command": cmd}
-    if not args.fresh and finished(run_dir, spec):
-        return run_dir, 0, True
-    shutil.rmtree(run_dir, ignore_errors=True)
-    shutil.copytree(data_dir / "config", run_dir / "config")
-    (run_dir / "config" / "cfg.json").write_text(json.dumps(cfg, indent=2) + "\n")
-    (run_dir / "spec.json").write_text(json.dumps(spec, indent=2) + "\n")
-    return run_dir, launch(cmd, run_dir, args.time_limit), False
+    rc, reused = jobs.run_in(run_dir, data_dir / "config", cfg, cmd, spec, args.time_limit, args.fresh)
+    return run_dir, rc, reused
 
 
 # ---------------------------------------------------------------- results
-
-def error_line(run_dir):
-    """The job's reason for failing: its last "[fedavg] rank N (Role): reason" line, else its last stderr line
-    (mpiexec's own abort and timeout messages come after the reason)."""
-    lines = [ln.strip() for ln in (run_dir / "job.stderr").read_text(errors="replace").splitlines() if ln.strip()]
-    reasons = [ln for ln in lines if ln.startswith("[fedavg]")]
-    return (reasons or lines or [""])[-1]
-
 
 def summarize(combo, run_dir, rc, study_dir):
     """The results row of one run (None where the run gives no value); run is relative to study_dir."""
@@ -293,7 +245,7 @@ def summarize(combo, run_dir, rc, study_dir):
     row.update(strategy=combo.strategy, pipelines=combo.mode, learners=combo.learners, repeat=combo.repeat,
                ranks=combo.ranks, rc=rc, run=str(run_dir.relative_to(study_dir)))
     if rc != 0:
-        row["error"] = error_line(run_dir) or f"exit status {rc}"
+        row["error"] = jobs.error_line(run_dir) or f"exit status {rc}"
     try:
         run = plots.load_run(run_dir)
     except (OSError, ValueError):

@@ -10,7 +10,7 @@ built (src/kernels/table_blocks.cpp), a block given a Table runs as a C++
 kernel on the table's rows in place, without gathered copies; while
 training with plain SGD its backward hands the trainer the gradient of the
 rows as (row ids, values), which the SGD step adds into the buffer
-(table_rows.py), honouring the Table's ``duplicates``.  Anywhere else (a
+(runtime/table_rows.py), honouring the Table's ``duplicates``.  Anywhere else (a
 GPU, the module not built, another optimizer, a Dense parameter or a plain
 tensor) a block runs as the torch ops it names: the same values and
 gradients, to float rounding.  Anything a block returns is an ordinary
@@ -20,14 +20,14 @@ tensor with autograd: use it with any torch op.
 import torch
 import torch.nn.functional as F
 
-from trainer import block_rows
+from modeling import IndexedTable
 
 
 def rows_mean(table, ids):
     """Row i is the mean of the rows ids[i, :] of ``table`` (p.<name> of a
     Table, or a tensor): ids int64 [n, m] -> [n, cols].  The same as
     ``table[ids].mean(1)``."""
-    rows, training = block_rows(table)
+    rows, training = _kernel_rows(table)
     if rows is None or not _ids_ok(ids, 2):
         return table[ids].mean(1)
     ids = ids.contiguous()
@@ -42,7 +42,7 @@ def negative_sampling(h, out_vectors, target, noise):
     noise word's u_n, a noise word equal to the target skipped (as word2vec
     does).  h: float [n, D]; out_vectors: p.<name> of a Table [V, D] (or a
     tensor); target: int64 [n]; noise: int64 [n, K].  A scalar tensor."""
-    rows, training = block_rows(out_vectors)
+    rows, training = _kernel_rows(out_vectors)
     if rows is None or not _ids_ok(target, 1) or not _ids_ok(noise, 2) \
             or h.dtype != torch.float32 or h.device.type != "cpu" \
             or h.dim() != 2:
@@ -65,6 +65,15 @@ def _negative_sampling_ops(h, out_vectors, target, noise):
     per_window = F.softplus(-scores[:, 0]) \
         + (F.softplus(scores[:, 1:]) * real).sum(1)
     return per_window.mean()
+
+
+def _kernel_rows(param):
+    """(rows, training) where a block may run its kernels on ``param`` (a
+    p.<name> of a Table: IndexedTable.kernel_rows); (None, False) for a
+    tensor: the block runs as torch ops."""
+    if isinstance(param, IndexedTable):
+        return param.kernel_rows()
+    return None, False
 
 
 def _ids_ok(ids, dims):

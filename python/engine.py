@@ -4,9 +4,10 @@ src/bridge/ calls the public functions below (types, shapes, lifetime
 rules: docs/python_interface.md).  They check what crosses the boundary,
 build the model named by cfg["model"] from library.MODELS over the flat
 weight buffer that C++ owns, and run it: a model written with autograd
-(modeling.Model) through trainer.Trainer, a hand-written one
-(handwritten_neg.py) directly.  Nothing crosses as a torch object.
-Importing this module does no work.
+(modeling.Model) through runtime.trainer.Trainer, a fused one
+(runtime/fused_neg.py) directly.  The model contract, the kinds of model
+and their optional methods, is runtime/contract.py.  Nothing crosses as a
+torch object.  Importing this module does no work.
 
     param_shapes(cfg) -> [(name, shape), ...]   layout of the flat weights
     create(cfg, weights, init) -> model         build model + optimizer
@@ -40,10 +41,12 @@ import numpy as np
 import torch
 
 import library
-import model_source
-import state_codec
-from placement import Placement
-from trainer import ModelError, Trainer, declarations
+from modeling import Model
+from runtime import model_source, state_codec
+from runtime.contract import (ChecksArgs, FusedModelClass, HasOptimizer, ModelClass, PlansSteps, ReportsLr,
+                              ReportsWrittenRows, Runnable, Stateful)
+from runtime.placement import Placement
+from runtime.trainer import ModelError, Trainer, declarations
 
 
 class ConfigError(ValueError):
@@ -72,10 +75,10 @@ def param_shapes(cfg: dict) -> list:
     if _is_autograd(cls):
         decl = declarations(_instance(cls, opts), opts["vocab_size"])
         return [(name, d.shape) for name, d in decl.items()]
-    return [(name, tuple(shape)) for name, shape in cls.param_shapes(opts)]
+    return [(name, tuple(shape)) for name, shape in _fused(cls).param_shapes(opts)]
 
 
-def create(cfg: dict, weights: np.ndarray, init: bool) -> object:
+def create(cfg: dict, weights: np.ndarray, init: bool) -> Runnable:
     """Build the model over ``weights`` and its optimizer.
 
     ``weights`` must be float32, 1-D, C-contiguous, writable and hold exactly
@@ -94,6 +97,7 @@ def create(cfg: dict, weights: np.ndarray, init: bool) -> object:
         return Trainer(model, decl, opts,
                        Placement(weights, device, _COPY_ON_CPU), init)
 
+    cls = _fused(cls)
     shapes = cls.param_shapes(opts)
     _check_weights(weights, sum(math.prod(s) for _, s in shapes))
     placement = Placement(weights, device, _COPY_ON_CPU)
@@ -108,7 +112,7 @@ def create(cfg: dict, weights: np.ndarray, init: bool) -> object:
     return model
 
 
-def train_step(model, windows: np.ndarray) -> float:
+def train_step(model: Runnable, windows: np.ndarray) -> float:
     """One optimizer step on a batch; returns the batch's mean loss.
 
     ``windows`` is a view of a C++ buffer, valid only during this call.
@@ -116,62 +120,61 @@ def train_step(model, windows: np.ndarray) -> float:
     return float(model.train_step(_windows(model, windows)))
 
 
-def test_loss(model, windows: np.ndarray) -> float:
+def test_loss(model: Runnable, windows: np.ndarray) -> float:
     """Mean test loss (nats) of ``windows`` in the model's own loss; no
     update."""
     with torch.no_grad():
         return float(model.test_loss(_windows(model, windows)))
 
 
-def get_state(model) -> bytes:
+def get_state(model: Runnable) -> bytes:
     """The model's state besides its weights (optimizer state, step
     counter, RNG), as bytes for checkpoints; empty for a model that keeps
     none.  Plain arrays and JSON (state_codec): a checkpoint holds data,
     never code."""
-    if not hasattr(model, "state"):
+    if not isinstance(model, Stateful):
         return b""
     return state_codec.encode(model.state())
 
 
-def set_state(model, state: bytes) -> None:
+def set_state(model: Runnable, state: bytes) -> None:
     """Restores a state returned by get_state (on --resume).  Bytes in any
     other format (a pickle) raise state_codec.StateFormatError, and
     nothing in them runs."""
-    if state and hasattr(model, "load_state"):
+    if state and isinstance(model, Stateful):
         model.load_state(state_codec.decode(state))
 
 
-def plan_steps(model, steps) -> None:
+def plan_steps(model: Runnable, steps) -> None:
     """This learner's steps over the whole run, once the Dispatcher knows
     them (max_epochs passes; bpe * max_rounds): passed to the model's
-    plan_steps(steps) if it has one (the hand-written neg's linear
+    plan_steps(steps) if it has one (the fused neg's linear
     schedule)."""
-    if hasattr(model, "plan_steps"):
+    if isinstance(model, PlansSteps):
         model.plan_steps(int(steps))
 
 
-def current_lr(model) -> float:
+def current_lr(model: Runnable) -> float:
     """The learning rate of the model's next step, for the progress line:
-    the model's current_lr() if it has one (the hand-written neg's
+    the model's current_lr() if it has one (the fused neg's
     schedule; an autograd model's lr, per window for NegCBOW, not its
     optimizer's per-batch rate), else its optimizer's first parameter
     group's rate; nan when there is neither."""
-    if hasattr(model, "current_lr"):
+    if isinstance(model, ReportsLr):
         return float(model.current_lr())
-    optimizer = getattr(model, "optimizer", None)
-    if optimizer is not None and optimizer.param_groups:
-        return float(optimizer.param_groups[0]["lr"])
+    if isinstance(model, HasOptimizer) and model.optimizer.param_groups:
+        return float(model.optimizer.param_groups[0]["lr"])
     return float("nan")
 
 
-def written_rows(model) -> list | None:
+def written_rows(model: Runnable) -> list | None:
     """Per parameter, in param_shapes order: the rows (ids along its first
     dimension, ascending int32) the steps wrote since the last call, or
     None where the model does not say, so any row may have changed (a Dense
     parameter, a model without written_rows, and every parameter on the
     first call, which starts the count: a run that never asks pays nothing).
     The sparse exchange reads only these rows for changes.  Forgets them."""
-    if not hasattr(model, "written_rows"):
+    if not isinstance(model, ReportsWrittenRows):
         return None
     return [None if rows is None
             else np.ascontiguousarray(torch.as_tensor(rows).cpu().numpy(),
@@ -179,29 +182,25 @@ def written_rows(model) -> list | None:
             for rows in model.written_rows()]
 
 
-def load_weights(model) -> None:
+def load_weights(model: Runnable) -> None:
     """The model takes the weights in the buffer (C++ changed them).  A
     copy to the device; nothing on a CPU."""
-    placement = getattr(model, "placement", None)
-    if placement is not None:
-        placement.load()
+    model.placement.load()
 
 
-def store_weights(model) -> None:
+def store_weights(model: Runnable) -> None:
     """The model writes its weights into the buffer (C++ reads them next).
     A copy from the device; nothing on a CPU."""
-    placement = getattr(model, "placement", None)
-    if placement is not None:
-        placement.store()
+    model.placement.store()
 
 
-def device(model) -> str:
+def device(model: Runnable) -> str:
     """Where the model trains, as torch names it: "cpu", "cuda:0", ...;
     followed by " (fused step)" when its step runs as one of
-    fedavg_kernels' fused kernels (model attribute ``fused``)."""
-    placement = getattr(model, "placement", None)
-    where = "cpu" if placement is None else str(placement.flat.device)
-    return where + (" (fused step)" if getattr(model, "fused", False) else "")
+    fedavg_kernels' fused kernels (``model.fused``)."""
+    flat = model.placement.flat   # placed by create
+    where = str(model.placement.device if flat is None else flat.device)
+    return where + (" (fused step)" if model.fused else "")
 
 
 def model_origin(cfg: dict, bundled_dir: str) -> tuple:
@@ -216,7 +215,7 @@ def model_origin(cfg: dict, bundled_dir: str) -> tuple:
             model_source.edit_warning(library.MODELS, name, mine, bundled))
 
 
-def embeddings(model) -> np.ndarray:
+def embeddings(model: Runnable) -> np.ndarray:
     """Copy of the input embedding matrix (the parameter "embedding"),
     float32 [vocab_size, dim]."""
     with torch.no_grad():
@@ -253,10 +252,20 @@ def _device(opts):
     return device
 
 
-def _is_autograd(cls):
-    """A model written with autograd (params/loss/optimizer), as opposed to
-    a hand-written one (param_shapes/init_/train_step/...)."""
-    return hasattr(cls, "loss") and hasattr(cls, "params")
+def _is_autograd(cls: ModelClass) -> bool:
+    """A model written with autograd (contract.AutogradModel: a subclass of
+    modeling.Model), as opposed to a fused one (contract.FusedModelClass)."""
+    return isinstance(cls, type) and issubclass(cls, Model)
+
+
+def _fused(cls: ModelClass) -> FusedModelClass:
+    """``cls``, a model class that is not a modeling.Model, as the fused
+    model class it must then be; ModelError if it is not one."""
+    if not isinstance(cls, FusedModelClass):
+        raise ModelError(f"{getattr(cls, '__name__', repr(cls))} is "
+                         f"neither a modeling.Model nor a fused model class "
+                         f"(lr, param_shapes, init_: runtime/contract.py)")
+    return cls
 
 
 def _options(cfg):
@@ -296,7 +305,7 @@ def _model_class(opts):
             from None
     if _is_autograd(cls):
         _model_args(cls, opts)
-    elif hasattr(cls, "check_args"):
+    elif isinstance(cls, ChecksArgs):
         try:
             cls.check_args(opts)    # bad model_args fail at param_shapes
         except ValueError as e:
@@ -389,7 +398,7 @@ def _windows(model, windows):
                          f"{getattr(windows, 'shape', '')}")
     # A model whose step checks every id itself (checks_ids: a fused kernel
     # does, in the same pass) is spared two more passes over the batch.
-    if getattr(model, "checks_ids", False):
+    if model.checks_ids:
         low, high = 0, 0
     else:
         low, high = int(windows.min()), int(windows.max())

@@ -7,8 +7,8 @@ building blocks of blocks.py (rows_mean, negative_sampling): the same as a
 few torch ops, and fast.  MODELS names the models and cfg.json picks one
 with "model".  Recipes (sum instead of mean, a hidden layer, Adam, full
 softmax) are in docs/models.md, "Change the model".
-engine.py, beside this file, is the contract with the C++ program; you
-need not read it.
+engine.py, beside this file, is the contract with the C++ program, and
+runtime/ runs the models; you need not read them.
 
 Check a change:  /usr/bin/python3 -m pytest tests/python -q
 Train with it:   mpiexec -n 5 build/src/fedavg_mpi --python DIR corpus.txt
@@ -22,8 +22,9 @@ import torch.nn.functional as F
 from torch.nn import init
 
 from blocks import negative_sampling, rows_mean
-from handwritten_neg import HandwrittenNegCBOW
 from modeling import Dense, Model, Table
+from runtime.contract import ModelClass
+from runtime.fused_neg import FusedNegCBOW
 
 
 class NegCBOW(Model):
@@ -84,8 +85,8 @@ class SoftmaxCBOW(Model):
         return torch.optim.Adam(params.values(), lr=self.lr)
 
 
-# cfg.json "model" -> class.  "neg" is the same model as NegCBOW with its
-# step written out by hand: faster, harder to change.
-MODELS = {"neg": HandwrittenNegCBOW,
-          "neg_autograd": NegCBOW,
-          "softmax": SoftmaxCBOW}
+# cfg.json "model" -> class.  "neg", the default, is NegCBOW's model with its step fused into one C++ kernel (fast,
+# not for editing), so it lives with the runtime, in runtime/fused_neg.py; to change the model, edit NegCBOW.
+MODELS: dict[str, ModelClass] = {"neg": FusedNegCBOW,
+                                 "neg_autograd": NegCBOW,
+                                 "softmax": SoftmaxCBOW}

@@ -1,6 +1,7 @@
-"""What a model in library.py is built from: the base class Model and the
-two kinds of parameter, Table and Dense.  trainer.py runs such a model;
-importing this module does no work.
+"""What a model in library.py is built from: the base class Model, the
+two kinds of parameter, Table and Dense, and IndexedTable, what a Table is
+inside a loss (p.<name>).  runtime/trainer.py runs such a model (the
+contract: runtime/contract.py); importing this module does no work.
 
 A Table is indexed by word ids: a step gathers the rows its batch touches,
 and only those rows get a gradient, an optimizer step and optimizer state.
@@ -91,3 +92,21 @@ class Dense(_Param):
 
     def __init__(self, *shape, init):
         super().__init__(shape, init)
+
+
+class IndexedTable:
+    """What ``p.<name>`` of a Table is inside ``loss``: ``p.<name>[ids]``
+    gives the rows of word ids ``ids`` (int64 or int32, any shape: the
+    result is [*ids.shape, cols]).  The runtime implements it
+    (runtime/trainer.py); the building blocks of blocks.py ask it where
+    their kernels may run (kernel_rows)."""
+
+    def __getitem__(self, ids):
+        raise NotImplementedError
+
+    def kernel_rows(self):
+        """(rows, training): the table's rows, on which a building block
+        may run its C++ kernels in place, and whether it is training (its
+        backward then hands its gradient to rows.add_grad); (None, False)
+        where it may not: the block runs as torch ops."""
+        return None, False

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The checks beside the tests (STYLE.md, "Build"); CI runs them all (.ci/run). Installs the Debian packages they
+# The checks beside the tests (CONTRIBUTING.md, "Checking a change"); CI runs them all (.ci/run). Installs the Debian packages they
 # need (only those missing, through scripts/setup.sh). Runs every check asked for and fails if any failed.
 #   bash scripts/check.sh [style] [sanitize]          (no argument: both)
 # style:    clang-format --dry-run --Werror (.clang-format) over src/, tests/cpp/ and bench/*.cpp; flake8 with
 #           pyproject.toml's [tool.ruff] settings (scripts/lint.py); mypy over the interface modules
-#           (pyproject.toml's [tool.mypy]).
+#           (pyproject.toml's [tool.mypy]); clang-tidy's readability-function-size (at most 60 lines a function)
+#           over every .cpp of src/ and the src/ headers they include, with ${BUILD_DIR:-build}'s
+#           compile_commands.json (configuring that build first if it has none).
 # sanitize: the C++ unit tests built with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/ and run
 #           there (meson test, MPI tests under mpiexec as in the normal build); any finding fails. Then the tests
 #           of core::Workers and of the checkpoint writer's thread built with ThreadSanitizer in build-tsan/.
@@ -17,7 +19,7 @@ for c in "${checks[@]}"; do
   case $c in style | sanitize) ;; *) echo "check: unknown check $c (style, sanitize)" >&2; exit 2 ;; esac
 done
 
-bash scripts/setup.sh --packages-only clang-format python3-flake8 python3-mypy
+bash scripts/setup.sh --packages-only clang-format clang-tidy python3-flake8 python3-mypy
 werror=false
 [ "${CI:-}" = "true" ] && werror=true
 failed=()
@@ -43,6 +45,26 @@ style() {
   step clang-format clang-format --dry-run --Werror "${cpp[@]}" || true
   step flake8 /usr/bin/python3 scripts/lint.py || true
   step mypy /usr/bin/python3 -m mypy || true
+  step function-size function_size || true
+}
+
+# Every function in src/ is at most 60 lines, as clang-tidy counts them (the line of the body's closing brace less
+# that of its opening one). One clang-tidy per .cpp, two at a time; only that check runs, and any finding fails the
+# step. The one exemption is the settings table (a NOLINTNEXTLINE in src/core/settings.cpp).
+function_size() {
+  local build=${BUILD_DIR:-build}
+  if [ ! -f "$build/compile_commands.json" ]; then
+    meson setup "$build" --buildtype=release -Dwerror="$werror" || return 1
+  fi
+  # The src/ headers, as the compiler names them: relative to the build folder (../src/...) or absolute.
+  local rel headers
+  rel=$(realpath --relative-to="$build" src)
+  headers="^(${rel//./\\.}|${PWD//./\\.}/src)/"
+  find src -name '*.cpp' -print0 | sort -z | xargs -0 -n1 -P2 bash -o pipefail -c '
+    clang-tidy -p "$0" --quiet -checks="-*,readability-function-size" \
+      -warnings-as-errors=readability-function-size \
+      -config="{CheckOptions: [{key: readability-function-size.LineThreshold, value: 60}]}" \
+      --header-filter="$1" "$2" 2>&1 | sed "/^[0-9]* warnings\? generated\.$/d"' "$build" "$headers"
 }
 
 # Configures a sanitizer build in $1 (Meson options after it) unless it is already there.

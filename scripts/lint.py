@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Lints the Python files with flake8, using ruff's settings from pyproject.toml.
 
-STYLE.md keeps the Python rules in pyproject.toml's [tool.ruff]. Debian 12 packages no ruff, so this runs Debian's
+The Python rules (CONTRIBUTING.md) are pyproject.toml's [tool.ruff]. Debian 12 packages no ruff, so this runs Debian's
 flake8 (pycodestyle + pyflakes) instead, with the settings read from that one table and passed on flake8's
 command line (--isolated: no flake8 config file is read). A setting this script cannot translate, or a rule code
 that flake8 has no checker for, stops it with an error rather than being skipped quietly.

@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 # Installs the Debian packages fedavg_mpi needs (only those missing) and builds it with Meson into
 # ${BUILD_DIR:-build}. Safe to run again: it installs and rebuilds only what is missing or out of date.
-#   bash scripts/setup.sh [--packages-only [EXTRA_PACKAGE...]]: install only, adding the extra Debian packages
+#   bash scripts/setup.sh                  everything: the program, its Python module and the tests
+#   bash scripts/setup.sh --program        only what a job runs: the program and its Python module (the demo)
+#   bash scripts/setup.sh --packages-only [EXTRA_PACKAGE...]: install only, adding the extra Debian packages
 #   (scripts/check.sh: its tools, and the build's packages for the sanitizer builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages_only=false
+targets=()
 if [ "${1:-}" = "--packages-only" ]; then
   packages_only=true
   shift
+elif [ "${1:-}" = "--program" ] && [ $# -eq 1 ]; then
+  targets=(src/fedavg_mpi src/kernels/fedavg_kernels.so)
+  shift
 elif [ $# -gt 0 ]; then
-  echo "setup: unknown argument $1 (extra packages go after --packages-only)" >&2
+  echo "setup: unknown argument $1 (--program, or extra packages after --packages-only)" >&2
   exit 2
 fi
 
@@ -49,4 +55,4 @@ if [ ! -f "$build/build.ninja" ]; then
 else
   meson configure "$build" -Dwerror="$werror" >/dev/null
 fi
-ninja -C "$build"
+ninja -C "$build" "${targets[@]}"

@@ -6,9 +6,11 @@ Usage:
         mpiexec [mpiexec options] .../fedavg_mpi [options] corpus.txt ...
 
 MPICH cannot keep a job alive once a rank dies, so recovery is a restart: when the job exits with a failure, the
-same command runs again with --resume (or, if the job died before its first checkpoint, with --overwrite), at
-most K times (default 3). Each restart passes the reason (the failing rank's "[fedavg] rank N (Role): ..." line)
-with --restarted, so the run's checkpoint, metrics (column restarts) and statistics (restart lines) keep it. At
+same command runs again with --resume (or, if the job died before its first checkpoint, as it was given), at
+most K times (default 3). It never adds --overwrite and never deletes anything: a restart that finds an earlier
+run it would have to replace is refused by the program, and then the supervisor stops. Each restart passes the
+reason (the failing rank's "[fedavg] rank N (Role): ..." line) with --restarted, so the run's checkpoint, metrics
+(column restarts) and statistics (restart lines) keep it. At
 most the round in progress when the job died is lost (checkpoint_every 1, the default).
 
 The failed ranks are the learners the failure line names as not having reported ("... on learner rank(s) 4, 5"),
@@ -21,10 +23,11 @@ with its checkpointed state).
 
 --start-seconds S (default 300): a restart that does not reach round 0 within S seconds (its launch hangs: a host
 that cannot be reached) is ended and counts as a failure; the host the launcher says it cannot connect to is
-then left out with --drop-failed-hosts.
+then left out with --drop-failed-hosts. A restart that dies before round 0 is seen at once, not after S seconds.
 
 A job stopped by SIGINT or SIGTERM (exit status 130 or 143) is not restarted, nor is one whose failure would
-repeat: bad input, weights that diverged, a checkpoint that is damaged or does not match the run.
+repeat: bad input (exit status 2: the command line, the config, a corpus, library.py, an output folder that
+holds an earlier run), weights that diverged, a checkpoint that is damaged or does not match the run.
 --inject-fault plans a failure for the first run only. Exits with the last run's status.
 """
 
@@ -34,6 +37,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 FAILURE = re.compile(r"\[fedavg\] rank (\d+) \((\w+)\): (.*)")
@@ -54,6 +58,8 @@ DIED = re.compile(r"RUNNING AT (\S+)|EXIT CODE: (\d+)")
 # Program flags that take no value; every other --flag does, unless written --flag=value.
 BARE_FLAGS = {"--resume", "--overwrite", "--stopwords", "--help", "-h", "--version"}
 STOPPED = {128 + signal.SIGINT, 128 + signal.SIGTERM}
+# fedavg_mpi's exit status for bad input: the same command would fail the same way.
+BAD_INPUT = 2
 
 
 def program_index(cmd):
@@ -90,16 +96,19 @@ def out_dir(flags):
 
 
 def restart_args(args, reason, has_checkpoint):
-    """fedavg_mpi's arguments for a restart: no --overwrite, --inject-fault or earlier --restarted; --resume when
-    there is a checkpoint to continue, else --overwrite (nothing finished to lose); the reason."""
+    """fedavg_mpi's arguments for a restart: no --inject-fault or earlier --restarted; --resume instead of the
+    user's --overwrite when there is a checkpoint to continue, else the user's own flags (the program removes what
+    a run that never reached a checkpoint left); the reason. Never an --overwrite the user did not give."""
     flags, corpora = program_args(args)
     out = []
     for name, value in flags:
         base = name.split("=", 1)[0]
-        if base in ("--overwrite", "--inject-fault", "--restarted", "--resume"):
+        if base in ("--inject-fault", "--restarted") or (has_checkpoint and base in ("--overwrite", "--resume")):
             continue
         out += [name] if value is None else [name, value]
-    out += ["--resume" if has_checkpoint else "--overwrite", "--restarted", reason]
+    if has_checkpoint:
+        out.append("--resume")
+    out += ["--restarted", reason]
     return out + corpora
 
 
@@ -168,7 +177,7 @@ class Run:
     def wait(self, start_seconds=None):
         """The exit status; with `start_seconds`, a run that has not reached round 0 by then is ended (-1)."""
         try:
-            if start_seconds is not None and not self.started.wait(start_seconds) and self.proc.poll() is None:
+            if start_seconds is not None and not self.reached_round_0(start_seconds):
                 self.proc.terminate()
                 try:
                     self.proc.wait(timeout=10)
@@ -182,6 +191,15 @@ class Run:
             status = self.proc.wait()
         self.join()
         return status
+
+    def reached_round_0(self, seconds):
+        """Whether round 0 is reached within `seconds`, or the run ended before: False only for a run still going
+        without having reached it."""
+        deadline = time.monotonic() + seconds
+        while not self.started.wait(min(0.2, max(0.0, deadline - time.monotonic()))):
+            if self.proc.poll() is not None or time.monotonic() >= deadline:
+                return self.proc.poll() is not None
+        return True
 
     def join(self):
         for r in self.readers:
@@ -213,6 +231,10 @@ def main(argv=None):
         status = run.wait(opts.start_seconds if restarts else None)
         failure, died = run.failure, run.died
         if status == 0 or status in STOPPED or stop.is_set():
+            return status
+        if status == BAD_INPUT:
+            print("supervise: not restarting: the program reported bad input (exit status 2); the same command "
+                  "would fail the same way", file=sys.stderr)
             return status
         if failure and any(r in failure.group(3) for r in REPEATS):
             print("supervise: not restarting: the job would fail the same way again", file=sys.stderr)

@@ -71,6 +71,8 @@ int main(int argc, char** argv) {
     world.ibarrier().wait_until(comm::Deadline::after(liveness * comm::kIndirect));
     // Stopped by SIGINT/SIGTERM: the run ended cleanly, but did not finish; say so in the exit status.
     if (signals.received()) return 128 + signals.received();
+  } catch (const core::CorpusError& e) {
+    comm::abort_job(me, e.what(), comm::kExitBadInput);
   } catch (const core::InputError& e) {
     comm::abort_job_collective(me, e.what());
   } catch (const std::exception& e) {

@@ -19,15 +19,15 @@ constexpr std::chrono::seconds kAbortLimit{5};
 
 }  // namespace
 
-void abort_job(const core::RankInfo& me, std::string_view reason) {
+void abort_job(const core::RankInfo& me, std::string_view reason, int status) {
   core::log_failure(me, reason);
   // Give mpiexec's output forwarding a moment to pass the line on before the abort tears the job down.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  std::thread([] {
+  std::thread([status] {
     std::this_thread::sleep_for(kAbortLimit);
-    ::_exit(1);
+    ::_exit(status);
   }).detach();
-  MPI_Abort(MPI_COMM_WORLD, 1);
+  MPI_Abort(MPI_COMM_WORLD, status);
   std::abort();  // MPI_Abort does not return; this only satisfies [[noreturn]].
 }
 
@@ -35,7 +35,7 @@ void abort_job_collective(const core::RankInfo& me, std::string_view reason) {
   if (me.rank != 0) {
     std::this_thread::sleep_for(std::chrono::seconds(5));
   }
-  abort_job(me, reason);
+  abort_job(me, reason, kExitBadInput);
 }
 
 }  // namespace fedavg::comm

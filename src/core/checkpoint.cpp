@@ -1,8 +1,10 @@
 #include "core/checkpoint.hpp"
 
 #include <hdf5.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <future>
@@ -212,8 +214,8 @@ std::vector<T> get_dataset(hid_t where, const std::string& name, hid_t mem_type,
   return out;
 }
 
-// A learner's state as its engine.get_state wrote it (python/state_codec.py): a safetensors header whose metadata
-// holds the state's JSON. Anything else, a pickle above all, is refused here, before any learner sees it.
+// A learner's state as its engine.get_state wrote it (python/runtime/state_codec.py): a safetensors header whose
+// metadata holds the state's JSON. Anything else, a pickle above all, is refused here, before any learner sees it.
 std::vector<std::uint8_t> learner_state(std::vector<std::uint8_t> bytes, const std::string& name,
                                         const std::string& file) {
   if (bytes.empty()) return bytes;  // a model that keeps no state
@@ -256,7 +258,10 @@ void write_checkpoint(const std::filesystem::path& path, const CheckpointContent
   const std::string tmp = path.string() + ".tmp";
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as codes and are reported here
   try {
-    Handle file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
+    // A new file: whatever stood at NAME.h5.tmp (a leftover, a link) is removed first, never followed.
+    if (::unlink(tmp.c_str()) != 0 && errno != ENOENT)
+      throw Error(tmp + ": cannot remove the earlier file: " + std::strerror(errno));
+    Handle file(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
                 tmp + ": cannot create HDF5 file");
     for (const auto& a : c.arrays) {
       std::vector<hsize_t> dims(a.shape.begin(), a.shape.end());

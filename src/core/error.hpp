@@ -19,4 +19,11 @@ class InputError : public Error {
   using Error::Error;
 };
 
+// Bad input that one rank alone finds: a corpus file it reads (missing, empty, binary, no vocabulary word). That
+// rank reports it at once; the job ends with the bad-input status, as for InputError.
+class CorpusError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 }  // namespace fedavg::core

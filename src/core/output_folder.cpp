@@ -49,6 +49,14 @@ std::string list(const std::vector<std::string>& files) {
   return out;
 }
 
+// A run's outputs are its own files: one that is a link would make a run read, move or replace another file.
+void refuse_links(const fs::path& dir, const std::vector<std::string>& files) {
+  for (const auto& f : files)
+    if (fs::is_symlink(dir / f))
+      throw InputError("output folder " + dir.string() + ": " + f +
+                       " is a link; a run's outputs must be files of its own: remove the link");
+}
+
 }  // namespace
 
 std::vector<std::string> OutputFolder::run_files(const fs::path& dir, bool config) {
@@ -64,6 +72,7 @@ std::vector<std::string> OutputFolder::claim(const fs::path& dir, bool resume, b
   ensure_writable_dir(dir);
   const fs::path previous = dir / kPrevious;
   const auto files = run_files(dir, prepares_config);
+  refuse_links(dir, files);
   if (resume) {
     if (!holds_checkpoint(files) && fs::exists(previous))
       throw InputError("output folder " + dir.string() + ": nothing to resume, but " + previous.string() +

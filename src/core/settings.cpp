@@ -144,6 +144,7 @@ constexpr std::pair<const char*, SparseWeighting> kWeightings[] = {{"windows", S
                                                                    {"touched", SparseWeighting::Touched}};
 
 // Every key, in the order --help lists them.
+// NOLINTNEXTLINE(readability-function-size): the table of keys, one entry per key, read as one list.
 const std::vector<Key>& keys() {
   static const std::vector<Key> table = [] {
     std::vector<Key> k;

@@ -9,15 +9,51 @@
 
 namespace fedavg::data {
 
+namespace {
+
+// Finds the line ends in a block being read (carry_), which only grows between scans: every line before tail() is
+// at most max_line bytes; the line that starts at tail() is longer once long_line() is set, and scanning stops there.
+class LineScan {
+ public:
+  explicit LineScan(std::size_t max_line) : max_line_(max_line) {}
+
+  // Scans `text` from where the last call stopped.
+  void scan(const std::string& text) {
+    while (!long_line_) {
+      const void* nl = std::memchr(text.data() + scanned_, '\n', text.size() - scanned_);
+      const std::size_t end = nl == nullptr ? text.size()
+                                            : static_cast<std::size_t>(static_cast<const char*>(nl) - text.data());
+      long_line_ = end - tail_ > max_line_;
+      if (nl == nullptr || long_line_) {
+        scanned_ = end;
+        return;
+      }
+      tail_ = scanned_ = end + 1;
+    }
+  }
+
+  std::size_t tail() const { return tail_; }
+  bool long_line() const { return long_line_; }
+
+ private:
+  std::size_t max_line_;
+  std::size_t tail_ = 0;     // just after the last line end found (0: none)
+  std::size_t scanned_ = 0;  // where the next scan starts
+  bool long_line_ = false;
+};
+
+}  // namespace
+
 LineReader::LineReader(std::string path, std::size_t block_bytes, std::int64_t max_line_bytes)
     : path_(std::move(path)), block_bytes_(std::max<std::size_t>(block_bytes, 1)), max_line_bytes_(max_line_bytes) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path_, ec)) throw core::Error("corpus " + path_ + ": is a directory, not a file");
+  if (std::filesystem::is_directory(path_, ec))
+    throw core::CorpusError("corpus " + path_ + ": is a directory, not a file");
   in_.open(path_, std::ios::binary);
-  if (!in_) throw core::Error("corpus " + path_ + ": cannot open: " + std::strerror(errno));
+  if (!in_) throw core::CorpusError("corpus " + path_ + ": cannot open: " + std::strerror(errno));
   in_.seekg(0, std::ios::end);
   size_ = static_cast<std::int64_t>(in_.tellg());
-  if (size_ <= 0) throw core::Error("corpus " + path_ + ": the file is empty");
+  if (size_ <= 0) throw core::CorpusError("corpus " + path_ + ": the file is empty");
   in_.seekg(0);
   range_end_ = size_;
 }
@@ -88,71 +124,61 @@ std::size_t LineReader::piece_end() const {
   const auto limit = static_cast<std::size_t>(max_line_bytes_);
   for (std::size_t i = limit; i > 0; --i)
     if (is_word_boundary(carry_[i - 1])) return i;
-  throw core::Error(path_ + ":" + (next_line_ > 0 ? std::to_string(next_line_) : "byte " + std::to_string(offset_)) +
-                    ": a word longer than max_line_bytes (" + std::to_string(max_line_bytes_) +
-                    "): no space or other ASCII non-letter in the " + std::to_string(max_line_bytes_) +
-                    " bytes from byte " + std::to_string(offset_) +
-                    " to cut this long line at; is this text? (max_line_bytes in cfg.json)");
+  throw core::CorpusError(
+      path_ + ":" + (next_line_ > 0 ? std::to_string(next_line_) : "byte " + std::to_string(offset_)) +
+      ": a word longer than max_line_bytes (" + std::to_string(max_line_bytes_) +
+      "): no space or other ASCII non-letter in the " + std::to_string(max_line_bytes_) + " bytes from byte " +
+      std::to_string(offset_) + " to cut this long line at; is this text? (max_line_bytes in cfg.json)");
 }
 
 bool LineReader::next_block(std::string& out) {
   out.clear();
   block_line_ = next_line_;
-  const auto max_line = static_cast<std::size_t>(max_line_bytes_);
-  // carry_ is scanned for line ends up to `scanned`: every line before `tail` is at most max_line_bytes; the
-  // one at `tail` is longer when long_line is set.
-  std::size_t tail = 0;
-  std::size_t scanned = 0;
-  bool long_line = false;
-  const auto scan = [&] {
-    while (!long_line) {
-      const void* nl = std::memchr(carry_.data() + scanned, '\n', carry_.size() - scanned);
-      const std::size_t end = nl == nullptr ? carry_.size()
-                                            : static_cast<std::size_t>(static_cast<const char*>(nl) - carry_.data());
-      long_line = end - tail > max_line;
-      if (nl == nullptr || long_line) {
-        scanned = end;
-        return;
-      }
-      tail = scanned = end + 1;
-    }
-  };
-  scan();
+  LineScan lines(static_cast<std::size_t>(max_line_bytes_));
+  lines.scan(carry_);
   std::string chunk;
   bool at_eof = false;
   std::size_t cut = 0;
   for (;;) {
-    if (long_line) {
+    if (lines.long_line()) {
       // A line longer than max_line_bytes: the whole lines before it first, then piece after piece of it.
-      cut = tail > 0 ? tail : piece_end();
+      cut = lines.tail() > 0 ? lines.tail() : piece_end();
       break;
     }
     // Cut after the last line end once the block is big enough; at the range's end, take the rest.
-    if (tail > 0 && carry_.size() >= block_bytes_) {
-      cut = tail;
+    if (lines.tail() > 0 && carry_.size() >= block_bytes_) {
+      cut = lines.tail();
       break;
     }
     if (at_eof) {
       cut = carry_.size();
       break;
     }
-    if (chunk.empty()) chunk.resize(block_bytes_);
-    const auto left = static_cast<std::size_t>(range_end_ - offset_ - static_cast<std::int64_t>(carry_.size()));
-    const std::size_t want = std::min(chunk.size(), left);
-    in_.read(chunk.data(), static_cast<std::streamsize>(want));
-    const auto got = static_cast<std::size_t>(in_.gcount());
-    if (in_.bad()) throw core::Error("corpus " + path_ + ": read error: " + std::strerror(errno));
-    if (const void* nul = std::memchr(chunk.data(), '\0', got); nul != nullptr) {
-      const auto at = carry_.size() + static_cast<std::size_t>(static_cast<const char*>(nul) - chunk.data());
-      carry_.append(chunk, 0, got);
-      const auto line = next_line_ + std::count(carry_.begin(), carry_.begin() + static_cast<std::ptrdiff_t>(at), '\n');
-      throw core::Error(path_ + ":" + std::to_string(line) +
-                        ": binary content (NUL byte); a corpus must be UTF-8 text");
-    }
-    carry_.append(chunk, 0, got);
-    at_eof = got < chunk.size();  // the range's end (or the file's, if it shrank) was reached
-    scan();
+    at_eof = read_chunk(chunk);
+    lines.scan(carry_);
   }
+  return take_block(out, cut, at_eof);
+}
+
+bool LineReader::read_chunk(std::string& chunk) {
+  if (chunk.empty()) chunk.resize(block_bytes_);
+  const auto left = static_cast<std::size_t>(range_end_ - offset_ - static_cast<std::int64_t>(carry_.size()));
+  const std::size_t want = std::min(chunk.size(), left);
+  in_.read(chunk.data(), static_cast<std::streamsize>(want));
+  const auto got = static_cast<std::size_t>(in_.gcount());
+  if (in_.bad()) throw core::Error("corpus " + path_ + ": read error: " + std::strerror(errno));
+  if (const void* nul = std::memchr(chunk.data(), '\0', got); nul != nullptr) {
+    const auto at = carry_.size() + static_cast<std::size_t>(static_cast<const char*>(nul) - chunk.data());
+    carry_.append(chunk, 0, got);
+    const auto line = next_line_ + std::count(carry_.begin(), carry_.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+    throw core::CorpusError(path_ + ":" + std::to_string(line) +
+                            ": binary content (NUL byte); a corpus must be UTF-8 text");
+  }
+  carry_.append(chunk, 0, got);
+  return got < chunk.size();  // the range's end (or the file's, if it shrank) was reached
+}
+
+bool LineReader::take_block(std::string& out, std::size_t cut, bool at_eof) {
   out.assign(carry_, 0, cut);
   carry_.erase(0, cut);
   offset_ += static_cast<std::int64_t>(out.size());

@@ -54,6 +54,12 @@ class LineReader {
   void check_cut(std::int64_t offset, const char* what);
   // The end of the next piece of the line that carry_ starts with (longer than max_line_bytes).
   std::size_t piece_end() const;
+  // Appends the next at most block_bytes of the range to carry_ (`chunk`: the read buffer, sized on first use).
+  // Returns true when the read reached the range's end. Throws core::Error for a read error or a NUL byte.
+  bool read_chunk(std::string& chunk);
+  // Moves carry_'s first `cut` bytes to `out`; when the range's end was reached and nothing is left, starts the
+  // range again. Returns whether it did (next_block's answer).
+  bool take_block(std::string& out, std::size_t cut, bool at_eof);
   std::int64_t size_ = 0;
   std::int64_t range_begin_ = 0;
   std::int64_t range_end_ = 0;

@@ -165,10 +165,11 @@ std::vector<std::int32_t> TokenSource::read_and_tokenize() {
     if (known_words_ == 0 && range_begin_ == 0 && range_end_ == reader_.size()) {
       // The held-out text holds vocabulary words (test windows came from it): then nothing else did.
       if (!skip_.empty())
-        throw core::Error("corpus " + corpus_ + ": nothing left to train on: all the text that holds vocabulary " +
-                          "words was held out for the test windows; give more text, or prepare the config with " +
-                          "fewer test windows (--test-windows)");
-      throw core::Error("corpus " + corpus_ + ": not one word of the file is in the vocabulary " + vocab_path_);
+        throw core::CorpusError("corpus " + corpus_ +
+                                ": nothing left to train on: all the text that holds vocabulary " +
+                                "words was held out for the test windows; give more text, or prepare the config with " +
+                                "fewer test windows (--test-windows)");
+      throw core::CorpusError("corpus " + corpus_ + ": not one word of the file is in the vocabulary " + vocab_path_);
     }
     ids.push_back(kEof);
   }

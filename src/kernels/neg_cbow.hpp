@@ -1,4 +1,4 @@
-// The fused step of the "neg" model (CBOW with negative sampling, python/handwritten_neg.py): one pass over a
+// The fused step of the "neg" model (CBOW with negative sampling, python/runtime/fused_neg.py): one pass over a
 // batch's rows to score it, one to apply the step. Plain C++ on the weight buffer; src/kernels/module.cpp exposes it
 // to Python as the module fedavg_kernels.
 #pragma once

@@ -22,27 +22,11 @@
 namespace fedavg::training {
 namespace {
 
-// "  similarity 0.123  analogies 0.045" for the progress line (the parts that were scored), or "".
-std::string scores_text(const bridge::Scores::Result& sc) {
-  std::string out;
-  if (!std::isnan(sc.similarity)) out += "  similarity " + fmt("%.3f", sc.similarity);
-  if (!std::isnan(sc.analogy)) out += "  analogies " + fmt("%.3f", sc.analogy);
+// Each corpus file as this run finds it, for the checkpoints and the resume check.
+std::vector<core::CorpusSummary> summaries(const std::vector<std::string>& corpora) {
+  std::vector<core::CorpusSummary> out;
+  for (const auto& c : corpora) out.push_back(data::corpus_summary(c));
   return out;
-}
-
-// The in-run scorer when eval_every is set: the config folder must then hold similarity.tsv, analogies.txt or
-// both (checked before torch is imported).
-std::unique_ptr<bridge::Scores> make_scores(const Context& ctx, const core::Vocabulary& vocab) {
-  const auto& cfg = ctx.cfg;
-  if (cfg.settings.eval_every == 0) return nullptr;
-  auto present = [](const std::filesystem::path& p) {
-    return std::filesystem::exists(p) ? p : std::filesystem::path();
-  };
-  const auto similarity = present(cfg.similarity_path()), analogies = present(cfg.analogies_path());
-  if (similarity.empty() && analogies.empty())
-    throw core::InputError(cfg.cfg_path().string() + ": \"eval_every\" needs similarity.tsv or analogies.txt in " +
-                           cfg.config_dir.string());
-  return std::make_unique<bridge::Scores>(ctx.py, vocab.words, similarity, analogies);
 }
 
 }  // namespace
@@ -56,48 +40,29 @@ DispatcherRun::DispatcherRun(const Context& ctx, Strategy& strategy)
       text_(ctx.py),
       // Validate the inputs before importing torch (seconds), so bad input fails fast.
       vocab_(text_.load_vocab(cfg_.vocab_path())),
-      test_(text_.load_test(cfg_.test_path(), s_.window)),
-      scores_(make_scores(ctx, vocab_)),
+      evaluation_(ctx, text_, vocab_, lib_),
       lib_(ctx.py),
       model_(setup_model(ctx, vocab_, lib_, weights_)),
-      width_(s_.window_width()),
-      test_windows_(test_.size() / static_cast<std::size_t>(width_)),
       learners_(ctx.map.learners()),
       pipelines_(ctx),
       progress_(s_, learners_),
       learner_states_(static_cast<std::size_t>(learners_)),
+      corpora_(summaries(cfg_.corpora)),
+      resume_check_(resumed_run()),
       outbox_(ctx.world),
       checkpoint_writer_(
           s_.checkpoint_background == core::CheckpointBackground::Always ||
           (s_.checkpoint_background == core::CheckpointBackground::Auto && weights_.size() >= core::kLargeModel)) {
   for (int l = 0; l < learners_; ++l) learner_ranks_.push_back(ctx.map.learner_rank(l));
-  for (const auto& c : cfg_.corpora) corpora_.push_back(data::corpus_summary(c));
   const auto [model, edited_elsewhere] = lib_.model_origin({{"model", s_.model}}, core::default_python_dir().string());
   std::printf(
       "fedavg_mpi: %s: %d pipeline(s), %d learner(s), strategy %s, vocabulary %d, %zu test windows, "
       "%zu parameters, model %s on %s\n",
       s_.data_name.c_str(), ctx.map.pipelines(), learners_, core::strategy_name(s_.strategy), vocab_.size(),
-      test_windows_, weights_.size(), model.c_str(), lib_.device().c_str());
+      evaluation_.test_windows(), weights_.size(), model.c_str(), lib_.device().c_str());
   std::fflush(stdout);
   if (!edited_elsewhere.empty()) core::warn(ctx_.me, edited_elsewhere);
   warn_of_repeated_corpora();
-}
-
-void DispatcherRun::check_corpora(const std::vector<core::CorpusSummary>& saved) const {
-  if (saved.empty()) return;
-  if (saved.size() != corpora_.size())
-    throw core::InputError(checkpoint_path_ + ": written from " + std::to_string(saved.size()) +
-                           " corpus file(s), this run names " + std::to_string(corpora_.size()) +
-                           "; resume with the same corpora");
-  for (std::size_t i = 0; i < saved.size(); ++i) {
-    const core::CorpusSummary &was = saved[i], &now = corpora_[i];
-    if (was.bytes < 0 || now.bytes < 0 || (was.bytes == now.bytes && was.hash == now.hash)) continue;
-    throw core::InputError("corpus " + cfg_.corpora[i] + ": not the file " + checkpoint_path_ + " was written from (" +
-                           (was.bytes != now.bytes
-                                ? "it had " + std::to_string(was.bytes) + " bytes, now " + std::to_string(now.bytes)
-                                : std::string("its first or last MiB differ")) +
-                           "); resume with the same corpora, or start a new run with --overwrite");
-  }
 }
 
 void DispatcherRun::warn_of_repeated_corpora() const {
@@ -131,9 +96,9 @@ void DispatcherRun::start_fresh() {
     std::fflush(stdout);
   }
   pipelines_.start();
-  first_loss_ = loss_ = test_loss();
+  first_loss_ = loss_ = evaluation_.test_loss();
   metrics_ = std::make_unique<core::MetricsLog>(metrics_path());
-  const auto sc = scores();
+  const auto sc = evaluation_.scores(round_);
   evaluated_at_ = elapsed();
   note_restart();
   metrics_->row(metrics_row(0.0, sc));
@@ -141,14 +106,15 @@ void DispatcherRun::start_fresh() {
 }
 
 void DispatcherRun::resume_from(const core::Checkpoint& ck) {
-  check_checkpoint(ck);
+  resume_check_.check(ck);
   std::size_t off = 0;
   for (const auto& a : ck.arrays) {
     std::copy(a.begin(), a.end(), weights_.begin() + static_cast<std::ptrdiff_t>(off));
     off += a.size();
   }
   round_ = last_checkpoint_ = ck.info.round;
-  loss_ = measured_loss(ck.info.test_loss);
+  loss_ = evaluation_.test_loss();
+  resume_check_.check_loss(loss_, ck.info.test_loss);
   train_loss_ = ck.info.train_loss;
   first_loss_ = ck.info.first_loss;
   windows_per_learner_ = ck.info.windows_per_learner;
@@ -189,26 +155,9 @@ void DispatcherRun::warn_if_exchange_dwarfs_training() const {
                           ": the exchange will take most of every round; a larger bs or bpe trains more per exchange");
 }
 
-double DispatcherRun::measured_loss(double recorded) {
-  const double measured = test_loss();
-  if (!(std::abs(measured - recorded) <= kResumeLossTolerance * std::max(1.0, std::abs(recorded))))
-    throw core::Error(checkpoint_path_ + ": the test loss of its weights is " + fmt("%.6f", measured) +
-                      ", it recorded " + fmt("%.6f", recorded) + " when it was written: the file, or the test set " +
-                      cfg_.test_path().string() + ", has changed since");
-  return measured;
-}
-
-void DispatcherRun::check_checkpoint(const core::Checkpoint& ck) const {
-  if (ck.info.data_name != s_.data_name)
-    throw core::Error(checkpoint_path_ + ": written by run \"" + ck.info.data_name + "\", not \"" + s_.data_name +
-                      "\"");
-  if (ck.info.strategy != core::strategy_name(s_.strategy))
-    throw core::Error(checkpoint_path_ + ": written with strategy " + ck.info.strategy + ", cfg.json says " +
-                      core::strategy_name(s_.strategy));
-  check_corpora(ck.corpora);
-  if (!pipelines_.sharded() && static_cast<int>(ck.positions.size()) != ctx_.map.pipelines())
-    throw core::Error(checkpoint_path_ + ": written with " + std::to_string(ck.positions.size()) +
-                      " corpus file(s), this run has " + std::to_string(ctx_.map.pipelines()));
+ResumeCheck::Run DispatcherRun::resumed_run() const {
+  return {checkpoint_path_,     s_.data_name,         core::strategy_name(s_.strategy), cfg_.corpora, corpora_,
+          ctx_.map.pipelines(), pipelines_.sharded(), cfg_.test_path().string()};
 }
 
 void DispatcherRun::resume_pipelines(const core::Checkpoint& ck) {
@@ -322,10 +271,10 @@ void DispatcherRun::end_round(const comm::WindowTotals& trained, double sync_sec
   windows_per_learner_ += trained.windows / learners_;
   train_loss_ = trained.mean_loss();
   pipelines_.add_trained(trained.pipeline_windows);
-  loss_ = test_loss();
+  loss_ = evaluation_.test_loss();
   check_divergence(sync_seconds);
   if (checkpoint_due()) checkpoint();
-  const auto sc = scores();
+  const auto sc = evaluation_.scores(round_);
   evaluated_at_ = elapsed();
   metrics_->row(metrics_row(sync_seconds, sc));
   pipelines_.drain();
@@ -333,7 +282,8 @@ void DispatcherRun::end_round(const comm::WindowTotals& trained, double sync_sec
 }
 
 Progress::Round DispatcherRun::progress_round(double lr, const bridge::Scores::Result& sc) const {
-  Progress::Round r{round_, evaluated_at_, windows_per_learner_, loss_, train_loss_, lr, {}, true, scores_text(sc)};
+  Progress::Round r{round_, evaluated_at_, windows_per_learner_, loss_, train_loss_, lr,
+                    {},     true,          Evaluation::text(sc)};
   // With shards the epoch is global: one figure.
   for (int p = 0; p < (pipelines_.sharded() ? 1 : ctx_.map.pipelines()); ++p) {
     r.epochs.push_back(pipelines_.epochs_estimate(p));
@@ -358,21 +308,6 @@ void DispatcherRun::check_divergence(double sync_seconds) {
       ": the weights diverged (" + strategy_.divergence_hint(learners_) + "); " +
       (last_checkpoint_ >= 0 ? "the checkpoint of round " + std::to_string(last_checkpoint_) + " is kept"
                              : std::string("no checkpoint was written")));
-}
-
-double DispatcherRun::test_loss() {
-  lib_.load_weights();
-  return lib_.test_loss(test_.data(), test_windows_, width_);
-}
-
-core::Matrix DispatcherRun::embeddings() {
-  lib_.load_weights();
-  return lib_.embeddings();
-}
-
-bridge::Scores::Result DispatcherRun::scores() {
-  if (!scores_ || round_ % s_.eval_every != 0) return {};
-  return scores_->score(embeddings());
 }
 
 void DispatcherRun::collect_states() {
@@ -409,7 +344,7 @@ void DispatcherRun::flushed(double bytes, double inbound) {
   sync_bytes_ += bytes;
   inbound_bytes_ += inbound;
   flush_inbound_bytes_ = inbound;
-  loss_ = test_loss();
+  loss_ = evaluation_.test_loss();
   last_checkpoint_ = -1;
 }
 
@@ -417,7 +352,7 @@ void DispatcherRun::finish() {
   progress_.flush();
   if (last_checkpoint_ != round_) checkpoint();
   checkpoint_writer_.finish();  // the outputs need the memory of its copy more
-  const core::Matrix emb = embeddings();
+  const core::Matrix emb = evaluation_.embeddings();
   core::write_text_embeddings(cfg_.out_dir / (s_.data_name + "_embeddings.txt"),
                               cfg_.out_dir / (s_.data_name + ".w2v.txt"), vocab_.words, emb);
   core::write_word2vec_binary(cfg_.out_dir / (s_.data_name + ".w2v.bin"), vocab_.words, emb);

@@ -1,6 +1,6 @@
-// The Dispatcher's run, whatever the strategy: the global weights (easgd: the centre), the counters, the test
-// loss, checkpoints, the metrics log, the stop rule and the outputs. The strategy's dispatcher_rounds drives it
-// round by round.
+// The Dispatcher's run, whatever the strategy: the global weights (easgd: the centre), the counters, checkpoints,
+// the metrics log, the stop rule and the outputs; it evaluates the weights with an Evaluation and checks a resumed
+// checkpoint with a ResumeCheck. The strategy's dispatcher_rounds drives it round by round.
 #pragma once
 
 #include <chrono>
@@ -20,9 +20,11 @@
 #include "core/outputs.hpp"
 #include "core/vocabulary.hpp"
 #include "training/context.hpp"
+#include "training/evaluation.hpp"
 #include "training/model_setup.hpp"
 #include "training/pipelines.hpp"
 #include "training/progress.hpp"
+#include "training/resume_check.hpp"
 #include "training/strategy.hpp"
 
 namespace fedavg::training {
@@ -89,9 +91,6 @@ class DispatcherRun {
   static double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
  private:
-  // How far (relative) the test loss of resumed weights may be from the one their checkpoint recorded: the same
-  // weights and test set give the same loss up to the order of the sums.
-  static constexpr double kResumeLossTolerance = 1e-5;
   static constexpr double kExchangeOverTraining = 4.0;
 
   // start() of a new run: starts the pipelines and evaluates the initial weights (round 0).
@@ -99,11 +98,8 @@ class DispatcherRun {
   // start() with --resume: continues from checkpoint `ck`: its weights, counters, read positions, strategy and
   // learner states.
   void resume_from(const core::Checkpoint& ck);
-  // --resume: throws unless `ck` was written by a run of this name and strategy, from these corpora.
-  void check_checkpoint(const core::Checkpoint& ck) const;
-  // The test loss of the weights just loaded, checked against the one the checkpoint `recorded` (within
-  // kResumeLossTolerance, relative): a checkpoint whose weights do not give its loss is refused.
-  double measured_loss(double recorded);
+  // This run, as its checkpoints record it, for the ResumeCheck.
+  ResumeCheck::Run resumed_run() const;
   // Warns when a round's dense exchange moves more than kExchangeOverTraining times the floats its steps touch
   // (bpe x bs windows of 2 * window + 1 rows of dim), as with bs 1.
   void warn_if_exchange_dwarfs_training() const;
@@ -114,20 +110,12 @@ class DispatcherRun {
   double elapsed() const { return seconds_before_ + seconds_since(t0_); }
   // Throws, after logging the round, if the test loss is not finite or above max_loss_ratio x the first one.
   void check_divergence(double sync_seconds);
-  // The embeddings' word-similarity and analogy scores if this round is scored (eval_every), else NaN.
-  bridge::Scores::Result scores();
-  // The model's mean loss on the test windows, and its embedding matrix, over the weights as they are now.
-  double test_loss();
-  core::Matrix embeddings();
   // The current round's metrics row.
   core::MetricsRow metrics_row(double sync_seconds, const bridge::Scores::Result& sc) const;
   // This run was started again after a failure (--restarted): the reason joins the run's restarts.
   void note_restart();
   // A corpus given twice is read twice an epoch: a warning, since it may be meant as a weight.
   void warn_of_repeated_corpora() const;
-  // --resume: throws InputError unless the corpora are the ones the checkpoint was written from, as far as this
-  // rank can read them (`saved`: the checkpoint's summaries; none in older checkpoints).
-  void check_corpora(const std::vector<core::CorpusSummary>& saved) const;
   // The progress line's figures for the current round.
   Progress::Round progress_round(double lr, const bridge::Scores::Result& sc) const;
   void checkpoint();
@@ -145,18 +133,16 @@ class DispatcherRun {
   std::vector<float> weights_;  // declared before the model that views it, so it outlives the model
   bridge::Text text_;
   const core::Vocabulary vocab_;
-  const std::vector<std::int32_t> test_;
-  std::unique_ptr<bridge::Scores> scores_;  // null unless eval_every
+  Evaluation evaluation_;  // loads the test set before lib_ imports torch, and evaluates with lib_
   bridge::Library lib_;
   const ModelSetup model_;
-  const int width_;
-  const std::size_t test_windows_;
   const int learners_;
   std::vector<int> learner_ranks_;
   Pipelines pipelines_;
   Progress progress_;
   std::vector<std::vector<std::uint8_t>> learner_states_;
-  std::vector<core::CorpusSummary> corpora_;  // each corpus file as this run found it, for the checkpoints
+  const std::vector<core::CorpusSummary> corpora_;  // each corpus file as this run found it, for the checkpoints
+  const ResumeCheck resume_check_;
   comm::Outbox outbox_;
   std::unique_ptr<core::MetricsLog> metrics_;
   core::CheckpointWriter checkpoint_writer_;  // after what it writes from: it waits for its write when destroyed

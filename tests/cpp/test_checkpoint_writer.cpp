@@ -26,8 +26,8 @@ fs::path fresh_dir() {
   return d;
 }
 
-// A learner state as engine.get_state writes it (python/state_codec.py): a safetensors header that holds the
-// state's JSON, here the number 7, and no arrays.
+// A learner state as engine.get_state writes it (python/runtime/state_codec.py): a safetensors header that holds
+// the state's JSON, here the number 7, and no arrays.
 std::vector<std::uint8_t> learner_state() {
   const std::string header = R"({"__metadata__":{"fedavg_state":"7","fedavg_kinds":"[]"}})";
   std::vector<std::uint8_t> bytes(8 + header.size(), 0);

@@ -7,6 +7,8 @@ import time
 
 import pytest
 
+from conftest import within
+
 LIMIT = 10  # seconds from launch to a non-zero exit
 
 
@@ -67,13 +69,13 @@ def test_bad_config_folder(case, app, toy_config, tmp_path, run_job):
     t0 = time.monotonic()
     job = run_job(5, config_dir=cfg_dir, timeout=60)
     took = time.monotonic() - t0
-    assert job.rc != 0
+    assert job.rc == 2, job.stderr  # bad input: the status that tells a supervisor not to restart
     lines = [ln for ln in job.stderr.splitlines() if ln.startswith("[fedavg] rank ") and " WARNING: " not in ln]
     assert len(lines) == 1, job.stderr  # reported once, on one line
     for part in expected:
         assert part in lines[0], lines[0]
     assert lines[0].startswith("[fedavg] rank 0 ("), lines[0]
-    assert took < LIMIT, f"took {took:.1f} s"
+    assert took < within(LIMIT), f"took {took:.1f} s"
 
 
 def test_library_that_does_not_parse(broken_python, run_job):
@@ -83,11 +85,11 @@ def test_library_that_does_not_parse(broken_python, run_job):
     t0 = time.monotonic()
     job = run_job(5, python_dir=python_dir, timeout=60)
     took = time.monotonic() - t0
-    assert job.rc != 0
+    assert job.rc == 2, job.stderr
     lines = [ln for ln in job.stderr.splitlines() if ln.startswith("[fedavg] ")]
     assert lines == [f"[fedavg] rank 0 (Dispatcher): {python_dir / 'library.py'}:{line}: SyntaxError: invalid "
                      f"syntax: def broken(:"], job.stderr
-    assert took < LIMIT, f"took {took:.1f} s"
+    assert took < within(LIMIT), f"took {took:.1f} s"
 
 
 def corpus_case(tmp_path, name):
@@ -120,11 +122,11 @@ def test_bad_corpus(name, toy_config, tmp_path, run_job):
     t0 = time.monotonic()
     job = run_job(5, corpora=[corpus], cfg={"max_line_bytes": 1024, "text_block_bytes": 1024}, timeout=60)
     took = time.monotonic() - t0
-    assert job.rc != 0
+    assert job.rc == 2, job.stderr  # bad input: found by the Tokenizer, reported by it at once
     assert "rank 1 (Tokenizer)" in job.stderr, job.stderr
     for part in expected:
         assert part in job.stderr, job.stderr
-    assert took < LIMIT, f"took {took:.1f} s"
+    assert took < within(LIMIT), f"took {took:.1f} s"
 
 
 def test_a_corpus_that_subsampling_empties_names_sample(toy_config, tmp_path, run_job):
@@ -159,6 +161,6 @@ def test_invalid_utf8_is_read_with_a_warning(toy_config, tmp_path, run_job):
 
 def test_unknown_option_and_bad_fault_spec(run_job):
     job = run_job(5, extra=["--bogus"])
-    assert job.rc != 0 and "unknown option --bogus" in job.stderr
+    assert job.rc == 2 and "unknown option --bogus" in job.stderr
     job = run_job(5, extra=["--inject-fault", "1:x:boom"])
-    assert job.rc != 0 and "--inject-fault 1:x:boom" in job.stderr
+    assert job.rc == 2 and "--inject-fault 1:x:boom" in job.stderr

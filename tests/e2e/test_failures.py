@@ -6,6 +6,8 @@ import time
 import h5py
 import pytest
 
+from conftest import within
+
 LIMIT = 60  # seconds a failing job may take, start-up included
 
 
@@ -20,7 +22,7 @@ def test_too_few_ranks_names_the_smallest_count(run_job, toy_config, tmp_path):
     assert job.rc != 0
     assert "at least -n 9" in job.stderr
     assert job.stderr.count("at least -n 9") == 1
-    assert took < LIMIT
+    assert took < within(LIMIT)
 
 
 @pytest.mark.smoke
@@ -36,7 +38,7 @@ def test_python_exception_ends_the_job_with_traceback(run_job, broken_python, wh
     assert f"({role}): engine." in job.stderr
     assert "RuntimeError: injected in" in job.stderr
     assert "Traceback (most recent call last)" in job.stderr
-    assert took < LIMIT
+    assert took < within(LIMIT)
 
 
 def test_tokenizer_exception_names_the_tokenizer(run_job, broken_python):
@@ -46,13 +48,13 @@ def test_tokenizer_exception_names_the_tokenizer(run_job, broken_python):
     assert job.rc != 0
     assert "rank 1 (Tokenizer)" in job.stderr
     assert "UnicodeError: injected in tokenize" in job.stderr
-    assert took < LIMIT
+    assert took < within(LIMIT)
 
 
 @pytest.mark.parametrize("code,expected", [
     ("import no_such_module_xyz", "import engine: ModuleNotFoundError: No module named 'no_such_module_xyz'"),
     ("class Bad(NegCBOW):\n    def optimizer(self, params):\n        return torch.optim.Adam(params, lr=0.1)\n"
-     "MODELS['neg_autograd'] = Bad", "engine.create: trainer.ModelError: Bad.optimizer: TypeError"),
+     "MODELS['neg_autograd'] = Bad", "engine.create: runtime.trainer.ModelError: Bad.optimizer: TypeError"),
 ])
 def test_model_code_that_fails_at_start_up_is_reported_once(run_job, broken_python, code, expected):
     """Every rank that runs the model fails alike: rank 0 reports it, with the traceback into library.py."""
@@ -61,7 +63,7 @@ def test_model_code_that_fails_at_start_up_is_reported_once(run_job, broken_pyth
     lines = [ln for ln in job.stderr.splitlines() if ln.startswith("[fedavg] rank ")]
     assert len(lines) == 1 and lines[0].startswith(f"[fedavg] rank 0 (Dispatcher): {expected}"), job.stderr
     assert "library.py" in job.stderr  # the traceback
-    assert took < LIMIT
+    assert took < within(LIMIT)
 
 
 def test_killed_learner_ends_the_job(run_job, broken_python):
@@ -69,7 +71,7 @@ def test_killed_learner_ends_the_job(run_job, broken_python):
     job, took = timed(run_job, 6, python_dir=broken_python(code, module="engine.py"))
     assert job.rc != 0
     assert re.search(r"\[fedavg\] rank [45] \(Learner\): killed by signal 9", job.stderr), job.stderr
-    assert took < LIMIT
+    assert took < within(LIMIT)
 
 
 @pytest.mark.parametrize("how", ["raise", "kill"])
@@ -85,14 +87,14 @@ def test_hogwild_learner_failure_ends_the_job(run_job, broken_python, how):
         assert "(Learner): engine.train_step" in job.stderr and "injected in train_step" in job.stderr
     else:
         assert re.search(r"\[fedavg\] rank [456] \(Learner\): killed by signal 9", job.stderr), job.stderr
-    assert took < LIMIT
+    assert took < within(LIMIT)
 
 
 def test_missing_corpus_names_the_file(run_job, tmp_path):
     job, took = timed(run_job, 5, corpora=[tmp_path / "nope.txt"])
     assert job.rc != 0
     assert "rank 1 (Tokenizer): corpus" in job.stderr and "nope.txt: cannot open" in job.stderr
-    assert took < LIMIT
+    assert took < within(LIMIT)
 
 
 def test_corpus_without_vocabulary_words_fails_instead_of_spinning(run_job, tmp_path):
@@ -101,7 +103,7 @@ def test_corpus_without_vocabulary_words_fails_instead_of_spinning(run_job, tmp_
     job, took = timed(run_job, 5, corpora=[corpus])
     assert job.rc != 0
     assert "not one word of the file is in the vocabulary" in job.stderr
-    assert took < LIMIT
+    assert took < within(LIMIT)
 
 
 def test_unwritable_output_folder(app, toy_config, tmp_path):
@@ -133,4 +135,4 @@ def test_diverging_weights_end_the_job_and_keep_the_last_checkpoint(run_job):
     with h5py.File(job.out / "toy.h5", "r") as f:
         assert f.attrs["round"] == kept
         assert f.attrs["test_loss"] < 10 * rows[0]["test_loss"]
-    assert took < LIMIT
+    assert took < within(LIMIT)

@@ -57,7 +57,7 @@ def test_raw_text_to_vectors_in_one_command(app, corpus, tmp_path):
     kv = np.loadtxt(out / "mytext_embeddings.txt")
     assert kv.shape == (len(vocab), 16) and np.isfinite(kv).all()
     assert "prepared the config in" in proc.stdout
-    assert f"model neg (HandwrittenNegCBOW in {ROOT / 'python' / 'handwritten_neg.py'})" in proc.stdout
+    assert f"model neg (FusedNegCBOW in {ROOT / 'python' / 'runtime' / 'fused_neg.py'})" in proc.stdout
     warm_start_on_new_text(app, out / "mytext.h5", tmp_path)
 
 

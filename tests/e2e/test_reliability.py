@@ -12,7 +12,7 @@ import time
 import h5py
 import pytest
 
-from conftest import JOB_TIMEOUT, PYTHON, ROOT
+from conftest import JOB_TIMEOUT, PYTHON, ROOT, within
 
 ROLES = {0: "Dispatcher", 1: "Tokenizer", 2: "Filter", 3: "Batcher", 4: "Learner"}
 
@@ -23,7 +23,7 @@ def test_injected_exception_names_rank_and_role(rank, run_job):
     job = run_job(6, cfg={"max_rounds": 20}, extra=["--inject-fault", f"{rank}:2:exception"])
     assert job.rc != 0
     assert f"rank {rank} ({ROLES[rank]}): injected fault: exception" in job.stderr, job.stderr
-    assert time.monotonic() - t0 < 30
+    assert time.monotonic() - t0 < within(30)
 
 
 @pytest.mark.parametrize("rank", sorted(ROLES))
@@ -33,7 +33,7 @@ def test_killed_rank_ends_the_job(rank, run_job):
     assert job.rc != 0
     # The rank cannot say so itself: its watcher does.
     assert f"[fedavg] rank {rank} ({ROLES[rank]}): killed by signal 9 (SIGKILL) on host" in job.stderr, job.stderr
-    assert time.monotonic() - t0 < 30
+    assert time.monotonic() - t0 < within(30)
 
 
 # The first rank to report must name the hung peer (which neighbour notices first depends on buffering).
@@ -49,7 +49,7 @@ def test_hung_rank_is_named_by_its_peer(rank, blamed, run_job):
     assert job.rc != 0
     first = [ln for ln in job.stderr.splitlines() if "liveness limit" in ln][0]
     assert blamed in first, job.stderr
-    assert time.monotonic() - t0 < 40
+    assert time.monotonic() - t0 < within(40)
 
 
 def test_a_resume_on_another_corpus_is_refused_and_a_copy_is_not(run_job, toy_config, tmp_path):
@@ -137,7 +137,7 @@ def test_sigterm_stops_at_a_round_boundary_with_outputs(app, toy_config, tmp_pat
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert time.monotonic() - t0 < 15
+    assert time.monotonic() - t0 < within(15)
     assert proc.returncode == 128 + signal.SIGTERM, stderr
     assert "stopped by SIGTERM" in stdout
     stats = (out / "toy_stats.txt").read_text()
@@ -192,5 +192,36 @@ def test_the_supervisor_does_not_restart_a_job_with_bad_input(app, toy_config, t
            str(toy_config / "train.txt")]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60,
                           env={**os.environ, "MPIEXEC_TIMEOUT": "50"})
-    assert proc.returncode != 0
+    assert proc.returncode == 2, proc.stderr  # the program's status for bad input, passed on
     assert "not restarting" in proc.stderr and "restart 1" not in proc.stderr
+
+
+def test_the_supervisor_never_replaces_an_earlier_run(app, finished_copy, toy_config, tmp_path):
+    """A finished run whose checkpoint is gone: the program refuses to touch its outputs, and the supervisor stops
+    there, with no --overwrite that would replace them."""
+    (finished_copy.out / "toy.h5").unlink()
+    vectors = (finished_copy.out / "toy.w2v.txt").read_bytes()
+    cmd = [PYTHON, str(ROOT / "scripts" / "supervise.py"), "--restarts", "3", "--", "mpiexec", "-n", "6", str(app),
+           "--config", str(tmp_path / "config"), "--out", str(finished_copy.out), "--set", "seed=99",
+           str(toy_config / "train.txt")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env={**os.environ, "MPIEXEC_TIMEOUT": "50"})
+    assert proc.returncode == 2, proc.stderr
+    assert "holds an earlier run" in proc.stderr and "not restarting" in proc.stderr, proc.stderr
+    assert "restart 1" not in proc.stderr
+    assert (finished_copy.out / "toy.w2v.txt").read_bytes() == vectors
+    assert not (finished_copy.out / ".previous").exists()
+
+
+def test_the_supervisor_sees_a_restart_that_dies_before_round_0_at_once(tmp_path):
+    """A restart that fails at start-up is restarted (or given up) as soon as it exits, not after --start-seconds."""
+    program = tmp_path / "fedavg_mpi"
+    program.write_text("#!/bin/sh\necho started >> \"$(dirname \"$0\")/runs\"\nexit 1\n")
+    program.chmod(0o755)
+    cmd = [PYTHON, str(ROOT / "scripts" / "supervise.py"), "--restarts", "2", "--start-seconds", "300", "--",
+           str(program), "--out", str(tmp_path / "out"), "corpus.txt"]
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert "2 restarts are used up" in proc.stderr, proc.stderr
+    assert (tmp_path / "runs").read_text().count("started") == 3
+    assert time.monotonic() - t0 < 100  # each restart is seen to end at once, not after 300 s

@@ -12,8 +12,8 @@ from torch.nn import init
 import blocks
 import engine
 import library
-import table_rows
 from modeling import Dense, Model, Table
+from runtime import table_rows
 
 kernels = pytest.importorskip("fedavg_kernels", reason="fedavg_kernels is not built (build/src/kernels)")
 

@@ -78,7 +78,7 @@ def test_missing_vocab_size_and_bad_values_raise():
     ({"lr": -1.0}, "lr"),
     ({"device": "gpu"}, "device"),
     ({"model_args": [1]}, "model_args"),
-    ({"model": "neg", "model_args": {"negatives": -3}}, "model_args"),       # a hand-written model's check_args
+    ({"model": "neg", "model_args": {"negatives": -3}}, "model_args"),       # a fused model's check_args
     ({"model": "neg_autograd", "model_args": {"negative": 3}}, "model_args"),
 ])
 def test_a_refused_cfg_value_names_its_key(change, key):
@@ -231,7 +231,7 @@ def test_default_model_is_the_hand_written_neg_with_its_own_lr():
     cfg = {k: v for k, v in CFG.items() if k not in ("model", "lr")}
     assert [name for name, _ in engine.param_shapes(cfg)] == ["embedding", "out_vectors"]
     m, _ = make(cfg)
-    assert type(m).__name__ == "HandwrittenNegCBOW" and m.lr == 0.1
+    assert type(m).__name__ == "FusedNegCBOW" and m.lr == 0.1
     auto, _ = make({**cfg, "model": "neg_autograd"})
     assert auto.model.lr == 0.1
     soft, _ = make({**cfg, "model": "softmax"})
@@ -284,7 +284,7 @@ def test_a_pickled_state_is_refused_and_runs_nothing(model, tmp_path):
     refused by set_state, and nothing in it runs."""
     import pickle
 
-    import state_codec
+    from runtime import state_codec
 
     marker = tmp_path / "ran"
     m, _ = make(config(model))
@@ -295,7 +295,7 @@ def test_a_pickled_state_is_refused_and_runs_nothing(model, tmp_path):
 
 
 def test_the_state_format_keeps_tensors_arrays_and_python_values():
-    import state_codec
+    from runtime import state_codec
 
     state = {"step": 7, 3: (0.5, None, "x"), "t": torch.arange(6, dtype=torch.float64).reshape(2, 3),
              "b": torch.ones(2, dtype=torch.bfloat16), "a": np.arange(4, dtype=np.uint8), "big": 2**100,

@@ -1,11 +1,11 @@
-"""python/model_source.py: what the start-up line says of the model, and the warning for an edited library.py
+"""python/runtime/model_source.py: what the start-up line says of the model, and the warning for an edited library.py
 whose edit is not the model the run selects."""
 
 import shutil
 import subprocess
 
-import model_source
 from conftest import PYTHON_DIR
+from runtime import model_source
 
 RECIPES = PYTHON_DIR.parent / "tests" / "python" / "recipes"
 
@@ -13,7 +13,7 @@ RECIPES = PYTHON_DIR.parent / "tests" / "python" / "recipes"
 def models(*names):
     """A MODELS dict of stand-in classes, as defined in library.py: {"neg_autograd": NegCBOW, ...}."""
     classes = {n: type(n, (), {"__module__": "library"}) for n in names}
-    out = {"neg": type("HandwrittenNegCBOW", (), {"__module__": "handwritten_neg"})}
+    out = {"neg": type("FusedNegCBOW", (), {"__module__": "runtime.fused_neg"})}
     out.update({"neg_autograd": classes.get("NegCBOW"), "softmax": classes.get("SoftmaxCBOW")})
     return {k: v for k, v in out.items() if v is not None}
 

@@ -1,4 +1,4 @@
-"""The hand-written "neg" model (python/handwritten_neg.py: CBOW with negative sampling), through engine.py."""
+"""The fused "neg" model (python/runtime/fused_neg.py: CBOW with negative sampling), through engine.py."""
 
 import math
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import engine
-import handwritten_neg
+from runtime import fused_neg
 
 V, D, W = 50, 8, 2
 CFG = {"vocab_size": V, "dim": D, "window": W, "lr": 0.05, "seed": 3,
@@ -272,7 +272,7 @@ def test_diverged_weights_raise():
 
 
 fused_only = pytest.mark.skipif(
-    handwritten_neg.fedavg_kernels is None,
+    fused_neg.fedavg_kernels is None,
     reason="fedavg_kernels is not built (build the program first)")
 
 
@@ -305,7 +305,7 @@ def test_the_fused_step_is_the_torch_step(mode):
 
 @fused_only
 def test_the_fused_kernel_checks_before_it_writes():
-    kernels = handwritten_neg.fedavg_kernels
+    kernels = fused_neg.fedavg_kernels
     table = np.random.default_rng(0).normal(0, 0.1, (2 * V, D)) \
         .astype(np.float32)
     before = table.copy()

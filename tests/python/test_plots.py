@@ -1,8 +1,13 @@
-"""python/plots.py: reading run folders, reached(), and the figure files."""
+"""bench/plots.py: reading run folders, reached(), and the figure files."""
+
+import sys
 
 import pytest
 
-import plots
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+import plots  # noqa: E402
 
 HEADER = "round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds"
 LOSSES = [4.1, 3.0, 2.4, 2.6, 1.9]

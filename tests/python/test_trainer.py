@@ -1,4 +1,4 @@
-"""How python/trainer.py runs a model written with autograd: the rows a batch touches are gathered, stepped and
+"""How python/runtime/trainer.py runs a model written with autograd: the rows a batch touches are gathered, stepped and
 scattered back exactly as torch.optim would step whole tables; per-row optimizer state; declared parameters of
 any kind; bad model code is named."""
 
@@ -13,7 +13,7 @@ from torch.nn import init
 import engine
 import library
 from modeling import Dense, Model, Table
-from trainer import ModelError
+from runtime.trainer import ModelError
 
 V, D = 30, 6
 

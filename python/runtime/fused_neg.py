@@ -1,23 +1,28 @@
-"""The hand-written "neg" model: CBOW with negative sampling, trained with
-word2vec's SGD written out by hand (no autograd) on NumPy/torch views of the
-weight buffer.  It is the fastest model here and the least easy to change;
-library.py's NegCBOW is the same model in a few lines of autograd.  Its
-interface is the one engine.py calls on any model object (param_shapes,
-init_, train_step, test_loss, embeddings, state, load_state).  Importing
-this module does no work.
+"""The fused "neg" model, the default: CBOW with negative sampling, trained
+with word2vec's SGD written out by hand (no autograd).  On a CPU its step
+and its test loss are each one fused C++ kernel of fedavg_kernels
+(src/kernels/neg_cbow.cpp) on the weight buffer in place; on a GPU, or
+where the module is not built, the same step runs as torch ops.  It is the
+fastest model here and the least easy to change; library.py's NegCBOW
+("neg_autograd") is the same model in a few lines of autograd, the one to
+edit.  It is a contract.FusedModelClass (param_shapes, init_, check_args),
+whose instance is the contract.Runnable with every optional method.
+Importing this module does no work.
 """
 
 import functools
 import math
 import numbers
 import os
+from typing import cast
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from noise import NoiseSampler, noise_weights
-from written_marks import WrittenMarks
+from .noise import NoiseSampler, noise_weights
+from .placement import Placement
+from .written_marks import WrittenMarks
 
 try:  # the fused step (src/kernels/), built with the program, which puts it on sys.path
     import fedavg_kernels
@@ -117,7 +122,7 @@ def _planned_steps(opts):
     return min(plans)
 
 
-class HandwrittenNegCBOW:
+class FusedNegCBOW:
     """CBOW with negative sampling, trained like word2vec (cbow_mean=1).
 
     Parameters: embedding [V, D] (input vectors, the embeddings we keep),
@@ -125,7 +130,7 @@ class HandwrittenNegCBOW:
     computes, its hand-written SGD step, the repeated-row scaling
     ("duplicates"), the noise distribution, the learning-rate schedules and
     the model_args keys (_ARGS) are described for users in docs/models.md,
-    "neg: the hand-written default"; the loss in docs/python_interface.md,
+    "neg: the fused default"; the loss in docs/python_interface.md,
     test_loss.  Device: it runs where engine.py placed the weights (the C++
     buffer on a CPU, a copy of it on a GPU).
     """
@@ -134,6 +139,7 @@ class HandwrittenNegCBOW:
              "decay_steps": None, "min_lr_ratio": 1e-4, "duplicates": "sqrt"}
 
     lr = 0.1  # default rate: plain SGD, constant (docs/models.md)
+    placement: Placement  # set by engine.create: where the weights live
 
     @staticmethod
     def param_shapes(opts):
@@ -172,7 +178,7 @@ class HandwrittenNegCBOW:
         for key, low in (("noise_power", 0.0), ("min_lr_ratio", 0.0)):
             value = args[key]
             if isinstance(value, bool) or not isinstance(value, numbers.Real) \
-                    or not value >= low:
+                    or not cast(float, value) >= low:  # numbers.Real declares no comparisons to mypy
                 raise ValueError(f"cfg: model_args.{key} must be a number "
                                  f">= {low}, got {value!r}")
             args[key] = float(value)

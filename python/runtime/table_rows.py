@@ -21,7 +21,7 @@ blocks.py's building blocks hand over in place of gathered rows.
 
 import torch
 
-from written_marks import WrittenMarks
+from .written_marks import WrittenMarks
 
 try:  # the kernels (src/kernels/), built with the program, which puts them on sys.path
     import fedavg_kernels
@@ -50,7 +50,7 @@ class TableRows:
         self.row_state = {}       # optimizer state key -> [rows, ...] tensor
         self.scalar_state = {}    # optimizer state that is not per row
         self.plain_sgd = False
-        self.group = None
+        self.group: dict = {}     # its optimizer's param group (set by Trainer)
         self._uniq = None
         # Scratch for unique rows and row counts, reset after use: O(batch)
         # per step instead of a sort or an O(rows) pass.

@@ -7,7 +7,7 @@ table: the rows the batch indexes are gathered into small leaf tensors, the
 model's loss runs with autograd on them, the optimizer steps them and they
 go back into the buffer (table_rows.py).  The building blocks of blocks.py
 read a Table's rows in place instead, and with plain SGD hand it their rows'
-gradients (block_rows, TableRows.add_grad).  Dense parameters are ordinary
+gradients (IndexedTable.kernel_rows, TableRows.add_grad).  Dense parameters are ordinary
 leaf tensors viewing the buffer.
 
 Errors in the model's code raise ModelError naming the model's function,
@@ -15,13 +15,15 @@ with the original exception chained (its traceback is printed).
 """
 
 import math
+from typing import cast
 
 import numpy as np
 import torch
 
-from modeling import Dense, Table
-from noise import NoiseSampler
-from table_rows import TableRows
+from modeling import Dense, IndexedTable, Table
+
+from .noise import NoiseSampler
+from .table_rows import TableRows
 
 # Test-loss chunks: at most this many windows, and few enough that an
 # [n, vocab_size] temporary (a full softmax's logits) stays under 16 MB:
@@ -62,9 +64,11 @@ def declarations(model, vocab_size):
 class Trainer:
     """A model of library.py made trainable over the weights of
     ``placement`` (placement.py: the C++ buffer, laid out as ``decl``, or
-    its copy on a GPU).  Same methods as a hand-written model
-    (handwritten_neg.py): train_step, test_loss, embeddings, state,
-    load_state."""
+    its copy on a GPU): the contract.Runnable engine.py runs, with the
+    optional state, load_state, current_lr and written_rows."""
+
+    fused = False       # its steps run as torch ops and blocks.py's kernels
+    checks_ids = False  # engine.py checks a batch's word ids
 
     def __init__(self, model, decl, opts, placement, init):
         self.model = model
@@ -202,8 +206,8 @@ class Trainer:
         if not self.negatives:
             return torch.empty((n, 0), dtype=torch.int64, device=self.device)
         k = self.negatives
-        words = self.noise.next(n * k) if rng is None \
-            else self.noise.draw(rng, n * k)
+        noise = cast(NoiseSampler, self.noise)  # negatives: a sampler
+        words = noise.next(n * k) if rng is None else noise.draw(rng, n * k)
         return torch.from_numpy(words).view(n, k).to(self.device)
 
     def _loss(self, p, context, target, noise):
@@ -333,7 +337,7 @@ class _Params:
                              f"declared: {', '.join(self._names)}")
 
 
-class _Indexer:
+class _Indexer(IndexedTable):
     """p.<table>: ``p.<table>[ids]`` gives the rows of word ids ``ids``."""
 
     def __init__(self, name, table, tensor, training):
@@ -349,7 +353,11 @@ class _Indexer:
             return self._tensor[ids]
         return self._table.gather(ids.long())
 
-    def _block_rows(self):
+    def kernel_rows(self):
+        """(rows, training), rows this table's TableRows, where the
+        kernels are built and the weights float32 on a CPU, and while
+        training (``training`` True: the block hands rows.add_grad its
+        gradient) the table is stepped by plain SGD; else (None, False)."""
         rows = self._table
         if rows.kernels is None or (self._training and not rows.plain_sgd):
             return None, False
@@ -371,17 +379,6 @@ class _Indexer:
                 a._whole()
         raise TypeError(f"{func.__name__}: a Table is not a tensor: index "
                         f"its rows (p.<name>[ids])")
-
-
-def block_rows(param):
-    """For blocks.py: (rows, training) where a building block may run its
-    kernels on ``param`` (a p.<name>), rows its TableRows: the kernels are
-    built and the weights float32 on a CPU, and while training (``training``
-    True: the block hands rows.add_grad its gradient) the table is stepped
-    by plain SGD.  (None, False) otherwise: the block runs as torch ops."""
-    if not isinstance(param, _Indexer):
-        return None, False
-    return param._block_rows()
 
 
 def _call(where, fn, *args):

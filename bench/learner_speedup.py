@@ -36,7 +36,7 @@ measured in the same run. On fewer cores than learners neither speedup means muc
 --hosts 1,2,4 runs each learner count on that many emulated hosts too (scripts/emulate_hosts.sh: network
 namespaces, so it needs root), the learners split evenly, the Dispatcher and the pipeline on the first host.
 
-Usage: /usr/bin/python3 bench/scaling.py [--learners 1,2,4,8] [--hosts 1,2,4]
+Usage: /usr/bin/python3 bench/learner_speedup.py [--learners 1,2,4,8] [--hosts 1,2,4]
            [--strategies fedavg,add,diloco,hogwild] [--target 2.0] [--set key=value ...] [--dir DIR]
            [--time-limit 900] [--text8] [--text8-target T] [--text8-epochs 10] [--seeds 1,2,3,4,5] [--wall]
 """
@@ -48,12 +48,12 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import corpus  # noqa: E402
+import gensim_cbow  # noqa: E402
 import jobs  # noqa: E402
 
 # Name -> cfg.json keys. fedavg is the default strategy (a host's learners share its weights, the hosts' changes
@@ -67,32 +67,27 @@ STRATEGIES = {
     "bsp": {"strategy": "bsp"},
     "easgd": {"strategy": "easgd"},
 }
-GRACE = 120  # seconds past the time limit before mpiexec, then this script, kill a job
-EMULATE = HERE.parent / "scripts" / "emulate_hosts.sh"
+EMULATE = jobs.EMULATE_HOSTS
 PREFIX = "fedavgs"  # the emulated hosts' names: fedavgs-h0, ...
 
 
-def comma_list(convert):
-    return lambda text: [convert(item) for item in text.split(",") if item]
-
-
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="scaling", description=__doc__.split("\n\n")[0])
-    p.add_argument("--learners", type=comma_list(int), default=[1, 2, 4, 8])
-    p.add_argument("--strategies", type=comma_list(str), default=["fedavg", "add", "diloco", "hogwild"])
+    p = argparse.ArgumentParser(prog="learner_speedup", description=__doc__.split("\n\n")[0])
+    p.add_argument("--learners", type=jobs.comma_list(int), default=[1, 2, 4, 8])
+    p.add_argument("--strategies", type=jobs.comma_list(str), default=["fedavg", "add", "diloco", "hogwild"])
     p.add_argument("--target", type=float, default=2.0)
-    p.add_argument("--hosts", type=comma_list(int), default=[1],
+    p.add_argument("--hosts", type=jobs.comma_list(int), default=[1],
                    help="emulated host counts (scripts/emulate_hosts.sh, needs root); the learners are split "
                    "evenly, a count that does not divide them is skipped")
     p.add_argument("--set", type=jobs.parse_set, action="append", default=[], metavar="KEY=VALUE",
                    help="cfg.json override for every run (repeatable)")
-    p.add_argument("--dir", type=Path, default=Path("/tmp/fedavg_scaling"), help="data and runs (reused)")
+    p.add_argument("--dir", type=Path, default=Path("/tmp/fedavg_learner_speedup"), help="data and runs (reused)")
     p.add_argument("--time-limit", type=float, default=900, help="max_seconds of every job")
     p.add_argument("--text8", action="store_true", help="also WordSim353 rho on the text8 prefix")
     p.add_argument("--text8-target", type=float, default=None,
                    help="also the windows per learner to this test loss on the text8 prefix")
     p.add_argument("--text8-epochs", type=int, default=10, help="the text8 target runs' epoch limit")
-    p.add_argument("--seeds", type=comma_list(int), default=[1, 2, 3, 4, 5],
+    p.add_argument("--seeds", type=jobs.comma_list(int), default=[1, 2, 3, 4, 5],
                    help="run every job once per seed and give the median")
     p.add_argument("--wall", action="store_true", default=(os.cpu_count() or 1) >= 16,
                    help="wall time to the target, and gensim with as many threads (default: on 16 cores or more)")
@@ -109,7 +104,7 @@ def strategy_keys(spec):
     """cfg.json keys of "name" or "name:key=value+key=value"."""
     name, _, extra = spec.partition(":")
     if name not in STRATEGIES:
-        sys.exit(f"scaling: unknown strategy {name!r} (known: {', '.join(STRATEGIES)})")
+        sys.exit(f"learner_speedup: unknown strategy {name!r} (known: {', '.join(STRATEGIES)})")
     keys = dict(STRATEGIES[name])
     keys.update(jobs.parse_set(item) for item in extra.split("+") if item)
     return keys
@@ -136,53 +131,24 @@ def launcher(learners, hosts):
     if hosts <= 1:
         return ["mpiexec", "-n", str(4 + learners)]
     each = learners // hosts
-    layout = ",".join(f"{PREFIX}-h{h}:{each + (4 if h == 0 else 0)}" for h in range(hosts))
-    return ["bash", str(EMULATE), "ctl", PREFIX, "mpiexec", "-launcher", "ssh", "-launcher-exec", str(EMULATE),
-            "-localhost", "10.77.0.1", "-hosts", layout, "-n", str(4 + learners)]
+    return jobs.emulated_mpiexec(PREFIX, [each + (4 if h == 0 else 0) for h in range(hosts)])
 
 
 def run_job(run_dir, data_dir, learners, keys, time_limit, fresh, hosts=1):
-    """Runs the job in run_dir unless an identical finished one is there; returns its final stats."""
+    """Runs the job in run_dir unless an identical finished one is there (jobs.run_in); returns its final stats,
+    or {"error": the job's reason} where it failed."""
     cfg = json.loads((data_dir / "config" / "cfg.json").read_text())
     cfg.update({"fixed_batch_order": True, "max_rounds": 100000, "max_seconds": time_limit, **keys})
     cmd = launcher(learners, hosts) + [str(jobs.APP), "--config", str(run_dir / "config"),
                                        "--out", str(run_dir), str(data_dir / "train.txt")]
     # A rebuilt binary or an edited python/ file runs again.
-    sources = max(f.stat().st_mtime for f in (HERE.parent / "python").glob("*.py"))
+    sources = max(f.stat().st_mtime for f in (HERE.parent / "python").rglob("*.py"))
     spec = {"cfg": cfg, "command": cmd, "binary": jobs.APP.stat().st_mtime, "python": sources}
+    rc, _ = jobs.run_in(run_dir, data_dir / "config", cfg, cmd, spec, time_limit, fresh)
     stats_path = run_dir / f"{cfg['data_name']}_stats.txt"
-    if not fresh and (run_dir / "spec.json").exists() and stats_path.exists():
-        if json.loads((run_dir / "spec.json").read_text()) == spec:
-            return read_stats(stats_path)
-    shutil.rmtree(run_dir, ignore_errors=True)
-    shutil.copytree(data_dir / "config", run_dir / "config")
-    (run_dir / "config" / "cfg.json").write_text(json.dumps(cfg, indent=2) + "\n")
-    env = {**os.environ, "MPIEXEC_TIMEOUT": str(math.ceil(time_limit + GRACE))}
-    with open(run_dir / "job.stdout", "w") as out, open(run_dir / "job.stderr", "w") as err:
-        try:
-            rc = subprocess.run(cmd, stdout=out, stderr=err, env=env, timeout=time_limit + 2 * GRACE).returncode
-        except subprocess.TimeoutExpired:
-            rc = 124
     if rc != 0 or not stats_path.exists():
-        lines = (run_dir / "job.stderr").read_text(errors="replace").strip().splitlines()
-        reasons = [line for line in lines if line.startswith("[fedavg]")]  # the job's own reason comes first
-        return {"error": (reasons or lines or [f"exit status {rc}"])[-1]}
-    (run_dir / "spec.json").write_text(json.dumps(spec, indent=2) + "\n")
-    return read_stats(stats_path)
-
-
-def read_stats(path):
-    """The job's final line (key=value pairs) as a dict of numbers and strings."""
-    stats = {}
-    for item in path.read_text().split():
-        key, sep, value = item.partition("=")
-        if not sep:
-            continue
-        try:
-            stats[key] = float(value)
-        except ValueError:
-            stats[key] = value
-    return stats
+        return {"error": jobs.error_line(run_dir) or f"exit status {rc}"}
+    return jobs.read_stats(stats_path)
 
 
 def windows_to_target(stats):
@@ -247,31 +213,12 @@ def text8_quality(args, spec, learners):
     return similarity.get("rho"), stats.get("final_loss")
 
 
-class GensimPeer:
-    """gensim Word2Vec CBOW on a prepared corpus (its training text, its vocabulary), as the jobs train it."""
-
-    def __init__(self, data_dir, dim):
-        words = [line.split()[0] for line in (data_dir / "config" / "vocab.txt").read_text(encoding="utf-8")
-                 .splitlines() if line.strip()]
-        ids = corpus.token_lines((data_dir / "train.txt").read_text(encoding="utf-8"), words)
-        self.sentences = corpus.gensim_sentences(ids, words)
-        self.dim = dim
-        self.seconds = {}
-
-    def epoch_seconds(self, workers):
-        """gensim's best of two one-epoch passes with `workers` threads (measured once)."""
-        if workers not in self.seconds:
-            from gensim.models import Word2Vec
-            model = Word2Vec(vector_size=self.dim, window=2, negative=5, min_count=1, sample=1e-3, sg=0,
-                             cbow_mean=1, workers=workers, seed=1)
-            model.build_vocab(self.sentences)
-            best = math.inf
-            for _ in range(2):
-                began = time.perf_counter()
-                model.train(self.sentences, total_examples=len(self.sentences), epochs=1)
-                best = min(best, time.perf_counter() - began)
-            self.seconds[workers] = best
-        return self.seconds[workers]
+def gensim_peer(data_dir, dim):
+    """gensim on a prepared corpus (its training text, its vocabulary), as the jobs train it."""
+    words = [line.split()[0] for line in (data_dir / "config" / "vocab.txt").read_text(encoding="utf-8")
+             .splitlines() if line.strip()]
+    ids = corpus.token_lines((data_dir / "train.txt").read_text(encoding="utf-8"), words)
+    return gensim_cbow.EpochSeconds(corpus.gensim_sentences(ids, words), dim)
 
 
 def wall_columns(stats, reference, learners, hosts, gensim, epochs):
@@ -309,7 +256,8 @@ def main(argv=None):
         args.dir / "runs" / f"fedavg_L1{suffix}", args.dir / "kjv", 1,
         {**dict(args.set), "target": args.target, **seed}, args.time_limit, args.fresh))
     if args.wall:
-        gensim = GensimPeer(args.dir / "kjv", json.loads((args.dir / "kjv" / "config" / "cfg.json").read_text())["dim"])
+        dim = json.loads((args.dir / "kjv" / "config" / "cfg.json").read_text())["dim"]
+        gensim = gensim_peer(args.dir / "kjv", dim)
         epochs = reference_stats.get("epochs") if reference else None
         reference_seconds = reference_stats.get("seconds") if reference else None
     text8_reference = text8_windows(args, "fedavg", 1) if args.text8_target is not None else None

@@ -9,7 +9,7 @@ it is written into --dir (default: a temporary folder in /tmp), never into the r
 the shipped config/ (its 5000-word vocabulary: rarer words are unknown words) and learners that do not train
 (cfg "train": false, as bench/pipeline.py measures a pipeline), so the pipeline is the bottleneck.
 
-Usage: /usr/bin/python3 bench/scale_data.py [--tokens 200e6] [--dir DIR] [--passes 2] [--keep]
+Usage: /usr/bin/python3 bench/large_corpus.py [--tokens 200e6] [--dir DIR] [--passes 2] [--keep]
 """
 
 import argparse
@@ -117,7 +117,7 @@ def main():
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per job")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    base = args.dir or Path(tempfile.mkdtemp(prefix="fedavg_scale_", dir="/tmp"))
+    base = args.dir or Path(tempfile.mkdtemp(prefix="fedavg_large_corpus_", dir="/tmp"))
     base.mkdir(parents=True, exist_ok=True)
     try:
         words = kjv_words()
@@ -150,7 +150,7 @@ def main():
     if args.json:
         print(json.dumps(figures, indent=2))
         return
-    command = "/usr/bin/python3 bench/scale_data.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    command = "/usr/bin/python3 bench/large_corpus.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     print(f"## One pipeline, a corpus larger than memory ({args.tokens / 1e6:.0f} M tokens, "
           f"{size / 2**30:.2f} GiB of text)\n")
     print(f"`{command.strip()}` (Zipf-sampled King James Bible words, shipped config/, learners not training)\n")

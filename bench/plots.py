@@ -1,7 +1,7 @@
 """Figures of fedavg_mpi runs (matplotlib, Agg backend; no torch import).
 
 Usage:
-    /usr/bin/python3 python/plots.py --out FIGDIR RUN_DIR [RUN_DIR ...]
+    /usr/bin/python3 bench/plots.py --out FIGDIR RUN_DIR [RUN_DIR ...]
         [--labels a,b,...] [--formats png,pdf]
 
 A run directory is the --out folder of one fedavg_mpi job: it holds one

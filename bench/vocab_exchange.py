@@ -17,12 +17,12 @@ emulated hosts (network namespaces, TCP between them; the Dispatcher and the pip
 the others), on uncapped links and on links capped at --link (default 1 Gbit/s): dense against sparse, and fedavg's
 tree against bsp's ring; and two learners on each learner host, on capped links. Then the same at a larger
 vocabulary (--larger-words, default 300,000 made-up words of letters with Zipf frequencies, 20 M tokens written
-with bench/scale_data.py's sampler), where a round touches a smaller part of it. Last, one learner at about a
+with bench/large_corpus.py's sampler), where a round touches a smaller part of it. Last, one learner at about a
 million words (--million-words made-up words sampled into 20 M tokens; those that occur are the vocabulary):
 the final flush's one message, the time to write the outputs and each rank's peak memory.
 
-    /usr/bin/python3 bench/scale.py [--rounds 12] [--learners 2 4 8] [--only TABLE] [--workdir DIR] [--link 1gbit]
-                                    [--smaller-words 15000 30000] [--larger-words 300000] [--million-words 1000000]
+    /usr/bin/python3 bench/vocab_exchange.py [--rounds 12] [--learners 2 4 8] [--only TABLE] [--workdir DIR]
+        [--link 1gbit] [--smaller-words 15000 30000] [--larger-words 300000] [--million-words 1000000]
 """
 
 import argparse
@@ -41,7 +41,7 @@ import jobs
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus  # noqa: E402
 import multihost  # noqa: E402
-import scale_data  # noqa: E402
+import large_corpus  # noqa: E402
 
 EXACT = {"exchange": "sparse", "sparse_rows": 1, "sparse_values": "float32"}
 SETTINGS = {
@@ -99,7 +99,7 @@ def prepare_large(tmp, words, tokens):
         return cfg, train
     base.mkdir(parents=True, exist_ok=True)
     text = base / "zipf.txt"
-    scale_data.write_corpus(text, tokens, made_up_words(words))
+    large_corpus.write_corpus(text, tokens, made_up_words(words))
     subprocess.run([*jobs.PREPARE, str(text), "--out", str(cfg),
                     "--train-out", str(train), "--vocab-size", str(words), "--min-count", "1", "--dim", "300",
                     "--data-name", "large"], check=True, capture_output=True, timeout=1200)
@@ -147,10 +147,8 @@ def run_hosts(tmp, name, cfg_dir, train, learners=(1, 1), **settings):
     (run_cfg / "cfg.json").write_text(json.dumps(cfg, indent=2))
     hosts = range(len(learners) + 1)
     before = [multihost.bytes_received(h) for h in hosts]
-    layout = ",".join(f"{multihost.PREFIX}-h{h}:{n}" for h, n in enumerate((4, *learners)))
-    cmd = ["bash", str(multihost.HOSTS), "ctl", multihost.PREFIX, "mpiexec", "-launcher", "ssh",
-           "-launcher-exec", str(multihost.HOSTS), "-localhost", "10.77.0.1", "-hosts", layout,
-           "-n", str(4 + sum(learners)), str(jobs.APP), "--config", str(run_cfg), "--out", str(d / "out"), str(train)]
+    cmd = jobs.emulated_mpiexec(multihost.PREFIX, (4, *learners)) + [
+        str(jobs.APP), "--config", str(run_cfg), "--out", str(d / "out"), str(train)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=1200,
                           env={**os.environ, "MPIEXEC_TIMEOUT": "1190"})
     if done.returncode != 0:
@@ -242,7 +240,7 @@ def main():
             larger_table(tmp, args)
         if args.only in (None, "million"):
             million_table(tmp, args)
-        print("\nRegenerate: `/usr/bin/python3 bench/scale.py`")
+        print("\nRegenerate: `/usr/bin/python3 bench/vocab_exchange.py`")
 
 
 def vocabulary_table(tmp, cfg_dir, train, words, base, args):
