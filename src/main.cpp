@@ -1,6 +1,7 @@
 // fedavg_mpi: startup, role dispatch, teardown. Every failure on any rank ends the whole job with one line
 // naming the rank, its role and the reason.
 #include <iostream>
+#include <optional>
 #include <vector>
 
 #include "bridge/interpreter.hpp"
@@ -10,6 +11,7 @@
 #include "comm/wait_policy.hpp"
 #include "core/command_line.hpp"
 #include "core/error.hpp"
+#include "core/folder_lock.hpp"
 #include "core/hooks.hpp"
 #include "core/rank_map.hpp"
 #include "core/rank_watch.hpp"
@@ -54,7 +56,8 @@ int main(int argc, char** argv) {
       // spin while they wait.
       world.ibarrier().wait_until(comm::Deadline::after(liveness * comm::kIndirect));
       const auto topology = training::Topology::of_world(world.hosts(), map);
-      core::Config cfg = training::settle_config(line, world, py);
+      std::optional<core::FolderLock> folder_lock;  // rank 0: held from the folder's claim until the job ends
+      core::Config cfg = training::settle_config(line, world, py, folder_lock);
       const auto plan = training::plan_run(cfg, topology, training::Strategy::traits(cfg.settings));
       if (training::resumed_run_is_complete(cfg, world)) return 0;
       core::check_pipelines(cfg, map.pipelines());

@@ -412,10 +412,6 @@ class SettingsParser {
   void check(const Settings& s) const {
     if (s.target <= 0 && s.max_rounds == 0 && s.max_seconds <= 0 && s.max_epochs <= 0)
       throw InputError(path_ + ":1: nothing would stop the run: set target, max_rounds, max_seconds or max_epochs");
-    if (s.exchange == Exchange::Sparse && (s.strategy == StrategyKind::Easgd || s.strategy == StrategyKind::Hogwild))
-      throw InputError(location("exchange") +
-                       ": \"exchange\": \"sparse\" applies to fedavg, bsp, bmuf and diloco (easgd exchanges every "
-                       "weight; hogwild's learners share one copy)");
   }
 
  private:
@@ -502,7 +498,7 @@ json Settings::to_json() const {
          {"sample", sample},
          {"torch_threads", torch_threads},
          {"model_args", model_args},
-         {"device", strategy == StrategyKind::Hogwild ? std::string("cpu") : device}};
+         {"device", device}};
   if (lr > 0) j["lr"] = lr;
   return j;
 }
@@ -513,7 +509,6 @@ Settings parse_settings(const std::string& text, const std::string& path, const 
   parser.apply(overrides);
   Settings s = parser.read(origins);
   parser.check(s);
-  if (s.strategy == StrategyKind::Diloco) s.nesterov = true;
   if (merged) *merged = parser.doc();
   return s;
 }

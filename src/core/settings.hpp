@@ -105,9 +105,8 @@ struct Settings {
   nlohmann::json model_args = nlohmann::json::object();
 
   int window_width() const { return 2 * window + 1; }
-  std::int64_t windows_per_round() const { return static_cast<std::int64_t>(bpe) * bs; }
-  // The dict handed to python/engine.py (plus vocab_size, added by the bridge). Hogwild's learners share one
-  // buffer that every step writes, so its device is always the CPU.
+  // The dict handed to python/engine.py, as the user wrote it (model set-up adds the vocabulary, the run plan's
+  // bpe, and the CPU where the plan keeps the weights in host memory).
   nlohmann::json to_json() const;
 };
 

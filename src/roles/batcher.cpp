@@ -182,7 +182,8 @@ class BatcherRun {
  private:
   // Keep prefetch_rounds rounds of windows per learner ready, in blocks of window_block windows.
   std::int32_t capacity_blocks() const {
-    const std::int64_t want = s_.prefetch_rounds * s_.windows_per_round() * static_cast<std::int64_t>(learners_.size());
+    const std::int64_t want = s_.prefetch_rounds * ctx_.plan.windows_per_round(s_) *
+                              static_cast<std::int64_t>(learners_.size());
     return static_cast<std::int32_t>(std::max<std::int64_t>(2, (want + s_.window_block - 1) / s_.window_block + 1));
   }
 

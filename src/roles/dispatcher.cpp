@@ -12,7 +12,7 @@ void Dispatcher::run() {
   comm::WaitPolicy waits = ctx_.waits;
   const Context ctx{ctx_.cfg,  ctx_.me, ctx_.map,     ctx_.world, ctx_.learners, ctx_.topology,
                     ctx_.plan, ctx_.py, ctx_.signals, waits,      ctx_.hooks};
-  const auto strategy = training::Strategy::make(ctx.cfg.settings);
+  const auto strategy = training::Strategy::make(ctx.cfg.settings, ctx.plan);
   training::DispatcherRun run(ctx, *strategy);
   waits.set_between_polls([&run] { run.serve_pipelines(); });
   run.start();

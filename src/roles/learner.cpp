@@ -6,7 +6,7 @@
 namespace fedavg::roles {
 
 void Learner::run() {
-  const auto strategy = training::Strategy::make(ctx_.cfg.settings);
+  const auto strategy = training::Strategy::make(ctx_.cfg.settings, ctx_.plan);
   training::LearnerRun run(ctx_, *strategy);
   strategy->learner_rounds(run);
   run.finish();

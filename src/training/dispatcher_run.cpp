@@ -147,10 +147,10 @@ void DispatcherRun::warn_if_exchange_dwarfs_training() const {
   // shared weights move only what changed.
   const auto params = static_cast<double>(weights_.size());
   if (!strategy_.moves_whole_weights(s_, weights_.size())) return;
-  const double touched = static_cast<double>(s_.windows_per_round()) * s_.window_width() * s_.dim;
+  const double touched = static_cast<double>(ctx_.plan.windows_per_round(s_)) * s_.window_width() * s_.dim;
   if (2 * params <= kExchangeOverTraining * touched) return;
   core::warn(ctx_.me, "each round exchanges " + fmt("%.0f", 2 * params) + " floats of weights with each learner " +
-                          "(twice the model's parameters), and its " + std::to_string(s_.windows_per_round()) +
+                          "(twice the model's parameters), and its " + std::to_string(ctx_.plan.windows_per_round(s_)) +
                           " windows (bpe x bs) touch about " + fmt("%.0f", touched) +
                           ": the exchange will take most of every round; a larger bs or bpe trains more per exchange");
 }
@@ -221,7 +221,7 @@ void DispatcherRun::await_small_passes() {
     const auto bytes = std::filesystem::file_size(cfg_.corpora[static_cast<std::size_t>(p)], ec);
     // A window takes at least 2 bytes of text (a letter and a separator).
     const double most = ec ? std::numeric_limits<double>::infinity() : static_cast<double>(bytes) / 2;
-    const double first_round = static_cast<double>(s_.windows_per_round()) * readers(p) + s_.shuffle_windows;
+    const double first_round = static_cast<double>(ctx_.plan.windows_per_round(s_)) * readers(p) + s_.shuffle_windows;
     return most < first_round && std::isnan(pipelines_.windows_to(s_.max_epochs, p));
   };
   const auto give_up = Clock::now() + std::chrono::duration_cast<Clock::duration>(
@@ -246,11 +246,11 @@ std::int64_t DispatcherRun::round_steps() {
     if (std::isnan(left)) return 0;
     steps = std::max(steps, static_cast<std::int64_t>(std::ceil(left / (static_cast<double>(readers(p)) * s_.bs))));
   }
-  return steps >= s_.bpe ? 0 : std::max<std::int64_t>(steps, 1);
+  return steps >= ctx_.plan.learner_bpe ? 0 : std::max<std::int64_t>(steps, 1);
 }
 
 std::int64_t DispatcherRun::planned_steps() const {
-  const std::int64_t by_rounds = static_cast<std::int64_t>(s_.max_rounds) * s_.bpe;
+  const std::int64_t by_rounds = static_cast<std::int64_t>(s_.max_rounds) * ctx_.plan.learner_bpe;
   if (s_.max_epochs <= 0) return by_rounds;
   std::int64_t by_epochs = 0;
   for (int p = 0; p < (pipelines_.sharded() ? 1 : ctx_.map.pipelines()); ++p) {

@@ -94,7 +94,8 @@ double prepare_seconds(const core::CommandLine& line) {
 
 }  // namespace
 
-core::Config settle_config(const core::CommandLine& line, const comm::Communicator& world, bridge::Interpreter& py) {
+core::Config settle_config(const core::CommandLine& line, const comm::Communicator& world, bridge::Interpreter& py,
+                           std::optional<core::FolderLock>& lock) {
   core::Config cfg(line);
   // A bad override fails now, on every rank alike, before anything is written or prepared.
   const auto given = core::parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json",
@@ -105,6 +106,7 @@ core::Config settle_config(const core::CommandLine& line, const comm::Communicat
         "command line: eval_every scores the embeddings on word pairs or analogy questions: give "
         "--similarity F (WordSim353 format) or --analogies F (questions-words format)");
   if (world.rank() == 0) {
+    lock.emplace(cfg.out_dir);
     const auto leftovers = core::OutputFolder::claim(cfg.out_dir, cfg.resume, cfg.overwrite, cfg.prepared);
     if (!leftovers.empty()) {
       std::string names;
@@ -133,11 +135,14 @@ core::Config settle_config(const core::CommandLine& line, const comm::Communicat
   return cfg;
 }
 
-RunPlan plan_run(core::Config& cfg, const Topology& topology, const StrategyTraits& traits) {
-  const RunPlan plan = RunPlan::of(cfg.settings, topology, cfg.origins.count("add_power") > 0, traits);
-  cfg.settings.bpe = plan.learner_bpe;
-  cfg.settings.add_power = plan.add_power;
-  return plan;
+RunPlan plan_run(const core::Config& cfg, const Topology& topology, const StrategyTraits& traits) {
+  if (cfg.settings.exchange == core::Exchange::Sparse && !traits.lock_step) {
+    const auto at = cfg.origins.find("exchange");
+    throw core::InputError((at != cfg.origins.end() ? at->second : cfg.cfg_path().string()) +
+                           ": \"exchange\": \"sparse\" applies to fedavg, bsp, bmuf and diloco (easgd exchanges "
+                           "every weight; hogwild's learners share one copy)");
+  }
+  return RunPlan::of(cfg.settings, topology, cfg.origins.count("add_power") > 0, traits);
 }
 
 std::string versions(bridge::Interpreter& py) {

@@ -3,10 +3,12 @@
 // every rank; then every rank loads the same settings, the command line's overrides on top.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "core/command_line.hpp"
 #include "core/config.hpp"
+#include "core/folder_lock.hpp"
 #include "training/run_plan.hpp"
 
 namespace fedavg::comm {
@@ -20,14 +22,17 @@ namespace fedavg::training {
 
 class Topology;
 
-// Collective over `world`. Throws InputError for bad input (rank 0 reports it).
-core::Config settle_config(const core::CommandLine& line, const comm::Communicator& world, bridge::Interpreter& py);
+// Collective over `world`. Throws InputError for bad input (rank 0 reports it). Rank 0 takes `lock` on the output
+// folder (one job at a time) once the command line is checked, before it claims the folder; the caller holds it
+// until the job ends.
+core::Config settle_config(const core::CommandLine& line, const comm::Communicator& world, bridge::Interpreter& py,
+                           std::optional<core::FolderLock>& lock);
 
-// What the run does with `cfg`'s settings on `topology`, for a strategy with `traits` (Strategy::traits). From
-// here on the settings' bpe and add_power are the plan's: what each learner trains a round (cfg.json keeps the
-// key as given), and combine add's power; DispatcherRun, LearnerRun, the Batcher and Strategy::make read them
-// there.
-RunPlan plan_run(core::Config& cfg, const Topology& topology, const StrategyTraits& traits);
+// What the run does with `cfg`'s settings on `topology`, for a strategy with `traits` (Strategy::traits): the
+// settings stay as the user wrote them, and what each learner trains a round, combine add's power and the device
+// are the plan's. Throws InputError where the settings do not apply to the strategy (the sparse exchange of a
+// strategy that does not run lock-step rounds).
+RunPlan plan_run(const core::Config& cfg, const Topology& topology, const StrategyTraits& traits);
 
 // The versions fedavg_mpi runs with, one per line (--version; imports torch).
 std::string versions(bridge::Interpreter& py);

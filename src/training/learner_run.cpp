@@ -20,7 +20,7 @@ LearnerRun::LearnerRun(const Context& ctx, Strategy& strategy)
       vocab_(bridge::Text(ctx.py).load_vocab(ctx.cfg.vocab_path())),
       lib_(ctx.py),
       outbox_(ctx.world),
-      batch_(static_cast<std::size_t>(s_.windows_per_round() * s_.window_width())) {
+      batch_(static_cast<std::size_t>(ctx_.plan.windows_per_round(s_) * s_.window_width())) {
   const ModelSetup m = describe_model(ctx, vocab_, lib_, strategy.sharing(ctx));
   shapes_ = m.shapes;
   if (float* memory = strategy.learner_weights(ctx, m.size())) {
@@ -54,16 +54,16 @@ void LearnerRun::finish() {
 }
 
 void LearnerRun::next_batch() {
-  if (ready_ >= s_.bpe) return;
+  if (ready_ >= ctx_.plan.learner_bpe) return;
   const auto batch_ints = static_cast<std::size_t>(s_.bs * s_.window_width());
-  const auto period_ints = static_cast<std::size_t>(s_.windows_per_round() * s_.window_width());
+  const auto period_ints = static_cast<std::size_t>(ctx_.plan.windows_per_round(s_) * s_.window_width());
   const std::size_t needed = static_cast<std::size_t>(ready_) * batch_ints + period_ints;
   if (batch_.size() < needed) batch_.resize(needed);  // grows once, the first time a cut leaves batches over
   ctx_.world.receive_into(ctx_.world.await_message(batcher_, comm::Tag::Batch,
                                                    comm::Deadline::after(s_.liveness_seconds * comm::kBatch),
                                                    "a batch from Batcher rank " + std::to_string(batcher_)),
                           batch_.data() + static_cast<std::size_t>(ready_) * batch_ints, period_ints);
-  ready_ += s_.bpe;
+  ready_ += ctx_.plan.learner_bpe;
   outbox_.retire();
   request_batch();
 }
@@ -78,7 +78,7 @@ bool LearnerRun::cut(long round) const {
 }
 
 void LearnerRun::request_batch() {
-  outbox_.send(comm::WindowRequest{s_.windows_per_round()}.encode(), batcher_, comm::Tag::Request);
+  outbox_.send(comm::WindowRequest{ctx_.plan.windows_per_round(s_)}.encode(), batcher_, comm::Tag::Request);
 }
 
 comm::WindowTotals LearnerRun::train(long round, const std::function<void(std::int64_t)>& after_step,
@@ -86,7 +86,7 @@ comm::WindowTotals LearnerRun::train(long round, const std::function<void(std::i
   const auto batch_ints = static_cast<std::size_t>(s_.bs * s_.window_width());
   double loss_sum = 0.0;
   int b = 0;
-  const int last = steps > 0 && steps < s_.bpe ? static_cast<int>(steps) : s_.bpe;
+  const int last = steps > 0 && steps < ctx_.plan.learner_bpe ? static_cast<int>(steps) : ctx_.plan.learner_bpe;
   // Between periods the buffer holds the weights, for the strategy's exchange; a model on a GPU trains its copy.
   lib_.load_weights();
   for (; b < last; ++b) {

@@ -31,7 +31,8 @@ ModelSetup describe_model(const Context& ctx, const core::Vocabulary& vocab, bri
   // Learners that train one shared copy of the weights at once (share_host): the model splits its batches so
   // that their steps together make one of bs windows. Shared weights live in host memory.
   m.cfg["share_learners"] = sharing;
-  if (sharing > 1) m.cfg["device"] = "cpu";
+  if (sharing > 1 || ctx.plan.cpu_only) m.cfg["device"] = "cpu";
+  m.cfg["bpe"] = ctx.plan.learner_bpe;  // what each learner trains a round (the model's schedule counts steps)
   m.shapes = refused_as_input(ctx.cfg, [&] { return lib.param_shapes(m.cfg); });
   if (m.size() == 0) throw core::Error("engine.param_shapes describes a model with no parameters");
   return m;

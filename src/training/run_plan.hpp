@@ -3,6 +3,8 @@
 // round, and combine add's power.
 #pragma once
 
+#include <cstdint>
+
 #include "core/settings.hpp"
 #include "training/collectives/topology.hpp"
 
@@ -13,11 +15,13 @@ namespace fedavg::training {
 // learners' do).
 inline constexpr double kHostAddPower = 0.5;
 
-// What the run plan needs to know of a strategy (Strategy::traits): whether it runs lock-step rounds, and
-// whether it adds the members' changes (fedavg's combine add).
+// What the run plan needs to know of a strategy (Strategy::traits): whether it runs lock-step rounds (the only
+// ones the sparse exchange applies to), whether it adds the members' changes (fedavg's combine add), and whether
+// its learners train one copy in the host's shared memory (hogwild: then every model runs on the CPU).
 struct StrategyTraits {
   bool lock_step = false;
   bool adds = false;
+  bool host_memory = false;
 };
 
 struct RunPlan {
@@ -31,6 +35,13 @@ struct RunPlan {
   int learner_bpe = 0;
   // combine add's power: add_power as given, else kHostAddPower where shares_hosts, else the Settings default.
   double add_power = 0.0;
+  // The models run on the CPU whatever `device` says: the weights live in the host's shared memory.
+  bool cpu_only = false;
+
+  // The windows each learner trains a round: learner_bpe batches of bs.
+  std::int64_t windows_per_round(const core::Settings& s) const {
+    return static_cast<std::int64_t>(learner_bpe) * s.bs;
+  }
 
   // For settings `s` (`add_power_given`: the user set add_power) of a strategy with `traits`, with the learners
   // placed as `topology` says.

@@ -21,7 +21,7 @@ class LearnerRun;
 class Strategy {
  public:
   // The strategy `s` names, with its settings (defined with the strategies, strategies/strategy_factory.cpp).
-  static std::unique_ptr<Strategy> make(const core::Settings& s);
+  static std::unique_ptr<Strategy> make(const core::Settings& s, const RunPlan& plan);
   // What the run plan needs to know of the strategy `s` names before it is made (StrategyTraits). Defined with
   // make.
   static StrategyTraits traits(const core::Settings& s);

@@ -81,3 +81,16 @@ TEST(RunPlan, CombineAddTrainsAddBpeBatchesWithSeveralMembersOfTheExchange) {
   const auto given = parse_settings(base + R"(, "add_power": 0.9})", "cfg.json");
   EXPECT_EQ(RunPlan::of(given, placed(two_of_four), true, fedavg::training::Strategy::traits(given)).add_power, 0.9);
 }
+
+TEST(RunPlan, HogwildKeepsTheWeightsOnTheCpuAndAWindowCountFollowsTheLearnersBatches) {
+  const auto hogwild = parse_settings(
+      R"({"data_name": "x", "bpe": 10, "bs": 32, "target": 1, "strategy": "hogwild", "device": "cuda"})", "cfg.json");
+  EXPECT_TRUE(plan(hogwild, {0, 0}).cpu_only);
+  EXPECT_EQ(hogwild.device, "cuda");  // the settings stay as written
+  const auto fedavg = parse_settings(R"({"data_name": "x", "bpe": 10, "bs": 32, "target": 1})", "cfg.json");
+  EXPECT_FALSE(plan(fedavg, {0, 0}).cpu_only);
+  // Two learners sharing a host's weights each train half of a round's 10 batches.
+  EXPECT_EQ(plan(fedavg, {0, 0}).windows_per_round(fedavg), 5 * 32);
+  EXPECT_EQ(plan(fedavg, {0}).windows_per_round(fedavg), 10 * 32);
+  EXPECT_EQ(fedavg.bpe, 10);
+}

@@ -4,7 +4,12 @@ run's first checkpoint leaves the old run whole; the HDF5 file carries the vocab
 integers; round 0 has no train loss; the binary word2vec file loads in gensim."""
 
 import hashlib
+import json
 import math
+import os
+import shutil
+import signal
+import subprocess
 import time
 
 import h5py
@@ -15,9 +20,10 @@ from conftest import JOB_TIMEOUT, within
 
 
 def snapshot(folder):
-    """{relative path: sha256} of every file under `folder`."""
+    """{relative path: sha256} of every file under `folder` but its lock (.lock, which names the last job that
+    held the folder, whatever it did)."""
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+            for p in sorted(folder.rglob("*")) if p.is_file() and p.name != ".lock"}
 
 
 def run_snapshot(folder):
@@ -125,3 +131,33 @@ def test_an_output_that_is_a_link_is_refused(name, run_job, finished_copy, tmp_p
     assert job.rc == 2, job.stderr
     assert f"{name} is a link" in job.stderr, job.stderr
     assert elsewhere.read_bytes() == before
+
+
+def test_a_second_job_on_the_same_output_folder_is_refused_naming_the_first(app, toy_config, tmp_path, run_job):
+    """One job at a time in an output folder: a second one is refused at once, naming the first's process and
+    host, and the first goes on to its end with every output."""
+    cfg_dir = tmp_path / "config"
+    shutil.copytree(toy_config / "config", cfg_dir)
+    cfg = json.loads((cfg_dir / "cfg.json").read_text())
+    cfg.update({"bpe": 10, "bs": 64, "target": 0.0, "max_rounds": 100000, "max_seconds": 60, "progress_seconds": 0})
+    (cfg_dir / "cfg.json").write_text(json.dumps(cfg))
+    out = tmp_path / "out"
+    first = subprocess.Popen(["mpiexec", "-n", "6", str(app), "--config", str(cfg_dir), "--out", str(out),
+                              str(toy_config / "train.txt")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env={**os.environ, "MPIEXEC_TIMEOUT": "80"})
+    try:
+        deadline = time.monotonic() + within(40)
+        while time.monotonic() < deadline and not (out / "toy.h5").exists():  # the first job is training
+            time.sleep(0.2)
+        second = run_job(6, config_dir=cfg_dir, out=out, extra=["--overwrite"], timeout=60)
+        first.send_signal(signal.SIGTERM)
+        stdout, stderr = first.communicate(timeout=30)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert second.rc == 2, second.stderr
+    assert f"output folder {out} is in use by another job (pid " in second.stderr, second.stderr
+    assert first.returncode == 128 + signal.SIGTERM, stderr
+    assert "stopped=SIGTERM" in (out / "toy_stats.txt").read_text()
+    rows = (out / "toy_metrics.csv").read_text().splitlines()
+    assert [int(r.split(",")[0]) for r in rows[1:]] == list(range(len(rows) - 1))  # the first job's, whole

@@ -9,10 +9,12 @@
 
 namespace fedavg::training {
 
-std::unique_ptr<Strategy> Strategy::make(const core::Settings& s) {
-  // The combine rule of the lock-step strategies: fedavg's combine add, else the window-weighted average.
+std::unique_ptr<Strategy> Strategy::make(const core::Settings& s, const RunPlan& plan) {
+  // The combine rule of the lock-step strategies: fedavg's combine add (its power the plan's), else the
+  // window-weighted average.
   const CombineRule average = CombineRule::average(s.sparse_weighting == core::SparseWeighting::Touched);
-  const CombineRule fedavg = s.combine == core::Combine::Add ? CombineRule::add(s.add_power, s.add_agreement) : average;
+  const CombineRule fedavg = s.combine == core::Combine::Add ? CombineRule::add(plan.add_power, s.add_agreement)
+                                                             : average;
   switch (s.strategy) {
     case core::StrategyKind::FedAvg: return std::make_unique<FedAvg>(fedavg);
     case core::StrategyKind::Bsp: return std::make_unique<Bsp>(average);
@@ -31,8 +33,8 @@ StrategyTraits Strategy::traits(const core::Settings& s) {
     case core::StrategyKind::Bsp:
     case core::StrategyKind::Bmuf:
     case core::StrategyKind::Diloco: t.lock_step = true; break;
-    case core::StrategyKind::Easgd:
-    case core::StrategyKind::Hogwild: break;
+    case core::StrategyKind::Easgd: break;
+    case core::StrategyKind::Hogwild: t.host_memory = true; break;
   }
   return t;
 }
