@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/json_depth.hpp"
 
 namespace fedavg::core {
 
@@ -19,6 +20,7 @@ HeldOut held_out_lines(const std::filesystem::path& path, const std::vector<std:
   std::ostringstream os;
   os << in.rdbuf();
   nlohmann::json doc;
+  check_json_depth(os.str(), file);
   try {
     doc = nlohmann::json::parse(os.str());
   } catch (const nlohmann::json::parse_error& e) {

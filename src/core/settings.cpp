@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/json_depth.hpp"
 
 namespace fedavg::core {
 namespace {
@@ -347,6 +348,7 @@ std::string known_keys() {
 
 // A command-line value as JSON: what parses as JSON is taken as such, anything else as a string.
 json override_value(const Override& o) {
+  check_json_depth(o.value, "command line: " + o.flag, false);
   try {
     return json::parse(o.value);
   } catch (const json::parse_error&) {
@@ -416,6 +418,7 @@ class SettingsParser {
 
  private:
   void parse_json() {
+    check_json_depth(text_, path_);
     try {
       doc_ = json::parse(text_, [this](int, json::parse_event_t event, json& parsed) { return note(event, parsed); });
     } catch (const json::parse_error& e) {

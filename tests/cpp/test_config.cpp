@@ -345,3 +345,22 @@ TEST(Config, HelpListsEveryKeyWithItsDefault) {
   for (const char* part : {"(integer 1..4096)", " 32 ", "embedding dimension"})
     EXPECT_NE(dim.find(part), std::string::npos) << dim;
 }
+
+TEST(Settings, JsonNestedDeeperThanTheBoundIsRefusedWithItsLine) {
+  std::string deep;
+  for (int i = 0; i < 1000; ++i) deep += "[";
+  const std::string text = "{\"data_name\": \"x\", \"bpe\": 1, \"bs\": 1,\n \"target\": 1, \"model_args\": " + deep;
+  try {
+    parse_settings(text, "cfg.json");
+    FAIL() << "a document 1000 arrays deep was accepted";
+  } catch (const fedavg::core::InputError& e) {
+    EXPECT_STREQ(e.what(), "cfg.json:2: nested deeper than 64 objects or arrays");
+  }
+  try {
+    parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json",
+                   {{"model_args", "{\"a\": " + deep, "--set model_args=..."}});
+    FAIL() << "an override 1000 arrays deep was accepted";
+  } catch (const fedavg::core::InputError& e) {
+    EXPECT_STREQ(e.what(), "command line: --set model_args=...: nested deeper than 64 objects or arrays");
+  }
+}

@@ -40,6 +40,10 @@ CONFIG_CASES = {
                        ["cfg.json:4:", '"bs" must be an integer']),
     "cfg out of range": (dict(cfg_text=GOOD_CFG.replace('"bpe": 2', '"bpe": -3')),
                          ["cfg.json:3:", '"bpe" must be between']),
+    # 200 levels: past the bound, and still within what Python's json (this harness) reads back.
+    "cfg nested too deep": (dict(cfg_text=GOOD_CFG.replace(
+        '"target": 1.0', '"target": 1.0,\n  "model_args": ' + '{"a": ' * 200 + "1" + "}" * 200)),
+        ["cfg.json:6:", "nested deeper than 64 objects or arrays"]),
     "cfg bad device": (dict(cfg_text=GOOD_CFG.replace('"target": 1.0', '"target": 1.0,\n  "device": "gpu"')),
                        ["cfg.json:6:", '"device" must be "auto", "cpu", "cuda" or "cuda:N", got "gpu"']),
     # Refused by the model (engine.ConfigError), named where cfg.json sets the key.
