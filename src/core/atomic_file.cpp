@@ -11,17 +11,16 @@
 
 namespace fedavg::core {
 
-int create_new_file(const std::filesystem::path& path) {
+int open_new_file(const std::filesystem::path& path) {
   // unlink removes a link itself, never its target; O_EXCL | O_NOFOLLOW then refuse anything planted in between.
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-    throw Error(path.string() + ": cannot remove the earlier file: " + std::strerror(errno));
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(path.string() + ": cannot write: " + std::strerror(errno));
-  return fd;
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return -1;
+  return ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 }
 
 AtomicFile::AtomicFile(std::filesystem::path path)
-    : path_(std::move(path)), tmp_(path_.string() + ".tmp"), fd_(create_new_file(tmp_)) {}
+    : path_(std::move(path)), tmp_(path_.string() + ".tmp"), fd_(open_new_file(tmp_)) {
+  if (fd_ < 0) throw Error(tmp_.string() + ": cannot write: " + std::strerror(errno));
+}
 
 AtomicFile::~AtomicFile() {
   close_fd();

@@ -34,7 +34,7 @@ class AtomicFile {
 };
 
 // Creates `path` as a new file for writing, as AtomicFile creates its temporary: an entry already there (a file,
-// or a link, which is not followed) is removed first. Returns the descriptor; throws core::Error naming the file.
-int create_new_file(const std::filesystem::path& path);
+// or a link, which is not followed) is removed first. Returns the descriptor, or -1 with errno set.
+int open_new_file(const std::filesystem::path& path);
 
 }  // namespace fedavg::core

@@ -1,6 +1,5 @@
 #include "core/outputs.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -75,9 +74,7 @@ void ensure_writable_dir(const std::filesystem::path& dir) {
   if (ec) throw Error("output folder " + dir.string() + ": cannot create: " + ec.message());
   if (!std::filesystem::is_directory(dir)) throw Error("output folder " + dir.string() + ": not a directory");
   const auto probe = dir / ".fedavg_write_test";
-  // A leftover probe, or a link planted there, is removed, never followed.
-  const bool removed = ::unlink(probe.c_str()) == 0 || errno == ENOENT;
-  const int fd = removed ? ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644) : -1;
+  const int fd = open_new_file(probe);  // a leftover probe, or a link planted there, is replaced, never followed
   if (fd < 0) throw Error("output folder " + dir.string() + ": not writable: " + std::strerror(errno));
   ::close(fd);
   std::filesystem::remove(probe, ec);

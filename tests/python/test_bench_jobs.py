@@ -1,5 +1,6 @@
-"""bench/jobs.py: the job runner of the benches that run one job per folder (a shell command stands in for
-mpiexec)."""
+"""bench/jobs.py: the job runner of the benches that run one job per folder. No mpiexec is started: a shell
+command that exits at once stands in for it, and jobs.launch bounds each run (its subprocess timeout,
+time_limit + 2 * GRACE), so a hang fails the test."""
 
 import sys
 
