@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <csignal>
 #include <cstdlib>
 
 #include "comm/error.hpp"
@@ -26,6 +27,16 @@ void transport_defaults() {
   }
 }
 
+// UCX installs its own handler of SIGSEGV, SIGBUS, SIGILL and SIGFPE as its library loads. It prints a backtrace
+// with calls that are not safe in a signal handler: a crash that comes while the allocator's lock is held (a stack
+// overflow in a parser, say) deadlocks in it, and the rank hangs instead of dying. Put back the default action
+// after MPI_Init, so a crashed rank dies of its signal and its watcher names it; unless the user asked for UCX's
+// handler by setting UCX_HANDLE_ERRORS (=bt for its backtraces).
+void crash_defaults() {
+  if (std::getenv("UCX_HANDLE_ERRORS") != nullptr) return;
+  for (const int s : {SIGSEGV, SIGBUS, SIGILL, SIGFPE}) std::signal(s, SIG_DFL);
+}
+
 }  // namespace
 
 Environment::Environment(int& argc, char**& argv) {
@@ -33,6 +44,7 @@ Environment::Environment(int& argc, char**& argv) {
   transport_defaults();
   int provided = 0;
   check_mpi(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  crash_defaults();
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");

@@ -1,6 +1,7 @@
 #include "core/fault.hpp"
 
 #include <csignal>
+#include <cstdlib>
 
 #include "core/error.hpp"
 
@@ -9,7 +10,7 @@ namespace fedavg::core {
 Fault parse_fault(const std::string& spec) {
   const auto bad = [&](const std::string& why) {
     return InputError("command line: --inject-fault " + spec + ": " + why +
-                      " (expected RANK:ROUND:KIND, KIND one of exception, kill, hang, kill_in_checkpoint)");
+                      " (expected RANK:ROUND:KIND, KIND one of exception, kill, crash, hang, kill_in_checkpoint)");
   };
   const auto a = spec.find(':');
   const auto b = a == std::string::npos ? a : spec.find(':', a + 1);
@@ -28,6 +29,7 @@ Fault parse_fault(const std::string& spec) {
   const std::string kind = spec.substr(b + 1);
   if (kind == "exception") f.kind = Fault::Kind::Exception;
   else if (kind == "kill") f.kind = Fault::Kind::Kill;
+  else if (kind == "crash") f.kind = Fault::Kind::Crash;
   else if (kind == "hang") f.kind = Fault::Kind::Hang;
   else if (kind == "kill_in_checkpoint") f.kind = Fault::Kind::KillInCheckpoint;
   else throw bad("unknown KIND \"" + kind + "\"");
@@ -44,6 +46,12 @@ void check_faults(const std::vector<Fault>& faults, int world_size) {
 void die_now() {
   std::raise(SIGKILL);
   std::abort();
+}
+
+void crash_now() {
+  volatile int* nowhere = nullptr;
+  *nowhere = 1;
+  std::abort();  // not reached
 }
 
 }  // namespace fedavg::core

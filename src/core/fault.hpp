@@ -1,4 +1,4 @@
-// Scripted failures for testing (--inject-fault RANK:ROUND:KIND): a rank throws, kills itself or hangs when it
+// Scripted failures for testing (--inject-fault RANK:ROUND:KIND): a rank throws, kills itself, crashes or hangs when it
 // reaches the given round (for pipeline ranks: the given block). Parsed here; core::Hooks fires them.
 #pragma once
 
@@ -8,7 +8,7 @@
 namespace fedavg::core {
 
 struct Fault {
-  enum class Kind { Exception, Kill, Hang, KillInCheckpoint };
+  enum class Kind { Exception, Kill, Crash, Hang, KillInCheckpoint };
   int rank = -1;
   long round = 0;
   Kind kind = Kind::Exception;
@@ -17,10 +17,13 @@ struct Fault {
 // Throws InputError if a fault names a rank outside the job.
 void check_faults(const std::vector<Fault>& faults, int world_size);
 
-// Parses "RANK:ROUND:KIND" (KIND: exception, kill, hang, kill_in_checkpoint); throws InputError.
+// Parses "RANK:ROUND:KIND" (KIND: exception, kill, crash, hang, kill_in_checkpoint); throws InputError.
 Fault parse_fault(const std::string& spec);
 
 // Kills this process at once with SIGKILL (no cleanup, like a crash).
 [[noreturn]] void die_now();
+
+// Writes through a null pointer: the SIGSEGV of a real crash, through whatever handlers the libraries installed.
+[[noreturn]] void crash_now();
 
 }  // namespace fedavg::core

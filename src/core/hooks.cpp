@@ -34,6 +34,7 @@ void Hooks::reached(long round) {
         case Fault::Kind::Exception:
           throw Error("injected fault: exception at round " + std::to_string(r) + " (--inject-fault)");
         case Fault::Kind::Kill: warn(me_, "injected fault: killing this rank at round " + std::to_string(r)); die_now();
+        case Fault::Kind::Crash: warn(me_, "injected fault: crashing at round " + std::to_string(r)); crash_now();
         case Fault::Kind::Hang:
           warn(me_, "injected fault: hanging at round " + std::to_string(r));
           for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
