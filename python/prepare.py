@@ -187,6 +187,23 @@ def count_words(paths, max_line_bytes=None):
     return counts, total
 
 
+# Words longer than this on average (in characters, each occurrence
+# counted) mean text that spaces do not split into words.
+UNSEGMENTED_CHARS = 12
+
+
+def _unsegmented_hint(counts):
+    """Advice for text whose words are runs of many characters, or ''."""
+    n = sum(counts.values())
+    mean = sum(len(w) * c for w, c in counts.items()) / n if n else 0
+    if mean <= UNSEGMENTED_CHARS:
+        return ""
+    return (f"; its words average {mean:.0f} characters: words are what "
+            "spaces separate, so text written without spaces (Chinese, "
+            "Japanese, Thai) must be segmented into words first, e.g. "
+            "with jieba or MeCab")
+
+
 def choose_vocab(counts, size, min_count, stopwords):
     """Top ``size`` words by count (ties alphabetical) with count >= min."""
     ranked = sorted(((-c, w) for w, c in counts.items()
@@ -436,7 +453,8 @@ def prepare(args):
         raise PrepareError(
             f"{', '.join(args.corpus)}: no vocabulary words left after "
             f"filtering (min-count {args.min_count}"
-            f"{', stop words removed' if args.stopwords else ''})")
+            f"{', stop words removed' if args.stopwords else ''})"
+            f"{_unsegmented_hint(counts)}")
     vocab_set = {w for w, _ in vocab}
     windows, held = hold_out(args.corpus, total, vocab_set, args.window,
                              args.test_windows, args.seed, limit)

@@ -22,7 +22,6 @@
 #include "training/job_setup.hpp"
 #include "training/run_plan.hpp"
 #include "training/strategy.hpp"
-#include "training/warm_start.hpp"
 
 using namespace fedavg;
 
@@ -49,7 +48,6 @@ int main(int argc, char** argv) {
       const core::RankMap map(mpi.world_size(), core::pipelines_hint(line));
       me.role = map.role_of(me.rank);
       core::tell_watcher(me);
-      if (me.rank == 0) training::check_init_from(line.init_from);
       // Collective over the world: where the Dispatcher and each learner run, the topology the rounds follow,
       // which also decides how many batches a learner trains a round (the run plan). The ranks start their
       // interpreters at different speeds: they meet at a polled barrier first, since the collectives of hosts()

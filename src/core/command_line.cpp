@@ -87,6 +87,26 @@ std::string nearest_option(const std::string& typed) {
   return best;
 }
 
+// What to do instead of a flag of word2vec's, gensim's or fastText's that fedavg_mpi has no use for (by its
+// name without dashes, '-' as '_'), or "".
+std::string advice_for(const std::string& typed) {
+  static const std::map<std::string, std::string> advice = {
+      {"threads",
+       "the work is spread over MPI ranks: set their number with mpiexec -n (on one host about its "
+       "cores + 4: the Dispatcher and a pipeline's three ranks need little CPU; one Learner per core)"},
+      {"cbow", "fedavg_mpi always trains CBOW: leave the option out"},
+      {"sg", "fedavg_mpi trains CBOW only (models neg, neg_autograd and softmax): skip-gram is not supported"},
+      {"hs",
+       "hierarchical softmax is not supported: --model neg (negative sampling, the default) or --model "
+       "softmax (the full softmax)"}};
+  std::string key = typed.substr(typed.find_first_not_of('-'));
+  std::replace(key.begin(), key.end(), '-', '_');
+  if (key == "workers" || key == "thread" || key == "cores") key = "threads";
+  if (key == "skip_gram" || key == "skipgram") key = "sg";
+  const auto it = advice.find(key);
+  return it == advice.end() ? "" : it->second;
+}
+
 // One pass over argv: each argument is a flag without a value, a flag with one (after '=' or in the next
 // argument), a cfg.json key, or a corpus file.
 class ArgvParser {
@@ -172,6 +192,8 @@ class ArgvParser {
       if (const auto alias = aliases().find(key); alias != aliases().end()) key = alias->second;
       if (!is_settings_key(key) && key.rfind("model_args.", 0) != 0) unknown_option();
       const std::string v = value();
+      // gensim's --negative is a count: checked here, before the job prepares its config, as the settings are.
+      if (key == "model_args.negatives") positive_int(name_, v);
       c_.overrides.push_back({key, v, name_ + " " + v});
     } else if (arg_.size() > 1 && arg_[0] == '-') {
       unknown_option();
@@ -181,6 +203,8 @@ class ArgvParser {
   }
 
   [[noreturn]] void unknown_option() const {
+    if (const std::string instead = advice_for(name_); !instead.empty())
+      bad("unknown option " + name_ + ": " + instead);
     const std::string near = nearest_option(name_);
     bad("unknown option " + arg_ + (near.empty() ? "" : ": did you mean " + near + "?"));
   }

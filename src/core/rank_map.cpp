@@ -5,6 +5,17 @@
 #include "core/error.hpp"
 
 namespace fedavg::core {
+namespace {
+
+// The advice for a job too small for its pipelines: the most pipelines its ranks can run, if any.
+std::string fewer_pipelines(int world_size) {
+  const int fit = (world_size - 1) / 4;
+  if (fit < 1) return "";
+  return ", or read the same files through fewer pipelines (--pipelines " + std::to_string(fit) + " fits -n " +
+         std::to_string(world_size) + ")";
+}
+
+}  // namespace
 
 RankMap::RankMap(int world_size, int pipelines) : world_(world_size), pipelines_(pipelines) {
   if (pipelines < 1) throw InputError("no corpus file given: usage: mpiexec -n N fedavg_mpi [options] corpus.txt ...");
@@ -13,7 +24,7 @@ RankMap::RankMap(int world_size, int pipelines) : world_(world_size), pipelines_
                      " pipeline(s) (one per corpus file unless \"pipelines\" says otherwise); each needs a "
                      "Tokenizer, Filter and Batcher, plus a Dispatcher and at least one Learner per pipeline: "
                      "run with at least -n " +
-                     std::to_string(min_world_size(pipelines)));
+                     std::to_string(min_world_size(pipelines)) + fewer_pipelines(world_size));
   }
 }
 

@@ -28,8 +28,7 @@ std::string limit_reached(const core::Settings& s, const core::Checkpoint& ck) {
            "--max-seconds S, with S above " + fmt("%.0f", i.seconds);
   if (s.max_epochs > 0 && epochs >= s.max_epochs)
     return "trained its max_epochs (" + fmt("%.2f", epochs) +
-           " passes over the text); to train it further: " + "--resume --epoch N, with N above " +
-           fmt("%g", s.max_epochs);
+           " passes over the text); to train it further: " + "--resume --epoch N, with N above " + fmt("%.2f", epochs);
   return "";
 }
 

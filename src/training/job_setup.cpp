@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "bridge/interpreter.hpp"
@@ -14,6 +15,7 @@
 #include "core/output_folder.hpp"
 #include "core/outputs.hpp"
 #include "training/run_plan.hpp"
+#include "training/warm_start.hpp"
 
 namespace fedavg::training {
 namespace {
@@ -81,6 +83,20 @@ void ship_config(const core::Config& cfg, const comm::Communicator& world, doubl
   }
 }
 
+// A resume of a prepared run that moves its stop rules (--epoch, --max-rounds, --max-seconds, --target) writes them
+// into the run's cfg.json, so the folder still says how the run was made and the next --resume goes on from them.
+// The other settings a resume may change are its own and stay out of the file.
+void record_stop_rules(const fs::path& cfg_json, const std::vector<core::Override>& overrides) {
+  static const std::set<std::string> stop_rules = {"max_epochs", "max_rounds", "max_seconds", "target"};
+  std::vector<core::Override> moved;
+  for (const auto& o : overrides)
+    if (stop_rules.count(o.key) > 0) moved.push_back(o);
+  if (moved.empty()) return;
+  nlohmann::json merged;
+  core::load_settings(cfg_json, moved, &merged);
+  core::write_file_atomic(cfg_json, merged.dump(2) + "\n");
+}
+
 // How long the other ranks may wait while rank 0 prepares: the liveness limit, plus a second per MB of corpus.
 double prepare_seconds(const core::CommandLine& line) {
   double bytes = 0;
@@ -106,6 +122,11 @@ core::Config settle_config(const core::CommandLine& line, const comm::Communicat
         "command line: eval_every scores the embeddings on word pairs or analogy questions: give "
         "--similarity F (WordSim353 format) or --analogies F (questions-words format)");
   if (world.rank() == 0) {
+    // A checkpoint to start from is checked before anything is written: for a prepared run its dim is the command
+    // line's (or the default), for a given config the config's.
+    if (!cfg.init_from.empty())
+      training::check_init_from(cfg.init_from,
+                                cfg.prepared ? given.dim : core::load_settings(cfg.cfg_path(), line.overrides).dim);
     lock.emplace(cfg.out_dir);
     const auto leftovers = core::OutputFolder::claim(cfg.out_dir, cfg.resume, cfg.overwrite, cfg.prepared);
     if (!leftovers.empty()) {
@@ -119,6 +140,7 @@ core::Config settle_config(const core::CommandLine& line, const comm::Communicat
     if (cfg.prepared && cfg.resume && !fs::exists(cfg.cfg_path()))
       throw core::InputError("output folder " + cfg.out_dir.string() + ": nothing to resume (no " +
                              cfg.cfg_path().string() + ", which a run without --config prepares)");
+    if (cfg.prepared && cfg.resume) record_stop_rules(cfg.cfg_path(), line.overrides);
     if (cfg.prepared && !cfg.resume) {
       const std::string summary = bridge::Prepare(py).run(cfg.corpora, cfg.config_dir,
                                                           prepare_options(line, given.max_line_bytes));

@@ -42,8 +42,16 @@ std::string WarmStart::summary(const std::filesystem::path& from) const {
   return out;
 }
 
-void check_init_from(const std::filesystem::path& from) {
-  if (!from.empty()) core::read_checkpoint_words(from, {});
+void check_init_from(const std::filesystem::path& from, int dim) {
+  if (from.empty()) return;
+  const auto ck = core::read_checkpoint_words(from, {"embedding"});
+  const auto it = ck.arrays.find("embedding");
+  if (it == ck.arrays.end() || ck.vocabulary.empty()) return;
+  const std::size_t cols = it->second.size() / ck.vocabulary.size();
+  if (cols != static_cast<std::size_t>(dim))
+    throw core::InputError(from.string() + ": its embedding has dim " + std::to_string(cols) + ", this run's dim is " +
+                           std::to_string(dim) + "; --init-from needs the same dim (--dim " + std::to_string(cols) +
+                           ")");
 }
 
 WarmStart warm_start(const std::filesystem::path& from, const std::vector<std::string>& words,

@@ -23,9 +23,9 @@ struct WarmStart {
   std::string summary(const std::filesystem::path& from) const;
 };
 
-// Throws InputError naming `from` unless it is empty or a checkpoint with a vocabulary: before the job prepares
-// anything, on the rank that will read it (rank 0).
-void check_init_from(const std::filesystem::path& from);
+// Throws InputError naming `from` unless it is empty or a checkpoint with a vocabulary whose `embedding`, if it
+// has one, has `dim` columns: before the job prepares anything, on the rank that will read it (rank 0).
+void check_init_from(const std::filesystem::path& from, int dim);
 
 // Overwrites `weights` (laid out as `shapes`, rows of the vocabulary `words`) with what the checkpoint `from`
 // gives. Throws InputError naming the file when it is not a checkpoint, or gives no parameter or no word.

@@ -305,6 +305,15 @@ TEST(Config, AMisspelledOptionSuggestsTheNearest) {
   EXPECT_NE(error({"--max-round", "3"}).find("did you mean --max-rounds?"), std::string::npos);
   EXPECT_NE(error({"--overwirte"}).find("did you mean --overwrite?"), std::string::npos);
   EXPECT_EQ(error({"--xyzzy", "3"}).find("did you mean"), std::string::npos);
+  // Other tools' flags that have no place here say what to do instead.
+  EXPECT_NE(error({"--threads", "8"})
+                .find("unknown option --threads: the work is spread over MPI ranks: set their "
+                      "number with mpiexec -n"),
+            std::string::npos);
+  EXPECT_NE(error({"-workers", "8"}).find("mpiexec -n"), std::string::npos);
+  EXPECT_NE(error({"--sg", "1"}).find("skip-gram is not supported"), std::string::npos);
+  EXPECT_NE(error({"--hs=1"}).find("unknown option --hs: hierarchical softmax is not supported"), std::string::npos);
+  EXPECT_NE(error({"-cbow", "1"}).find("always trains CBOW"), std::string::npos);
 }
 
 TEST(Config, InitFromIsANewRun) {

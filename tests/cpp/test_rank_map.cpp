@@ -40,7 +40,16 @@ TEST(RankMap, TooFewRanksNamesTheSmallestWorkingCount) {
     RankMap m(8, 2);
     FAIL() << "expected an error";
   } catch (const fedavg::core::InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("at least -n 9"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("at least -n 9, or read the same files through fewer pipelines "
+                                         "(--pipelines 1 fits -n 8)"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    RankMap m(4, 1);
+    FAIL() << "expected an error";
+  } catch (const fedavg::core::InputError& e) {
+    EXPECT_EQ(std::string(e.what()).find("fewer pipelines"), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(RankMap(9, 2));
 }

@@ -23,6 +23,10 @@ def test_too_few_ranks_names_the_smallest_count(run_job, toy_config, tmp_path):
     assert "at least -n 9" in job.stderr
     assert job.stderr.count("at least -n 9") == 1
     assert took < within(LIMIT)
+    # The other way out it names works.
+    assert "(--pipelines 1 fits -n 8)" in job.stderr
+    job = run_job(8, corpora=[toy_config / "train.txt", toy_config / "train.txt"], extra=["--pipelines", "1"])
+    assert job.rc == 0, job.stderr
 
 
 @pytest.mark.smoke

@@ -67,6 +67,12 @@ def warm_start_on_new_text(app, old_h5, tmp_path):
     new_text = write_corpus(tmp_path / "newtext.txt", n_lines=600, seed=9)
     with open(new_text, "a") as f:
         f.write("A zebra and a lion sleep by the river.\n" * 40)
+    # Another dim is refused before anything is prepared or written.
+    other = mpiexec(app, 6, ["--out", tmp_path / "warm", "--init-from", old_h5, "--dim", 8, new_text], tmp_path,
+                    timeout=60)
+    assert other.returncode == 2, other.stderr
+    assert f"{old_h5}: its embedding has dim 16, this run's dim is 8" in other.stderr, other.stderr
+    assert not (tmp_path / "warm").exists()
     proc = mpiexec(app, 6, ["--out", tmp_path / "warm", "--init-from", old_h5, "--dim", 16, "--negative", 3,
                             "--min-count", 1, "--set", "train=false", "--max-rounds", 1, "--bpe", 4, "--bs", 64,
                             new_text], tmp_path)
@@ -121,6 +127,9 @@ def test_a_bad_setting_names_its_flag_and_writes_nothing(app, corpus, tmp_path):
     proc = mpiexec(app, 6, ["--out", tmp_path / "out", "--set", "stratgy=bsp", corpus], tmp_path, timeout=30)
     assert proc.returncode != 0
     assert 'command line: --set stratgy=bsp: unknown key "stratgy"' in proc.stderr
+    proc = mpiexec(app, 6, ["--out", tmp_path / "out", "--negative", "abc", corpus], tmp_path, timeout=30)
+    assert proc.returncode != 0
+    assert "command line: --negative abc: must be a whole number" in proc.stderr, proc.stderr
     proc = mpiexec(app, 6, ["--out", tmp_path / "out", "--epoc", 3, corpus], tmp_path, timeout=30)
     assert proc.returncode != 0 and "unknown option --epoc: did you mean --epoch?" in proc.stderr
     proc = mpiexec(app, 6, ["--out", tmp_path / "out", "--eval-every", 1, corpus], tmp_path, timeout=30)
@@ -169,6 +178,24 @@ def test_evaluation_files_and_a_linear_schedule_on_the_one_command_line(app, cor
     # The rate decays over the planned passes: from 0.1 towards 0 at the end.
     rates = [float(r) for r in re.findall(r" lr (\S+)", proc.stdout)]
     assert rates[0] > 0.05 and rates[-1] < 0.3 * rates[0], rates
+
+
+def test_a_resume_that_moves_the_stop_rule_records_it_and_names_what_was_trained(app, corpus, tmp_path):
+    command = ["--out", tmp_path / "out", "--bpe", 10, "--bs", 64, "--min-count", 1, corpus]
+    first = mpiexec(app, 6, command + ["--epoch", 0.05], tmp_path)
+    assert first.returncode == 0, first.stderr
+    cfg_json = tmp_path / "out" / "config" / "cfg.json"
+    longer = mpiexec(app, 6, command + ["--resume", "--epoch", 0.1], tmp_path)
+    assert longer.returncode == 0, longer.stderr
+    # The folder still says how the run was made: the next --resume goes on from 0.1 passes, not 0.05.
+    assert json.loads(cfg_json.read_text())["max_epochs"] == 0.1
+    trained = float(stats(tmp_path / "out", "mytext")["epochs"])
+    assert trained >= 0.1
+    again = mpiexec(app, 6, command + ["--resume"], tmp_path, timeout=30)
+    assert again.returncode == 0, again.stderr
+    assert f"--resume --epoch N, with N above {trained:.2f}" in again.stdout, again.stdout
+    below = mpiexec(app, 6, command + ["--resume", "--epoch", 0.08], tmp_path, timeout=30)
+    assert f"--resume --epoch N, with N above {trained:.2f}" in below.stdout, below.stdout
 
 
 def test_overrides_apply_to_a_given_config(run_job):

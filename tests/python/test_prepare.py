@@ -166,6 +166,8 @@ def test_several_corpora_are_concatenated(tmp_path):
     ("the and of\nthe and of\n", ["--stopwords", "--min-count", "1"],
      "no vocabulary words"),
     ("aa bb\ncc dd\n", ["--min-count", "1"], "cannot build test windows"),
+    ("我们今天去公园散步然后回家吃饭。\n他们明天早上坐火车去北京看朋友。\n",
+     ["--min-count", "2"], "must be segmented into words first"),
     ("aa bb cc dd ee\x00\n", ["--min-count", "1"], "binary content"),
 ])
 def test_errors_exit_2_with_one_line(tmp_path, capsys, content, extra,
