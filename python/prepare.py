@@ -398,6 +398,24 @@ def parse_args(argv):
     return args
 
 
+# The first bytes of compressed files, and how to decompress each.
+_COMPRESSED = [(b"\x1f\x8b", "gzip", "gunzip -k"), (b"BZh", "bzip2", "bunzip2 -k"),
+               (b"\xfd7zXZ\x00", "xz", "unxz -k"),
+               (b"\x28\xb5\x2f\xfd", "zstd", "unzstd"),
+               (b"PK\x03\x04", "zip", "unzip")]
+
+
+def _refuse_compressed(path):
+    """Refuse a compressed corpus with what to run instead."""
+    with open(path, "rb") as f:
+        head = f.read(6)
+    for magic, kind, command in _COMPRESSED:
+        if head.startswith(magic):
+            raise PrepareError(f"{path}: a {kind}-compressed file: "
+                               f"decompress it first ({command} {path}); a "
+                               "corpus must be UTF-8 text")
+
+
 def _check_inputs(args):
     """Refuse a missing corpus or evaluation file, or one that cannot be
     read, before anything is written."""
@@ -406,6 +424,7 @@ def _check_inputs(args):
             raise PrepareError(f"{path}: is a directory, not a corpus file")
         if not Path(path).is_file():
             raise PrepareError(f"{path}: no such file")
+        _refuse_compressed(path)
     for name, (_, read) in _EVAL_FILES.items():
         path = getattr(args, name, None)
         if path is None:

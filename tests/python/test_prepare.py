@@ -184,6 +184,25 @@ def test_errors_exit_2_with_one_line(tmp_path, capsys, content, extra,
     assert err.count("\n") == 1
 
 
+@pytest.mark.parametrize("kind, command", [("gzip", "gunzip -k"),
+                                           ("bzip2", "bunzip2 -k")])
+def test_a_compressed_corpus_is_refused_with_what_to_run(tmp_path, capsys,
+                                                         kind, command):
+    import bz2
+    import gzip
+    path = tmp_path / "corpus.txt.gz"
+    text = b"the cat sees the dog\n" * 50
+    path.write_bytes(gzip.compress(text) if kind == "gzip"
+                     else bz2.compress(text))
+    code = prepare.main([str(path), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == (f"prepare: {path}: a {kind}-compressed file: decompress "
+                   f"it first ({command} {path}); a corpus must be UTF-8 "
+                   "text\n")
+    assert not (tmp_path / "o").exists()
+
+
 def test_cli_runs_as_a_script(tmp_path, corpus):
     script = PYTHON_DIR / "prepare.py"
     ok = subprocess.run([sys.executable, str(script), str(corpus), "--out",
