@@ -142,7 +142,13 @@ double Pipelines::epochs_estimate(int p) const {
   if (queue_) return queue_->epochs_read();
   const auto i = static_cast<std::size_t>(p);
   if (file_bytes_[i] <= 0) return std::nan("");
-  return static_cast<double>(positions_[i].passes) + static_cast<double>(positions_[i].offset) / file_bytes_[i];
+  const double read = static_cast<double>(positions_[i].passes) +
+                      static_cast<double>(positions_[i].offset) / file_bytes_[i];
+  // The Tokenizer reads ahead of training by about the Batcher's shuffle pool: the windows read so far are those
+  // trained and those the pool holds, and a pass holds (trained + pool) / read of them.
+  const double pool = static_cast<double>(ctx_.cfg.settings.shuffle_windows);
+  if (read <= 0 || trained_[i] <= 0) return read;
+  return read * trained_[i] / (trained_[i] + pool);
 }
 
 double Pipelines::min_epochs() const { return core::epochs_trained(progress(), sharded()); }

@@ -37,8 +37,8 @@ class Pipelines {
   // Passes over pipeline p's corpus trained so far (with shards: epochs over all the corpora, the same for every
   // p); NaN until a whole pass's windows are known.
   double epochs(int p) const;
-  // epochs(p) when known, else an estimate from the Tokenizer's read position or the shards read (ahead of
-  // training by what the pipeline buffers); NaN if there is none.
+  // epochs(p) when known, else an estimate from the Tokenizer's read position less what the Batcher's shuffle pool
+  // holds, or from the shards read; NaN if there is none.
   double epochs_estimate(int p) const;
   // The smallest epochs(p) over the pipelines (NaN if one is not known).
   double min_epochs() const;

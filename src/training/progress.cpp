@@ -30,9 +30,7 @@ std::string clock(double seconds) {
 
 }  // namespace
 
-std::string Progress::line(const Round& r) const {
-  std::string out = fmt("round %5.0f", static_cast<double>(r.round));
-  // How far towards the limit that ends the run first.
+double Progress::done(const Round& r) const {
   double done = -1;
   if (s_.max_rounds > 0) done = std::max(done, static_cast<double>(r.round) / s_.max_rounds);
   if (s_.max_seconds > 0) done = std::max(done, r.seconds / s_.max_seconds);
@@ -40,10 +38,17 @@ std::string Progress::line(const Round& r) const {
     double least = *std::min_element(r.epochs.begin(), r.epochs.end());
     if (!std::isnan(least)) done = std::max(done, least / s_.max_epochs);
   }
+  return done < 0 ? done : std::min(std::max(done, shown_done_), 1.0);
+}
+
+std::string Progress::line(const Round& r) const {
+  std::string out = fmt("round %5.0f", static_cast<double>(r.round));
+  const double done = this->done(r);
   if (done >= 0) {
-    done = std::min(done, 1.0);
-    out += fmt("  %3.0f%%", 100 * done);
-    if (done > 0 && r.round > 0) out += "  ETA " + clock(r.seconds * (1 - done) / done);
+    const bool estimated = s_.max_epochs > 0 && !r.epochs_exact;
+    out += fmt(estimated ? "  ~%.0f%%" : "  %3.0f%%", 100 * done);
+    if (done > 0 && r.round > 0)
+      out += "  ETA " + std::string(estimated ? "~" : "") + clock(r.seconds * (1 - done) / done);
   }
   if (r.round > 0 && !r.epochs.empty() && !std::isnan(r.epochs[0])) {
     out += r.epochs.size() == 1 ? "  pass " : "  passes ";
@@ -89,6 +94,7 @@ void Progress::flush() {
 
 void Progress::print(const Round& r) {
   std::printf("%s\n", line(r).c_str());
+  shown_done_ = std::max(shown_done_, done(r));
   std::fflush(stdout);
   rate_from_seconds_ = r.seconds;
   rate_from_windows_ = r.windows_per_learner;

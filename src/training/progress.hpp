@@ -1,7 +1,8 @@
 // The Dispatcher's progress line: per round, how far the run is towards the limit that will end it first
-// (percent and ETA), windows per second per learner and in all (the current rate: since the line before), the learners'
-// learning rate, the train and test loss, and the pass over the corpus each pipeline is on. Plain lines, at most one
-// per progress_seconds (the first round's and the last always), so short rounds do not flood a log.
+// (percent and ETA, which never go back; "~" while they rest on estimated passes), windows per second per learner and
+// in all (the current rate: since the line before), the learners' learning rate, the train and test loss, and the pass
+// over the corpus each pipeline is on. Plain lines, at most one per progress_seconds (the first round's and the last
+// always), so short rounds do not flood a log.
 #pragma once
 
 #include <chrono>
@@ -49,10 +50,14 @@ class Progress {
   int learners_;
   // Prints line(r) and keeps r as the start of the next line's rate.
   void print(const Round& r);
+  // How far towards the limit that ends the run first, in [0, 1], never below what a line printed before showed (an
+  // estimated pass count may fall once the passes are known); -1 if no limit applies.
+  double done(const Round& r) const;
 
   std::chrono::steady_clock::time_point printed_{};
   double rate_from_seconds_ = std::nan("");  // training seconds and windows per learner at the last line printed
   double rate_from_windows_ = 0.0;
+  double shown_done_ = 0.0;  // the share done that the last line printed showed
   bool any_ = false;
   Round skipped_;
   bool pending_ = false;  // skipped_ was not printed

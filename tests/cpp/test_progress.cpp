@@ -37,3 +37,21 @@ TEST(Progress, WindowsPerSecondIsTheRateSinceTheLineBefore) {
   EXPECT_EQ(rate(resumed.line(now)), "windows/s 1.0k/learner 1.0k");
   EXPECT_EQ(rate(Progress(s, 1).line(now)), "windows/s 182/learner 182");  // nothing before: since the start
 }
+
+TEST(Progress, PercentNeverGoesBackAndSaysWhenItIsAnEstimate) {
+  fedavg::core::Settings s;
+  s.progress_seconds = 0;
+  s.max_rounds = 0;
+  s.max_seconds = 0;
+  s.max_epochs = 5;
+  Progress p(s, 1);
+  const double nan = std::nan("");
+  testing::internal::CaptureStdout();
+  // Passes estimated from how far the corpus has been read (ahead of training), then known: 1.17, then 0.50.
+  p.show({1, 10.0, 1000.0, 3.0, nan, nan, {1.17}, false, ""});
+  const std::string first = testing::internal::GetCapturedStdout();
+  EXPECT_NE(first.find("  ~23%  ETA ~"), std::string::npos) << first;
+  const std::string later = p.line({3, 30.0, 3000.0, 3.0, nan, nan, {0.50}, true, ""});
+  EXPECT_NE(later.find("   23%  ETA "), std::string::npos) << later;  // not 10 %
+  EXPECT_NE(p.line({9, 90.0, 9000.0, 3.0, nan, nan, {1.5}, true, ""}).find("   30%"), std::string::npos);
+}
