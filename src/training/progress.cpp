@@ -68,10 +68,14 @@ std::string Progress::line(const Round& r) const {
   out += fmt("  test loss %.4f", r.test_loss);
   if (s_.target > 0) out += fmt(" (target %g)", s_.target);
   out += fmt("  %.1f s", r.seconds) + r.scores;
+  if (rises_ >= kRising)
+    out += "  (test loss rising " + std::to_string(rises_) + " rounds in a row: is the learning rate too high?)";
   return out;
 }
 
 void Progress::show(const Round& r) {
+  rises_ = r.test_loss > last_test_loss_ ? rises_ + 1 : 0;
+  last_test_loss_ = r.test_loss;
   const auto now = std::chrono::steady_clock::now();
   const bool due = !any_ || s_.progress_seconds <= 0 ||
                    std::chrono::duration<double>(now - printed_).count() >= s_.progress_seconds;

@@ -33,8 +33,10 @@ class Progress {
 
   Progress(const core::Settings& s, int learners) : s_(s), learners_(learners) {}
 
-  // Prints the line for `r` unless one was printed less than progress_seconds ago.
+  // Prints the line for `r` unless one was printed less than progress_seconds ago. Every round's test loss counts
+  // towards the warning the line carries once it has risen kRising rounds in a row.
   void show(const Round& r);
+  static constexpr int kRising = 3;
   // Prints the last round's line if show() skipped it.
   void flush();
   // A resumed run: the first line's rate counts from these training seconds and windows per learner.
@@ -58,6 +60,8 @@ class Progress {
   double rate_from_seconds_ = std::nan("");  // training seconds and windows per learner at the last line printed
   double rate_from_windows_ = 0.0;
   double shown_done_ = 0.0;  // the share done that the last line printed showed
+  double last_test_loss_ = std::nan("");
+  int rises_ = 0;  // rounds in a row whose test loss rose
   bool any_ = false;
   Round skipped_;
   bool pending_ = false;  // skipped_ was not printed

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "training/progress.hpp"
 
@@ -54,4 +56,20 @@ TEST(Progress, PercentNeverGoesBackAndSaysWhenItIsAnEstimate) {
   const std::string later = p.line({3, 30.0, 3000.0, 3.0, nan, nan, {0.50}, true, ""});
   EXPECT_NE(later.find("   23%  ETA "), std::string::npos) << later;  // not 10 %
   EXPECT_NE(p.line({9, 90.0, 9000.0, 3.0, nan, nan, {1.5}, true, ""}).find("   30%"), std::string::npos);
+}
+
+TEST(Progress, ATestLossThatRisesRoundAfterRoundIsPointedOut) {
+  fedavg::core::Settings s;
+  s.progress_seconds = 0;
+  Progress p(s, 1);
+  const double nan = std::nan("");
+  testing::internal::CaptureStdout();
+  const double losses[] = {4.0, 2.5, 2.6, 2.4, 2.5, 2.6, 2.7, 2.8, 2.1};
+  for (long r = 0; r < 9; ++r) p.show({r, 1.0 * r, 100.0 * r, losses[r], nan, nan, {}, true, ""});
+  std::istringstream lines(testing::internal::GetCapturedStdout());
+  std::vector<bool> warned;
+  for (std::string line; std::getline(lines, line);)
+    warned.push_back(line.find("test loss rising") != std::string::npos);
+  // Rounds 4 to 7 rise: from the third rise on (rounds 6 and 7), until the loss falls again.
+  EXPECT_EQ(warned, (std::vector<bool>{false, false, false, false, false, false, true, true, false}));
 }
