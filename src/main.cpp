@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
       std::optional<core::FolderLock> folder_lock;  // rank 0: held from the folder's claim until the job ends
       core::Config cfg = training::settle_config(line, world, py, folder_lock);
       const auto plan = training::plan_run(cfg, topology, training::Strategy::traits(cfg.settings));
+      training::warn_learners_beyond_cores(topology, map, me);
       if (training::resumed_run_is_complete(cfg, world)) return 0;
       core::check_pipelines(cfg, map.pipelines());
       liveness = cfg.settings.liveness_seconds;

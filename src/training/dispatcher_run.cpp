@@ -210,7 +210,16 @@ bool DispatcherRun::should_stop() {
   else if (s_.max_seconds > 0 && elapsed() >= s_.max_seconds) stopped_ = "max_seconds";
   else if (s_.max_epochs > 0 && pipelines_.min_epochs() >= s_.max_epochs) stopped_ = "max_epochs";
   else if (ctx_.signals.received()) stopped_ = core::StopSignal::name(ctx_.signals.received());
+  if (stopped_ == "max_epochs") warn_overshoot();
   return !stopped_.empty();
+}
+
+void DispatcherRun::warn_overshoot() const {
+  const double trained = pipelines_.min_epochs();
+  if (trained <= 1.5 * s_.max_epochs) return;
+  core::warn(ctx_.me, "trained " + fmt("%.1f", trained) + " passes over the corpus, past max_epochs " +
+                          fmt("%g", s_.max_epochs) + ": one step (bs, " + std::to_string(s_.bs) +
+                          " windows per learner) holds more than the passes asked for; lower --bs to stop nearer");
 }
 
 int DispatcherRun::readers(int p) const { return pipelines_.sharded() ? learners_ : ctx_.map.learners_of_pipeline(p); }

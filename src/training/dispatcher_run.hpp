@@ -60,6 +60,8 @@ class DispatcherRun {
   long next_round() { return ++round_; }
   comm::Outbox& outbox() { return outbox_; }
   // Decides whether to stop before the next round (target, limits, a signal); remembers why.
+  // Says so when max_epochs stopped the run far past its passes (a corpus smaller than one step).
+  void warn_overshoot() const;
   bool should_stop();
   // The batches each learner trains in the next round of a lock-step strategy (Control's steps): fewer than bpe
   // when that is enough to reach max_epochs, so the run stops within a batch per learner of it; 0: bpe.

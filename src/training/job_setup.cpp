@@ -10,10 +10,13 @@
 #include "build_info.hpp"
 #include "comm/communicator.hpp"
 #include "comm/environment.hpp"
+#include "comm/wait_policy.hpp"
 #include "core/checkpoint.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "core/output_folder.hpp"
 #include "core/outputs.hpp"
+#include "training/collectives/topology.hpp"
 #include "training/run_plan.hpp"
 #include "training/warm_start.hpp"
 
@@ -165,6 +168,20 @@ RunPlan plan_run(const core::Config& cfg, const Topology& topology, const Strate
                            "every weight; hogwild's learners share one copy)");
   }
   return RunPlan::of(cfg.settings, topology, cfg.origins.count("add_power") > 0, traits);
+}
+
+void warn_learners_beyond_cores(const Topology& topology, const core::RankMap& map, const core::RankInfo& me) {
+  if (me.role != core::Role::Learner) return;
+  const int member = map.learner_index(me.rank) + 1, members = map.learners() + 1;
+  for (const auto& host : topology.learners_by_host(members)) {
+    if (host.front() != member) continue;
+    const int cores = comm::WaitPolicy::usable_cores();
+    if (static_cast<int>(host.size()) > cores)
+      core::warn(me, "this host runs " + std::to_string(host.size()) + " learners on the " + std::to_string(cores) +
+                         (cores == 1 ? " core" : " cores") +
+                         " it gives the job: learners beyond the cores share them and slow the job (one learner "
+                         "per core: on one host -n cores + 4)");
+  }
 }
 
 std::string versions(bridge::Interpreter& py) {

@@ -9,6 +9,8 @@
 #include "core/command_line.hpp"
 #include "core/config.hpp"
 #include "core/folder_lock.hpp"
+#include "core/rank_info.hpp"
+#include "core/rank_map.hpp"
 #include "training/run_plan.hpp"
 
 namespace fedavg::comm {
@@ -33,6 +35,10 @@ core::Config settle_config(const core::CommandLine& line, const comm::Communicat
 // are the plan's. Throws InputError where the settings do not apply to the strategy (the sparse exchange of a
 // strategy that does not run lock-step rounds).
 RunPlan plan_run(const core::Config& cfg, const Topology& topology, const StrategyTraits& traits);
+
+// The first learner of each host warns when its host runs more learners than it has cores for this job: they share
+// the cores, and the job is slower for them.
+void warn_learners_beyond_cores(const Topology& topology, const core::RankMap& map, const core::RankInfo& me);
 
 // The versions fedavg_mpi runs with, one per line (--version; imports torch).
 std::string versions(bridge::Interpreter& py);

@@ -198,6 +198,34 @@ def test_a_resume_that_moves_the_stop_rule_records_it_and_names_what_was_trained
     assert f"--resume --epoch N, with N above {trained:.2f}" in below.stdout, below.stdout
 
 
+def test_a_corpus_smaller_than_a_step_says_it_trained_past_its_passes(app, tmp_path):
+    three = tmp_path / "three.txt"
+    three.write_text("the cat sat on the mat and the dog sat on the log\n"
+                     "the bird flew over the tree and the fish swam in the lake\n"
+                     "the sun rose over the hill and the moon set behind the sea\n")
+    proc = mpiexec(app, 5, ["--out", tmp_path / "out", "--epoch", 5, "--min-count", 1, "--test-windows", 3,
+                            "--sample", 0, three], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    trained = float(stats(tmp_path / "out", "three")["epochs"])
+    assert trained > 10
+    said = re.search(r"WARNING: trained (\S+) passes over the corpus, past max_epochs 5: one step \(bs, 1024 windows "
+                     r"per learner\) holds more than the passes asked for; lower --bs to stop nearer", proc.stderr)
+    assert said and abs(float(said.group(1)) - trained) < 0.06, proc.stderr
+
+
+def test_more_learners_than_cores_are_warned_of(app, corpus, tmp_path):
+    # One core for the job (taskset): its two learners share it.
+    proc = subprocess.run(["taskset", "-c", "0", "mpiexec", "-n", "6", str(app), "--out", str(tmp_path / "out"),
+                           "--max-rounds", "1", "--bpe", "2", "--bs", "64", "--min-count", "1", str(corpus)],
+                          capture_output=True, text=True, timeout=JOB_TIMEOUT, cwd=tmp_path,
+                          env={**os.environ, "MPIEXEC_TIMEOUT": str(JOB_TIMEOUT - 5)})
+    assert proc.returncode == 0, proc.stderr
+    assert ("[fedavg] rank 4 (Learner) WARNING: this host runs 2 learners on the 1 core it gives the job: learners "
+            "beyond the cores share them and slow the job (one learner per core: on one host -n cores + 4)"
+            ) in proc.stderr, proc.stderr
+    assert proc.stderr.count("learners on the") == 1  # once per host
+
+
 def test_overrides_apply_to_a_given_config(run_job):
     job = run_job(6, extra=["--set", "dim=8", "--max-rounds", "2", "--strategy", "diloco"])
     assert job.rc == 0, job.stderr
