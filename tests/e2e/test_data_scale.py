@@ -1,7 +1,7 @@
 """Large corpora, under mpiexec (time-limited: every job has a timeout and MPIEXEC_TIMEOUT): the on-disk token
 cache (a later run on the same corpus replays it and never tokenizes in Python, with the same results as a run
 without it), and shards (one file feeds many pipelines; an epoch reads every line once, across a resume with
-another number of pipelines too)."""
+another number of pipelines too), and the rank map a job writes (which rank plays which role on which host)."""
 
 import json
 import re
