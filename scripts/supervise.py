@@ -19,7 +19,10 @@ collective ("the weights of learner rank 4") may itself be waiting on another, s
 
 --drop-failed-hosts: when the failed ranks are learners on one host given with mpiexec's -hosts HOST:N,...
 and that host runs learners only, the restart leaves it out (N fewer learners; each remaining learner goes on
-with its checkpointed state).
+with its checkpointed state), if every pipeline keeps a learner. Which rank plays which role on which host is read
+from the rank map the job wrote at start-up (OUT/NAME_ranks.json); the host of a -hosts entry is the one whose
+name the map gives (or its short name), else the entry's place in -hosts. With no map written under the same
+mpiexec arguments (the job died before writing it), no host is left out, and the supervisor says so.
 
 --start-seconds S (default 300): a restart that does not reach round 0 within S seconds (its launch hangs: a host
 that cannot be reached) is ended and counts as a failure; the host the launcher says it cannot connect to is
@@ -32,6 +35,7 @@ holds an earlier run), weights that diverged, a checkpoint that is damaged or do
 """
 
 import argparse
+import json
 import re
 import signal
 import subprocess
@@ -118,31 +122,81 @@ def failed_ranks(failure):
     return named or [int(failure.group(1))]
 
 
-def drop_host(mpiexec_args, failed, first_learner):
-    """mpiexec's arguments without the one host that ran the failed processes (rank numbers, or a host name), if
-    it ran learners only; else None."""
-    if "-hosts" not in mpiexec_args:
+def rank_map_files(cmd):
+    """The identity (inode, mtime) of each rank map (NAME_ranks.json) in the command's output folder."""
+    if not any(Path(word).name == "fedavg_mpi" for word in cmd):
+        return {}
+    flags, _ = program_args(cmd[program_index(cmd) + 1:])
+    found = {}
+    for path in out_dir(flags).glob("*_ranks.json"):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        found[path] = (st.st_ino, st.st_mtime_ns)
+    return found
+
+
+def new_rank_map(cmd, before):
+    """[(role, host), ...] by rank, from the one rank map in the command's output folder that is not one of
+    `before` (rank_map_files before the run): the map this run wrote (written atomically: a new file); None if it
+    wrote none, or it cannot be read."""
+    fresh = [path for path, identity in rank_map_files(cmd).items() if before.get(path) != identity]
+    if len(fresh) != 1:
         return None
+    try:
+        return [(str(r["role"]), str(r["host"])) for r in json.loads(fresh[0].read_text())["ranks"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def same_host(a, b):
+    """Whether two host names name the same host (one may be the other's fully qualified name)."""
+    return a == b or a.split(".")[0] == b.split(".")[0]
+
+
+def drop_host(mpiexec_args, failed, ranks):
+    """(mpiexec's arguments without the one -hosts host that ran the failed processes (rank numbers, or a host
+    name), and with -n less the ranks it ran; None) if it ran learners only and every pipeline keeps a learner
+    without it; else (None, why not).
+    `ranks`: [(role, host), ...] by rank, the job's rank map (None: none known)."""
+    if "-hosts" not in mpiexec_args:
+        return None, "mpiexec was given no -hosts"
     at = mpiexec_args.index("-hosts")
     hosts = []
     for item in mpiexec_args[at + 1].split(","):
         name, _, count = item.partition(":")
         hosts.append((name, int(count) if count else 1))
+    if len(hosts) == 1:
+        return None, "the job runs on one host"
+    if ranks is None:
+        return None, "the job wrote no rank map (OUT/NAME_ranks.json) under these mpiexec arguments"
     starts = [sum(c for _, c in hosts[:k]) for k in range(len(hosts))]
     if isinstance(failed, str):
-        ran = {k for k, (name, _) in enumerate(hosts) if name == failed}
+        named = {failed}
     else:
+        named = {ranks[r][1] for r in failed if 0 <= r < len(ranks)}
+    ran = {k for k, (name, _) in enumerate(hosts) if any(same_host(name, n) for n in named)}
+    on = {k: [r for r, (_, host) in enumerate(ranks) if same_host(host, hosts[k][0])] for k in ran}
+    if not ran and not isinstance(failed, str):
+        # The map's host names are not the -hosts names: the entry is found by its place in -hosts.
         ran = {k for r in failed for k, (_, count) in enumerate(hosts) if starts[k] <= r < starts[k] + count}
-    if len(ran) != 1 or len(hosts) == 1:
-        return None
+        on = {k: [r for r in range(starts[k], min(starts[k] + hosts[k][1], len(ranks)))] for k in ran}
+    if len(ran) != 1:
+        return None, f"the failed processes ran on {len(ran) or 'no'} host(s) of -hosts, not one"
     k = ran.pop()
-    if starts[k] < first_learner:
-        return None  # the Dispatcher or a pipeline ran there: nothing can replace it
+    others = sorted({ranks[r][0] for r in on[k]} - {"Learner"})
+    if others:
+        return None, f"host {hosts[k][0]} runs the {', '.join(others)} too, which no other host takes over"
+    learners = sum(role == "Learner" for role, _ in ranks) - len(on[k])
+    pipelines = sum(role == "Tokenizer" for role, _ in ranks)
+    if learners < pipelines:
+        return None, f"without host {hosts[k][0]}, {learners} learner(s) would be left for {pipelines} pipelines"
     new = list(mpiexec_args)
     new[at + 1] = ",".join(f"{h}:{c}" for j, (h, c) in enumerate(hosts) if j != k)
     if "-n" in new:
-        new[new.index("-n") + 1] = str(int(new[new.index("-n") + 1]) - hosts[k][1])
-    return new
+        new[new.index("-n") + 1] = str(int(new[new.index("-n") + 1]) - len(on[k]))
+    return new, None
 
 
 class Run:
@@ -226,9 +280,14 @@ def main(argv=None):
         signal.signal(sig, lambda *_: stop.set())  # mpiexec gets it too (same process group) and stops the job
 
     restarts, reason = 0, ""
+    layout = None  # (mpiexec's arguments, rank map) of the last run that wrote its rank map
     while True:
+        maps_before = rank_map_files(cmd)
         run = Run(cmd)
         status = run.wait(opts.start_seconds if restarts else None)
+        ranks = new_rank_map(cmd, maps_before)
+        if ranks is not None:
+            layout = (cmd[:program_index(cmd)], ranks)
         failure, died = run.failure, run.died
         if status == 0 or status in STOPPED or stop.is_set():
             return status
@@ -258,17 +317,19 @@ def main(argv=None):
             reason = f"mpiexec exited with status {status}"
         p = program_index(cmd)
         mpiexec, program, args = cmd[:p], cmd[p], cmd[p + 1:]
-        flags, corpora = program_args(args)
+        flags, _ = program_args(args)
         has_checkpoint = any(out_dir(flags).glob("*.h5"))
         if status < 0 or (not failure and run.unreachable):
             failed = run.unreachable
         else:
             failed = failed_ranks(failure) if failure else died.get("host")
         if opts.drop_failed_hosts and failed is not None:
-            fewer = drop_host(mpiexec, failed, 1 + 3 * len(corpora))
+            fewer, why = drop_host(mpiexec, failed, layout[1] if layout and layout[0] == mpiexec else None)
             if fewer is not None:
                 mpiexec = fewer
                 reason += " (its host left out)"
+            else:
+                print(f"supervise: not leaving out a host: {why}", file=sys.stderr, flush=True)
         cmd = mpiexec + [program] + restart_args(args, reason, has_checkpoint)
         print(f"supervise: the job failed: {reason}; restart {restarts} of {opts.restarts}: {' '.join(cmd)}",
               file=sys.stderr, flush=True)

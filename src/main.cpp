@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/folder_lock.hpp"
 #include "core/hooks.hpp"
+#include "core/outputs.hpp"
 #include "core/rank_map.hpp"
 #include "core/rank_watch.hpp"
 #include "core/stop_signal.hpp"
@@ -63,6 +64,9 @@ int main(int argc, char** argv) {
       liveness = cfg.settings.liveness_seconds;
       core::tell_watcher_liveness(liveness);
       core::check_faults(cfg.faults, mpi.world_size());
+      // Which rank plays which role on which host, for scripts/supervise.py to tell a learner host from the rest.
+      if (const auto names = world.host_names(); me.rank == 0)
+        core::write_file_atomic(cfg.out_dir / (cfg.settings.data_name + "_ranks.json"), map.to_json(names));
       const auto learners = world.split(me.role == core::Role::Dispatcher || me.role == core::Role::Learner, me.rank);
       const auto waits = comm::WaitPolicy::choose(cfg.settings.wait_profile, world.ranks_on_node(),
                                                   comm::WaitPolicy::usable_cores());

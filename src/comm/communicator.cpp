@@ -86,6 +86,18 @@ std::vector<int> Communicator::hosts() const {
   return out;
 }
 
+std::vector<std::string> Communicator::host_names() const {
+  std::vector<char> mine(MPI_MAX_PROCESSOR_NAME + 1, '\0');
+  int length = 0;
+  check_mpi(MPI_Get_processor_name(mine.data(), &length), "MPI_Get_processor_name");
+  std::vector<char> all(rank_ == 0 ? mine.size() * static_cast<std::size_t>(size_) : 0);
+  const int n = static_cast<int>(mine.size());
+  check_mpi(MPI_Gather(mine.data(), n, MPI_CHAR, all.data(), n, MPI_CHAR, 0, comm_), "MPI_Gather host names");
+  std::vector<std::string> out;
+  for (std::size_t r = 0; r < all.size(); r += mine.size()) out.emplace_back(all.data() + r);
+  return out;
+}
+
 Communicator::Communicator(Communicator&& o) noexcept
     : comm_(std::exchange(o.comm_, MPI_COMM_NULL)), rank_(o.rank_), size_(o.size_) {}
 

@@ -58,6 +58,8 @@ class Communicator {
   int ranks_on_node() const;
   // Collective: the host of every member, by rank: the rank of the lowest member on its node (shared memory).
   std::vector<int> hosts() const;
+  // Collective: the host name of every member, by rank (MPI_Get_processor_name), at rank 0; empty elsewhere.
+  std::vector<std::string> host_names() const;
 
   Communicator() = default;
   Communicator(Communicator&& o) noexcept;

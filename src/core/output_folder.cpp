@@ -19,7 +19,8 @@ bool ends_with(const std::string& s, const std::string& tail) {
 bool is_run_file(const fs::directory_entry& e, bool config) {
   const std::string name = e.path().filename().string();
   if (e.is_directory()) return config && name == "config";
-  for (const char* tail : {".h5", ".h5.tmp", "_metrics.csv", "_stats.txt", "_embeddings.txt", ".w2v.txt", ".w2v.bin"})
+  for (const char* tail :
+       {".h5", ".h5.tmp", "_metrics.csv", "_ranks.json", "_stats.txt", "_embeddings.txt", ".w2v.txt", ".w2v.bin"})
     if (ends_with(name, tail)) return true;
   return false;
 }

@@ -1,5 +1,6 @@
 #include "core/rank_map.hpp"
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/error.hpp"
@@ -45,6 +46,24 @@ std::vector<int> RankMap::learners_of(int pipeline) const {
   std::vector<int> out;
   for (int l = pipeline; l < learners(); l += pipelines_) out.push_back(learner_rank(l));
   return out;
+}
+
+std::string RankMap::to_json(const std::vector<std::string>& hosts) const {
+  std::string out = "{\n  \"world_size\": " + std::to_string(world_) +
+                    ",\n  \"pipelines\": " + std::to_string(pipelines_) + ",\n  \"ranks\": [";
+  for (int r = 0; r < world_; ++r) {
+    const Role role = role_of(r);
+    nlohmann::ordered_json j{{"rank", r}, {"role", std::string(role_name(role))}};
+    j["host"] = static_cast<std::size_t>(r) < hosts.size() ? hosts[static_cast<std::size_t>(r)] : std::string();
+    if (role == Role::Learner) {
+      j["learner"] = learner_index(r);
+      j["pipeline"] = pipeline_of_learner(learner_index(r));
+    } else if (role != Role::Dispatcher) {
+      j["pipeline"] = pipeline_of_stage(r);
+    }
+    out += (r ? ",\n    " : "\n    ") + j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  return out + "\n  ]\n}\n";
 }
 
 }  // namespace fedavg::core

@@ -2,6 +2,7 @@
 // 3+3p (Batcher); every later rank is a Learner, and learner l reads from pipeline l mod P.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "core/rank_info.hpp"
@@ -36,6 +37,11 @@ class RankMap {
   }
   // World ranks of the learners that read from `pipeline`, in learner order.
   std::vector<int> learners_of(int pipeline) const;
+
+  // The map as a job's OUT/NAME_ranks.json holds it: world_size, pipelines, and "ranks", one object per rank in
+  // rank order with its rank, role, host (`hosts`, by rank: the name each rank's host gave), and the pipeline of a
+  // Tokenizer, Filter or Batcher or the learner index and pipeline of a Learner. One rank a line.
+  std::string to_json(const std::vector<std::string>& hosts) const;
 
  private:
   int world_;

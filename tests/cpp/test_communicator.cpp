@@ -1,8 +1,10 @@
 // Point-to-point messages past 2^31 elements (a 10^6-word model's rows in float32 are 2.4 GB): sent, sized on
-// arrival and received whole. Runs under mpiexec -n 2, time-limited by meson (timeout 120 s, MPIEXEC_TIMEOUT=110).
+// arrival and received whole; the host names gathered at rank 0. Runs under mpiexec -n 2, time-limited by meson
+// (timeout 120 s, MPIEXEC_TIMEOUT=110).
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"
@@ -34,6 +36,20 @@ TEST(Communicator, MessagePastTwoToTheThirtyOneBytes) {
     EXPECT_EQ(in[n - 1], 0xA5);
   }
   world.ibarrier().wait_until(deadline);
+}
+
+TEST(Communicator, HostNamesAreGatheredAtRankZero) {
+  auto world = Communicator::world();
+  const auto names = world.host_names();
+  std::vector<char> mine(MPI_MAX_PROCESSOR_NAME + 1, '\0');
+  int length = 0;
+  MPI_Get_processor_name(mine.data(), &length);
+  if (world.rank() == 0) {
+    ASSERT_EQ(names.size(), static_cast<std::size_t>(world.size()));
+    for (const auto& name : names) EXPECT_EQ(name, std::string(mine.data(), static_cast<std::size_t>(length)));
+  } else {
+    EXPECT_TRUE(names.empty());
+  }
 }
 
 FEDAVG_MPI_TEST_MAIN

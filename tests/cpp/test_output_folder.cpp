@@ -124,6 +124,7 @@ TEST_F(OutputFolderTest, WhatAFailedSetUpLeftIsNoEarlierRun) {
   // A run that failed after preparing its config, or before its first checkpoint: no checkpoint, no results.
   write(dir_ / "config" / "cfg.json", "{}");
   write(dir_ / "kjv_metrics.csv", "round 0 only");
+  write(dir_ / "kjv_ranks.json", "{}");
   write(dir_ / "notes.txt", "the user's own file");
   try {
     OutputFolder::claim(dir_, true, false, true);  // --resume: nothing to resume, and it says what to do
@@ -132,7 +133,7 @@ TEST_F(OutputFolderTest, WhatAFailedSetUpLeftIsNoEarlierRun) {
     EXPECT_NE(std::string(e.what()).find("without --resume"), std::string::npos) << e.what();
   }
   const auto removed = OutputFolder::claim(dir_, false, false, true);  // the same command again: it starts
-  EXPECT_EQ(removed, (std::vector<std::string>{"config", "kjv_metrics.csv"}));
+  EXPECT_EQ(removed, (std::vector<std::string>{"config", "kjv_metrics.csv", "kjv_ranks.json"}));
   EXPECT_FALSE(fs::exists(dir_ / "config"));
   EXPECT_EQ(read(dir_ / "notes.txt"), "the user's own file");
   // Results without a checkpoint are a finished run's: still refused.

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.hpp"
 #include "core/rank_map.hpp"
 
@@ -55,3 +57,21 @@ TEST(RankMap, TooFewRanksNamesTheSmallestWorkingCount) {
 }
 
 TEST(RankMap, NoCorpusIsAnError) { EXPECT_THROW(RankMap(5, 0), fedavg::core::InputError); }
+
+TEST(RankMap, ItsJsonGivesEveryRanksRoleHostAndPipeline) {
+  const RankMap m(10, 2);  // 1 + 6 pipeline ranks + 3 learners
+  const std::vector<std::string> hosts{"h0", "h0", "h0", "h0", "h1", "h1", "h1", "h2", "h2", "h2"};
+  const std::string text = m.to_json(hosts);
+  const auto j = nlohmann::json::parse(text);
+  EXPECT_EQ(j["world_size"], 10);
+  EXPECT_EQ(j["pipelines"], 2);
+  ASSERT_EQ(j["ranks"].size(), 10u);
+  EXPECT_EQ(j["ranks"][0], (nlohmann::json{{"rank", 0}, {"role", "Dispatcher"}, {"host", "h0"}}));
+  EXPECT_EQ(j["ranks"][5], (nlohmann::json{{"rank", 5}, {"role", "Filter"}, {"host", "h1"}, {"pipeline", 1}}));
+  EXPECT_EQ(j["ranks"][8],
+            (nlohmann::json{{"rank", 8}, {"role", "Learner"}, {"host", "h2"}, {"learner", 1}, {"pipeline", 1}}));
+  // One rank a line.
+  EXPECT_NE(text.find("\n    {\"rank\":9,\"role\":\"Learner\",\"host\":\"h2\",\"learner\":2,\"pipeline\":0}\n"),
+            std::string::npos)
+      << text;
+}

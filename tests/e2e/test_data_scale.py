@@ -1,9 +1,11 @@
 """Large corpora, under mpiexec (time-limited: every job has a timeout and MPIEXEC_TIMEOUT): the on-disk token
 cache (a later run on the same corpus replays it and never tokenizes in Python, with the same results as a run
 without it), and shards (one file feeds many pipelines; an epoch reads every line once, across a resume with
-another number of pipelines too)."""
+another number of pipelines too), and the rank map a job writes (which rank plays which role on which host)."""
 
+import json
 import re
+import socket
 
 import h5py
 import pytest
@@ -154,3 +156,17 @@ def test_shards_of_a_corpus_without_vocabulary_words_fail_instead_of_spinning(ru
     assert job.rc != 0
     assert ("rank 0 (Dispatcher): no window in a whole epoch over the corpora of 5 consecutive vocabulary words"
             in job.stderr), job.stderr
+
+
+def test_the_job_writes_which_rank_plays_which_role_on_which_host(run_job):
+    """OUT/NAME_ranks.json, written at start-up: with --pipelines 2, ranks 1-3 and 4-6 are the two pipelines and
+    the learners after them read pipeline l mod 2; every rank ran on this host."""
+    job = run_job(10, cfg={**SHARDS, "max_rounds": 1}, extra=["--pipelines", "2"])
+    assert job.rc == 0, job.stderr
+    ranks = json.loads((job.out / f"{job.name}_ranks.json").read_text())
+    assert ranks["world_size"] == 10 and ranks["pipelines"] == 2, ranks
+    stages = [{"role": role, "pipeline": p} for p in range(2) for role in ("Tokenizer", "Filter", "Batcher")]
+    learners = [{"role": "Learner", "learner": i, "pipeline": i % 2} for i in range(3)]
+    for r, want in enumerate([{"role": "Dispatcher"}] + stages + learners):
+        assert ranks["ranks"][r] == {"rank": r, **want, "host": socket.gethostname()}, ranks
+    assert not list(job.out.glob("*.tmp")), list(job.out.iterdir())

@@ -240,3 +240,66 @@ def test_the_supervisor_sees_a_restart_that_dies_before_round_0_at_once(tmp_path
     assert "2 restarts are used up" in proc.stderr, proc.stderr
     assert (tmp_path / "runs").read_text().count("started") == 3
     assert time.monotonic() - t0 < 100  # each restart is seen to end at once, not after 300 s
+
+
+def rank_map(layout, pipelines, named="{}"):
+    """The rank map fedavg_mpi writes (OUT/NAME_ranks.json) for `pipelines` pipelines over -hosts `layout`
+    [(host, ranks), ...], ranks given out in order; `named`: the name each host gives itself, from its -hosts name."""
+    hosts = [named.format(host) for host, n in layout for _ in range(n)]
+    stages = ["Tokenizer", "Filter", "Batcher"]
+    roles = ["Dispatcher"] + [stages[(r - 1) % 3] if r <= 3 * pipelines else "Learner" for r in range(1, len(hosts))]
+    return {"world_size": len(hosts), "pipelines": pipelines,
+            "ranks": [{"rank": r, "role": role, "host": host} for r, (role, host) in enumerate(zip(roles, hosts))]}
+
+
+# -hosts layout, --pipelines, the rank that fails, the -hosts and -n of the restart, the hosts' own names.
+DROPS = {
+    "a pipeline host stays": ([("h0", 4), ("h1", 3), ("h2", 2)], 2, 5, "h0:4,h1:3,h2:2", "9", "{}"),
+    "a learner host goes": ([("h0", 7), ("h1", 2), ("h2", 2)], 2, 9, "h0:7,h1:2", "9", "{}"),
+    "a host named in full goes": ([("h0", 7), ("h1", 2), ("h2", 2)], 2, 9, "h0:7,h1:2", "9", "{}.example.org"),
+    "a host named otherwise goes by its place": ([("h0", 7), ("h1", 2), ("h2", 2)], 2, 10, "h0:7,h1:2", "9",
+                                                 "node-{}"),
+    "a host named otherwise that runs a pipeline stays": ([("h0", 4), ("h1", 3), ("h2", 2)], 2, 4,
+                                                          "h0:4,h1:3,h2:2", "9", "node-{}"),
+    "the last learners of a pipeline stay": ([("h0", 7), ("h1", 2)], 2, 8, "h0:7,h1:2", "9", "{}"),
+    "no map, no host left out": ([("h0", 4), ("h1", 1), ("h2", 1)], 1, 5, "h0:4,h1:1,h2:1", "6", "{}"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DROPS))
+def test_the_supervisor_leaves_out_only_a_host_of_learners_as_the_rank_map_says(case, tmp_path):
+    """--drop-failed-hosts maps the failed rank to its role and host with the rank map the job wrote, not with
+    -hosts arithmetic: a host that runs a pipeline's ranks stays, as does one whose loss would leave a pipeline
+    without a learner; a -hosts entry is the map's host of that name or short name, else the one at the rank's
+    place; with no map the supervisor leaves out no host and says why."""
+    layout, pipelines, failed, kept, n, named = DROPS[case]
+    out = tmp_path / "out"
+    mapped = tmp_path / "map.json"
+    if case != "no map, no host left out":
+        mapped.write_text(json.dumps(rank_map(layout, pipelines, named)))
+    role = rank_map(layout, pipelines)["ranks"][failed]["role"]
+    # mpiexec stand-in: the first run writes the map and fails as rank `failed` would; the restart succeeds.
+    launcher = tmp_path / "mpiexec"
+    launcher.write_text(f"""#!/bin/sh
+echo "$*" >> {tmp_path}/runs
+[ "$(wc -l < {tmp_path}/runs)" -gt 1 ] && exit 0
+mkdir -p {out}; [ -f {mapped} ] && cp {mapped} {out}/toy_ranks.json
+echo "[fedavg] rank {failed} ({role}): killed by signal 9 (SIGKILL) on host x" >&2
+exit 1
+""")
+    launcher.chmod(0o755)
+    hosts = ",".join(f"{h}:{c}" for h, c in layout)
+    size = str(sum(c for _, c in layout))
+    cmd = [PYTHON, str(ROOT / "scripts" / "supervise.py"), "--restarts", "1", "--drop-failed-hosts", "--",
+           str(launcher), "-hosts", hosts, "-n", size, str(tmp_path / "fedavg_mpi"), "--pipelines", str(pipelines),
+           "--out", str(out), "corpus.txt"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    restart = (tmp_path / "runs").read_text().splitlines()[1].split()
+    assert restart[:4] == ["-hosts", kept, "-n", n], (restart, proc.stderr)
+    if kept != hosts:
+        assert "(its host left out)" in proc.stderr, proc.stderr
+    else:
+        assert "supervise: not leaving out a host: " in proc.stderr, proc.stderr
+    if case == "no map, no host left out":
+        assert "wrote no rank map" in proc.stderr, proc.stderr

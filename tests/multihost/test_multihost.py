@@ -3,7 +3,8 @@ one host, the learners on another, so batches and weights cross the network (che
 counters); the job trains to its target and exits by itself, with the dense or the sparse exchange; the learner
 tree and bsp's ring cross between hosts once per host, and so does each owner's message in the sparse exchange;
 a learner killed on the remote host costs one round and no human step (scripts/supervise.py restarts the job
-from its checkpoint), even with its host left out; a host cut off from the network leaves no process behind."""
+from its checkpoint), even with its host left out (never one that runs a pipeline, as the job's rank map says); a
+host cut off from the network leaves no process behind."""
 
 import csv
 import json
@@ -272,6 +273,28 @@ def test_the_supervisor_leaves_out_a_learner_host_cut_off_for_good(hosts, toy, t
         assert "on learner rank(s) 5 " in restart, restart
     else:
         assert "(host fedavgt-h2 cannot be reached)" in restart, restart
+
+
+def test_the_supervisor_keeps_a_host_that_runs_a_pipeline_with_pipelines(hosts, toy, tmp_path):
+    """--pipelines 2 over h0:4, h1:3, h2:2: the second host runs pipeline 1 (ranks 4-6), the third the learners.
+    Pipeline 1's Filter is killed; the rank map the job wrote says which host runs what, so the restart keeps every
+    host (without the second, or the third, too few ranks are left for two pipelines) and the job finishes."""
+    h = hosts(3)
+    cfg = config(toy, tmp_path, target=0, max_rounds=6, shard_mb=0.005, sample=0, shuffle_windows=0, credits=1,
+                 window_block=256)
+    out = tmp_path / "out"
+    job = h.mpiexec([(0, 4), (1, 3), (2, 2)],
+                    ["--config", cfg, "--out", out, "--pipelines", "2", "--inject-fault", "5:3:kill",
+                     toy / "train.txt"],
+                    supervise=["--restarts", "1", "--drop-failed-hosts"], timeout=JOB_TIMEOUT)
+    assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-3000:]
+    assert "supervise: not leaving out a host: " in job.stderr and "too few ranks" not in job.stderr, job.stderr
+    s = stats(out)
+    assert s["rounds"] == "6" and s["restarts"] == "1" and s["learners"] == "2" and s["pipelines"] == "2", s
+    ranks = json.loads((out / "toy_ranks.json").read_text())["ranks"]
+    roles = ["Dispatcher"] + ["Tokenizer", "Filter", "Batcher"] * 2 + ["Learner"] * 2
+    on = [h.names[0]] * 4 + [h.names[1]] * 3 + [h.names[2]] * 2
+    assert [(r["role"], r["host"]) for r in ranks] == list(zip(roles, on)), ranks
 
 
 def test_a_restart_that_cannot_launch_is_ended_and_the_unreachable_host_left_out(hosts, toy, tmp_path):
