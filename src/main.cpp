@@ -26,6 +26,21 @@
 
 using namespace fedavg;
 
+namespace {
+
+// What every rank checks of the settled config before the roles start, and what rank 0 writes for the supervisor:
+// which rank plays which role on which host (scripts/supervise.py tells a learner host from the rest by it).
+void check_layout(const core::Config& cfg, const core::RankMap& map, const comm::Communicator& world,
+                  const training::Topology& topology, const core::RankInfo& me) {
+  training::warn_learners_beyond_cores(topology, map, me);
+  core::check_pipelines(cfg, map.pipelines());
+  core::check_faults(cfg.faults, map.world_size());
+  if (const auto names = world.host_names(); me.rank == 0)
+    core::write_file_atomic(cfg.out_dir / (cfg.settings.data_name + "_ranks.json"), map.to_json(names));
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   core::watch_rank();
   comm::Environment mpi(argc, argv);
@@ -58,15 +73,10 @@ int main(int argc, char** argv) {
       std::optional<core::FolderLock> folder_lock;  // rank 0: held from the folder's claim until the job ends
       core::Config cfg = training::settle_config(line, world, py, folder_lock);
       const auto plan = training::plan_run(cfg, topology, training::Strategy::traits(cfg.settings));
-      training::warn_learners_beyond_cores(topology, map, me);
       if (training::resumed_run_is_complete(cfg, world)) return 0;
-      core::check_pipelines(cfg, map.pipelines());
       liveness = cfg.settings.liveness_seconds;
       core::tell_watcher_liveness(liveness);
-      core::check_faults(cfg.faults, mpi.world_size());
-      // Which rank plays which role on which host, for scripts/supervise.py to tell a learner host from the rest.
-      if (const auto names = world.host_names(); me.rank == 0)
-        core::write_file_atomic(cfg.out_dir / (cfg.settings.data_name + "_ranks.json"), map.to_json(names));
+      check_layout(cfg, map, world, topology, me);
       const auto learners = world.split(me.role == core::Role::Dispatcher || me.role == core::Role::Learner, me.rank);
       const auto waits = comm::WaitPolicy::choose(cfg.settings.wait_profile, world.ranks_on_node(),
                                                   comm::WaitPolicy::usable_cores());
