@@ -11,6 +11,7 @@
     fused_neg     FusedNegCBOW, the default model "neg": its step one fused C++ kernel (fedavg_kernels)
     model_source  the model a run trains and its file, and the warning for an edit of a model the run does not
                   select
+    decompress    the plain copy a job reads in place of a compressed corpus (gzip, bzip2, xz); no torch
 
 engine.py imports these as the package runtime of the folder it is in (python/, or a copy given with --python:
 the program puts that folder first on sys.path).  Importing the package does no work.

@@ -18,13 +18,15 @@ struct Config {
   std::filesystem::path config_dir;  // holds vocab.txt, test.txt, cfg.json (and heldout.json when prepared)
   std::filesystem::path out_dir;     // outputs go here
   std::filesystem::path python_dir;  // holds library.py, engine.py, textpipe.py, ... (python/ or a copy)
-  std::vector<std::string> corpora;  // one pipeline per file
-  bool prepared = false;             // the job prepared config_dir from the corpora (no --config)
-  bool resume = false;               // continue from the checkpoint in out_dir
-  bool overwrite = false;            // replace the run in out_dir
-  std::string restarted;             // why the job this launch takes up failed (empty: not a restart)
-  std::filesystem::path init_from;   // --init-from: the checkpoint whose weights a new run starts from (empty: none)
-  std::vector<Fault> faults;         // --inject-fault, for tests
+  std::vector<std::string> corpora;  // one pipeline per file (a compressed file's plain copy in its place)
+  // The compressed files the command line named, by their index in corpora (training::settle_config).
+  std::map<std::size_t, std::string> compressed;
+  bool prepared = false;            // the job prepared config_dir from the corpora (no --config)
+  bool resume = false;              // continue from the checkpoint in out_dir
+  bool overwrite = false;           // replace the run in out_dir
+  std::string restarted;            // why the job this launch takes up failed (empty: not a restart)
+  std::filesystem::path init_from;  // --init-from: the checkpoint whose weights a new run starts from (empty: none)
+  std::vector<Fault> faults;        // --inject-fault, for tests
   Settings settings;
   // Where each key of the settings that is set came from ("PATH:LINE" or "command line: --dim 10").
   std::map<std::string, std::string> origins;
@@ -36,6 +38,8 @@ struct Config {
   std::filesystem::path vocab_path() const { return config_dir / "vocab.txt"; }
   std::filesystem::path test_path() const { return config_dir / "test.txt"; }
   std::filesystem::path cfg_path() const { return config_dir / "cfg.json"; }
+  // Where the plain copies of compressed corpora are kept (python/runtime/decompress.py).
+  std::filesystem::path plain_corpora_dir() const { return out_dir / "cache"; }
   // The lines held out of the corpora for test.txt (python/prepare.py writes it when it does not write the
   // training text itself); the Tokenizers skip them.
   std::filesystem::path held_out_path() const { return config_dir / "heldout.json"; }

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 
+#include "bridge/plain_corpus.hpp"
 #include "bridge/text.hpp"
 #include "comm/credit_line.hpp"
 #include "comm/messages.hpp"
@@ -36,6 +37,8 @@ class Sources {
   data::TokenSource& of(std::size_t file) {
     auto& slot = sources_[file];
     if (!slot) {
+      if (const auto it = ctx_.cfg.compressed.find(file); it != ctx_.cfg.compressed.end())
+        bridge::PlainCorpus(ctx_.py).ensure(it->second, ctx_.cfg.plain_corpora_dir());
       slot = std::make_unique<data::TokenSource>(
           [this](const char* block, std::size_t size, std::vector<std::int32_t>& out) { tokenize(block, size, out); },
           ctx_.cfg.corpora.at(file), ctx_.cfg.settings, ctx_.me, ctx_.cfg.vocab_path().string(),

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "bridge/interpreter.hpp"
+#include "bridge/plain_corpus.hpp"
 #include "bridge/prepare.hpp"
 #include "build_info.hpp"
 #include "comm/communicator.hpp"
@@ -86,6 +87,28 @@ void ship_config(const core::Config& cfg, const comm::Communicator& world, doubl
   }
 }
 
+// A compressed corpus is read through its plain copy (bridge::PlainCorpus): every rank takes the copy's path in
+// its place, the same on every host.
+void use_plain_copies(core::Config& cfg, bridge::Interpreter& py) {
+  bridge::PlainCorpus plain(py);
+  for (std::size_t i = 0; i < cfg.corpora.size(); ++i) {
+    if (const auto copy = plain.path(cfg.corpora[i], cfg.plain_corpora_dir())) {
+      cfg.compressed[i] = cfg.corpora[i];
+      cfg.corpora[i] = *copy;
+    }
+  }
+}
+
+// Rank 0 writes the plain copies it reads (preparing the config, the corpora's fingerprints, shards); each
+// Tokenizer makes sure of those of its host before it reads.
+void write_plain_copies(const core::Config& cfg, bridge::Interpreter& py) {
+  for (const auto& [i, source] : cfg.compressed) {
+    bridge::PlainCorpus(py).ensure(source, cfg.plain_corpora_dir());
+    std::printf("fedavg_mpi: corpus %s is read through its plain copy %s\n", source.c_str(), cfg.corpora[i].c_str());
+  }
+  std::fflush(stdout);
+}
+
 // A resume of a prepared run that moves its stop rules (--epoch, --max-rounds, --max-seconds, --target) writes them
 // into the run's cfg.json, so the folder still says how the run was made and the next --resume goes on from them.
 // The other settings a resume may change are its own and stay out of the file.
@@ -116,6 +139,7 @@ double prepare_seconds(const core::CommandLine& line) {
 core::Config settle_config(const core::CommandLine& line, const comm::Communicator& world, bridge::Interpreter& py,
                            std::optional<core::FolderLock>& lock) {
   core::Config cfg(line);
+  use_plain_copies(cfg, py);
   // A bad override fails now, on every rank alike, before anything is written or prepared.
   const auto given = core::parse_settings(R"({"data_name": "x", "bpe": 1, "bs": 1, "target": 1})", "cfg.json",
                                           line.overrides);
@@ -143,6 +167,7 @@ core::Config settle_config(const core::CommandLine& line, const comm::Communicat
     if (cfg.prepared && cfg.resume && !fs::exists(cfg.cfg_path()))
       throw core::InputError("output folder " + cfg.out_dir.string() + ": nothing to resume (no " +
                              cfg.cfg_path().string() + ", which a run without --config prepares)");
+    write_plain_copies(cfg, py);
     if (cfg.prepared && cfg.resume) record_stop_rules(cfg.cfg_path(), line.overrides);
     if (cfg.prepared && !cfg.resume) {
       const std::string summary = bridge::Prepare(py).run(cfg.corpora, cfg.config_dir,

@@ -226,6 +226,31 @@ def test_more_learners_than_cores_are_warned_of(app, corpus, tmp_path):
     assert proc.stderr.count("learners on the") == 1  # once per host
 
 
+def test_compressed_corpora_train_in_one_command_with_the_plain_files_vocabulary(app, corpus, tmp_path):
+    import bz2
+    import gzip
+    plain = mpiexec(app, 6, ["--out", tmp_path / "plain", "--max-rounds", 1, "--bpe", 2, "--bs", 64, "--min-count", 1,
+                             corpus], tmp_path)
+    assert plain.returncode == 0, plain.stderr
+    vocab = (tmp_path / "plain" / "config" / "vocab.txt").read_text()
+    for suffix, compress in ((".gz", gzip.compress), (".bz2", bz2.compress)):
+        packed = tmp_path / (corpus.name + suffix)
+        packed.write_bytes(compress(corpus.read_bytes()))
+        out = tmp_path / ("out" + suffix)
+        job = mpiexec(app, 6, ["--out", out, "--max-rounds", 1, "--bpe", 2, "--bs", 64, "--min-count", 1, packed],
+                      tmp_path)
+        assert job.returncode == 0, job.stderr
+        assert f"corpus {packed} is read through its plain copy {out}/cache/plain/" in job.stdout
+        assert (out / "config" / "vocab.txt").read_text() == vocab
+        assert (out / "mytext.h5").exists()  # named after the text, not the compressed file
+    # A file that does not decompress is bad input, named in one line.
+    broken = tmp_path / "broken.txt.gz"
+    broken.write_bytes(gzip.compress(corpus.read_bytes())[:200])
+    job = mpiexec(app, 6, ["--out", tmp_path / "broken", "--min-count", 1, broken], tmp_path, timeout=60)
+    assert job.returncode == 2, job.stderr
+    assert f"[fedavg] rank 0 (Dispatcher): {broken}: a gzip-compressed file that does not decompress" in job.stderr
+
+
 def test_overrides_apply_to_a_given_config(run_job):
     job = run_job(6, extra=["--set", "dim=8", "--max-rounds", "2", "--strategy", "diloco"])
     assert job.rc == 0, job.stderr
