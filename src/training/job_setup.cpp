@@ -123,13 +123,16 @@ void record_stop_rules(const fs::path& cfg_json, const std::vector<core::Overrid
   core::write_file_atomic(cfg_json, merged.dump(2) + "\n");
 }
 
-// How long the other ranks may wait while rank 0 prepares: the liveness limit, plus a second per MB of corpus.
-double prepare_seconds(const core::CommandLine& line) {
+// How long the other ranks may wait while rank 0 prepares: the liveness limit, plus a second per MB of corpus (a
+// compressed file counts as the plain text it may hold, up to kExpands times its size, which rank 0 first writes).
+double prepare_seconds(const core::Config& cfg) {
+  constexpr double kExpands = 10;
   double bytes = 0;
-  for (const auto& c : line.corpora) {
+  for (std::size_t i = 0; i < cfg.corpora.size(); ++i) {
+    const bool packed = cfg.compressed.count(i) > 0;
     std::error_code ec;
-    const auto n = fs::file_size(c, ec);
-    if (!ec) bytes += static_cast<double>(n);
+    const auto n = fs::file_size(packed ? cfg.compressed.at(i) : cfg.corpora[i], ec);
+    if (!ec) bytes += static_cast<double>(n) * (packed ? kExpands : 1);
   }
   return core::Settings{}.liveness_seconds * comm::kIndirect + bytes / 1e6;
 }
@@ -180,7 +183,7 @@ core::Config settle_config(const core::CommandLine& line, const comm::Communicat
       std::fflush(stdout);
     }
   }
-  if (cfg.prepared) ship_config(cfg, world, prepare_seconds(line));
+  if (cfg.prepared) ship_config(cfg, world, prepare_seconds(cfg));
   cfg.settings = core::load_settings(cfg.cfg_path(), line.overrides, nullptr, &cfg.origins);
   return cfg;
 }
