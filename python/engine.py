@@ -139,10 +139,20 @@ def get_state(model: Runnable) -> bytes:
 
 def set_state(model: Runnable, state: bytes) -> None:
     """Restores a state returned by get_state (on --resume).  Bytes in any
-    other format (a pickle) raise state_codec.StateFormatError, and
-    nothing in them runs."""
+    other format (a pickle), or a state that does not fit the model (a
+    field missing, or out of its range), raise
+    state_codec.StateFormatError naming the field, and nothing in them
+    runs."""
     if state and isinstance(model, Stateful):
-        model.load_state(state_codec.decode(state))
+        decoded = state_codec.decode(state)
+        try:
+            model.load_state(decoded)
+        except state_codec.StateFormatError:
+            raise
+        except KeyError as e:
+            raise state_codec.StateFormatError(f"it holds no field {e}") from None
+        except (TypeError, ValueError, IndexError) as e:
+            raise state_codec.StateFormatError(str(e)) from None
 
 
 def plan_steps(model: Runnable, steps) -> None:

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from . import state_codec
 from .noise import NoiseSampler, noise_weights
 from .placement import Placement
 from .written_marks import WrittenMarks
@@ -437,7 +438,7 @@ class FusedNegCBOW:
         return {"step": self.step, **self.sampler.state()}
 
     def load_state(self, state):
-        self.step = state["step"]
+        self.step = state_codec.steps(state)
         self.sampler.load_state(state)
 
     def embeddings(self):

@@ -97,5 +97,17 @@ class NoiseSampler:
                 "pool": self._pool[self._pos:].copy()}
 
     def load_state(self, state):
-        self.rng.bit_generator.state = state["rng"]
-        self._pool, self._pos = state["pool"], 0
+        """Takes a state() back; raises ValueError naming the field that is
+        not one (word ids outside the vocabulary above all)."""
+        pool = state["pool"]
+        if not isinstance(pool, np.ndarray) or pool.ndim != 1 or pool.dtype != np.int64:
+            raise ValueError("noise pool: not a list of word ids (int64)")
+        bad = np.flatnonzero((pool < 0) | (pool >= self.vocab_size))
+        if bad.size:
+            raise ValueError(f"noise pool: word id {int(pool[bad[0]])} is outside the vocabulary "
+                             f"(0 to {self.vocab_size - 1})")
+        try:
+            self.rng.bit_generator.state = state["rng"]
+        except (TypeError, ValueError, KeyError) as e:
+            raise ValueError(f"noise rng: not a generator's state ({e})") from None
+        self._pool, self._pos = pool, 0

@@ -6,10 +6,12 @@ little-endian bytes): each tensor or NumPy array of the state is one entry "t<i>
 shape and byte range, and the rest of the state (dicts, lists, tuples, numbers, strings, None) is a JSON skeleton in
 the header's "__metadata__" under "fedavg_state", with {"__array__": i} where array i stood ("fedavg_kinds" says
 whether each was a tensor or a NumPy array). Decoding reads JSON and
-copies bytes; anything else (a pickle, a damaged header, an array out of range) raises StateFormatError.
+copies bytes; anything else (a pickle, a damaged header, an array out of range, JSON nested too deep) raises
+StateFormatError, and nothing else.
 """
 
 import json
+import math
 import struct
 
 import numpy as np
@@ -59,18 +61,33 @@ def decode(data: bytes):
         skeleton = json.loads(header["__metadata__"][_KEY])
         kinds = json.loads(header["__metadata__"][_KINDS])
         entries = [(header[f"t{i}"], kind) for i, kind in enumerate(kinds)]
-    except (UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
-        raise StateFormatError(f"its header is not a learner state's ({e})") from None
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError, RecursionError) as e:
+        raise StateFormatError(f"its header is not a learner state's ({type(e).__name__}: {e})") from None
     body = memoryview(data)[8 + length:]
     arrays = [_array(entry, kind, body, i) for i, (entry, kind) in enumerate(entries)]
-    return _from_json(skeleton, arrays)
+    try:
+        return _from_json(skeleton, arrays)
+    except (ValueError, KeyError, TypeError, RecursionError) as e:
+        if isinstance(e, StateFormatError):
+            raise
+        raise StateFormatError(f"its state is not one this version writes ({type(e).__name__}: {e})") from None
+
+
+def steps(state, name="step"):
+    """``state[name]``, a count of steps: an int, 0 or more; raises StateFormatError naming it otherwise."""
+    value = state[name]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise StateFormatError(f"{name} is {value!r}: not a count of steps (an integer, 0 or more)")
+    return value
 
 
 def _array(entry, kind, body, i):
     try:
         dtype, shape, (begin, end) = entry["dtype"], entry["shape"], entry["data_offsets"]
         np_type = np.int16 if dtype == "BF16" else _DTYPES[dtype]
-        count = int(np.prod(shape, dtype=np.int64))
+        if not all(isinstance(n, int) and 0 <= n < 2**40 for n in [*shape, begin, end]):
+            raise ValueError("its shape and byte range must be integers, 0 or more")
+        count = math.prod(shape)
     except (KeyError, TypeError, ValueError) as e:
         raise StateFormatError(f"array {i}: bad entry ({e})") from None
     if not 0 <= begin <= end <= len(body) or end - begin != count * np.dtype(np_type).itemsize:

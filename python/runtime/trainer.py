@@ -22,6 +22,7 @@ import torch
 
 from modeling import Dense, IndexedTable, Table
 
+from . import state_codec
 from .noise import NoiseSampler
 from .table_rows import TableRows
 
@@ -308,7 +309,7 @@ class Trainer:
                 "torch_rng": torch.get_rng_state()}
 
     def load_state(self, state):
-        self.step = state["step"]
+        self.step = state_codec.steps(state)
         self.optimizer.load_state_dict(state["optimizer"])
         for name, table in self.tables.items():
             table.load_state(state["tables"][name])

@@ -105,10 +105,14 @@ std::vector<std::uint8_t> Library::get_state() {
 }
 
 void Library::set_state(const std::vector<std::uint8_t>& state) {
-  detail::guarded("engine.set_state", [&] {
-    if (state.empty() || !py::hasattr(impl_->mod, "set_state")) return;
-    impl_->mod.attr("set_state")(impl_->model, py::bytes(reinterpret_cast<const char*>(state.data()), state.size()));
-  });
+  detail::guarded(
+      "engine.set_state",
+      [&] {
+        if (state.empty() || !py::hasattr(impl_->mod, "set_state")) return;
+        impl_->mod.attr("set_state")(impl_->model,
+                                     py::bytes(reinterpret_cast<const char*>(state.data()), state.size()));
+      },
+      true);
 }
 
 double Library::current_lr() {

@@ -43,7 +43,9 @@ class Library {
   // The model's state besides the weights (optimizer moments, step counters, RNG), as opaque bytes; empty
   // when the model keeps none or engine.py defines no get_state.
   std::vector<std::uint8_t> get_state();
-  // Restores a state from get_state (ignored when engine.py defines no set_state, or `state` is empty).
+  // Restores a state from get_state (ignored when engine.py defines no set_state, or `state` is empty). Throws
+  // core::InputError with engine.set_state's words when the bytes are not a state of this model (a field missing
+  // or out of its range).
   void set_state(const std::vector<std::uint8_t>& state);
   // The model's current learning rate; NaN when library.py defines no current_lr.
   double current_lr();

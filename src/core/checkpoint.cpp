@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <future>
 #include <limits>
@@ -48,6 +49,14 @@ std::string hdf5_reason() {
   return found.system.empty() ? found.specific : found.system;
 }
 
+// `v` as %g would print it, with "NaN" and "inf" spelled out.
+std::string format_number(double v) {
+  if (std::isnan(v)) return "NaN";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
+}
+
 // `what`, and why if HDF5 says.
 [[noreturn]] void fail(const std::string& what) {
   const std::string why = hdf5_reason();
@@ -81,6 +90,8 @@ class Handle {
 
 // The attribute of every dataset that holds its checksum (core/checksum.hpp).
 constexpr const char* kChecksum = "xxh3";
+// The most rounds a checkpoint may record (2^40): more is a damaged or forged counter.
+constexpr std::int64_t kMaxRound = std::int64_t{1} << 40;
 // From this size on a dataset's checksum is taken on a thread of its own (about 1 ms of hashing).
 constexpr std::size_t kThreadedChecksum = std::size_t{8} << 20;
 
@@ -237,12 +248,185 @@ std::vector<std::uint8_t> learner_state(std::vector<std::uint8_t> bytes, const s
   return bytes;
 }
 
+// The bytes of a root attribute as its record holds them: its type class, then its value (a number's bytes in
+// native order, a string's text). A class the writer never writes gives the class alone.
+std::string attribute_bytes(hid_t root, const char* name, const std::string& file) {
+  Handle attr(H5Aopen(root, name, H5P_DEFAULT), H5Aclose, file + ": attribute " + name + " is unreadable");
+  Handle type(H5Aget_type(attr.get()), H5Tclose, file + ": type of attribute " + name);
+  const H5T_class_t kind = H5Tget_class(type.get());
+  std::string out(1, static_cast<char>(kind));
+  if (kind == H5T_STRING) return out + get_string_attr(root, name, file);
+  if (kind != H5T_INTEGER && kind != H5T_FLOAT) return out;
+  Handle space(H5Aget_space(attr.get()), H5Sclose, file + ": dataspace of attribute " + name);
+  Handle mem(H5Tget_native_type(type.get(), H5T_DIR_ASCEND), H5Tclose, file + ": type of attribute " + name);
+  const auto n = H5Sget_simple_extent_npoints(space.get());
+  if (n < 0 || n > 1024) return out;
+  std::string bytes(H5Tget_size(mem.get()) * static_cast<std::size_t>(n), '\0');
+  check(H5Aread(attr.get(), mem.get(), bytes.data()), file + ": cannot read attribute " + name);
+  return out + bytes;
+}
+
+// A dataset's record: its shape and checksum (0 if it carries none), each as 8 native bytes; a group's or another
+// link's, its kind.
+std::string object_bytes(hid_t group, const char* name, H5L_type_t link) {
+  if (link != H5L_TYPE_HARD) return "l";
+  const hid_t object = H5Oopen(group, name, H5P_DEFAULT);
+  if (object < 0) return "?";
+  Handle owner(object, H5Oclose, "");
+  if (H5Iget_type(object) != H5I_DATASET) return "g";
+  std::string out = "d";
+  const hid_t space = H5Dget_space(object);
+  if (space >= 0) {
+    Handle owned(space, H5Sclose, "");
+    hsize_t dims[H5S_MAX_RANK] = {};
+    const int rank = H5Sget_simple_extent_dims(space, dims, nullptr);
+    for (int i = 0; i < rank; ++i) out.append(reinterpret_cast<const char*>(&dims[i]), sizeof dims[i]);
+  }
+  std::uint64_t sum = 0;
+  if (H5Aexists(object, kChecksum) > 0) {
+    const hid_t attr = H5Aopen(object, kChecksum, H5P_DEFAULT);
+    if (attr >= 0) {
+      Handle owned(attr, H5Aclose, "");
+      if (H5Aread(attr, H5T_NATIVE_UINT64, &sum) < 0) sum = 0;
+    }
+  }
+  return out + std::string(reinterpret_cast<const char*>(&sum), sizeof sum);
+}
+
+// The checksum of the file's attributes and structure, which the root's attribute "xxh3" holds: XXH3 (as
+// checksum(texts)) of the sorted records "@NAME\0" + attribute_bytes for each root attribute but "xxh3", and
+// "/PATH\0" + object_bytes for every link in the file. So an edited attribute, or a dataset added, removed,
+// reshaped or taken from another checkpoint, no longer matches it.
+std::uint64_t structure_checksum(hid_t root, const std::string& file) {
+  struct Walk {
+    const std::string* file;
+    std::vector<std::string> records;
+    std::string error;
+  } walk{&file, {}, {}};
+  hsize_t at = 0;
+  const herr_t listed = H5Aiterate2(
+      root, H5_INDEX_NAME, H5_ITER_INC, &at,
+      [](hid_t loc, const char* name, const H5A_info_t*, void* data) -> herr_t {
+        auto& w = *static_cast<Walk*>(data);
+        if (std::strcmp(name, kChecksum) == 0) return 0;
+        try {
+          w.records.push_back("@" + std::string(name) + '\0' + attribute_bytes(loc, name, *w.file));
+        } catch (const Error& e) {
+          w.error = e.what();
+          return -1;
+        }
+        return 0;
+      },
+      &walk);
+  if (!walk.error.empty()) throw Error(walk.error);
+  check(listed, file + ": cannot list the attributes");
+  check(H5Lvisit(
+            root, H5_INDEX_NAME, H5_ITER_INC,
+            [](hid_t group, const char* name, const H5L_info_t* info, void* data) -> herr_t {
+              static_cast<Walk*>(data)->records.push_back("/" + std::string(name) + '\0' +
+                                                          object_bytes(group, name, info->type));
+              return 0;
+            },
+            &walk),
+        file + ": cannot list the datasets");
+  std::sort(walk.records.begin(), walk.records.end());
+  return checksum(walk.records);
+}
+
+// Throws naming the file unless its root carries the checksum of its attributes and structure, and it matches.
+void verify_structure(hid_t root, const std::string& file) {
+  if (H5Aexists(root, kChecksum) <= 0)
+    throw InputError(file + ": attribute " + kChecksum +
+                     " of the file (the checksum of its attributes and structure) is missing: a checkpoint of an older "
+                     "version, whose counters cannot be checked, so it is refused");
+  if (get_attr<std::uint64_t>(root, kChecksum, H5T_NATIVE_UINT64, file) != structure_checksum(root, file))
+    throw InputError(file +
+                     ": its attributes or the set of its datasets were edited: they do not match the file's "
+                     "checksum (attribute " +
+                     std::string(kChecksum) + ")");
+}
+
 // Throws naming the file and the parameter if `values` hold a NaN or an infinity.
 void check_finite(const std::vector<float>& values, const std::string& name, const std::string& file) {
   for (std::size_t i = 0; i < values.size(); ++i)
     if (!std::isfinite(values[i]))
       throw Error(file + ": parameter " + name + " holds " + (std::isnan(values[i]) ? "NaN" : "an infinity") +
                   " at value " + std::to_string(i) + ": the checkpoint's weights cannot be trained on");
+}
+
+// The run counters the root's attributes hold.
+CheckpointInfo read_info(hid_t root, const std::string& file) {
+  CheckpointInfo i;
+  i.round = get_attr<std::int64_t>(root, "round", H5T_NATIVE_INT64, file);
+  i.test_loss = get_attr<double>(root, "test_loss", H5T_NATIVE_DOUBLE, file);
+  i.train_loss = get_attr<double>(root, "train_loss", H5T_NATIVE_DOUBLE, file);
+  i.first_loss = get_attr<double>(root, "first_loss", H5T_NATIVE_DOUBLE, file);
+  i.windows_per_learner = get_attr<double>(root, "windows_per_learner", H5T_NATIVE_DOUBLE, file);
+  i.seconds = get_attr<double>(root, "seconds", H5T_NATIVE_DOUBLE, file);
+  i.sync_bytes = get_attr<double>(root, "sync_bytes", H5T_NATIVE_DOUBLE, file);
+  i.seed = get_attr<std::uint64_t>(root, "seed", H5T_NATIVE_UINT64, file);
+  i.data_name = get_string_attr(root, "data_name", file);
+  i.strategy = get_string_attr(root, "strategy", file);
+  return i;
+}
+
+// The learners' states, each empty (no state kept or collected) or in this version's format.
+std::vector<std::vector<std::uint8_t>> read_learner_states(hid_t root, const std::string& file) {
+  Handle group(H5Gopen2(root, "learner_state", H5P_DEFAULT), H5Gclose, file + ": group learner_state is missing");
+  H5G_info_t group_info{};
+  check(H5Gget_info(group.get(), &group_info), file + ": cannot list learner_state");
+  std::vector<std::vector<std::uint8_t>> states;
+  for (hsize_t i = 0; i < group_info.nlinks; ++i) {
+    const std::string name = "learner_state/" + std::to_string(i);
+    states.push_back(learner_state(get_dataset<std::uint8_t>(root, name, H5T_NATIVE_UINT8, file), name, file));
+  }
+  return states;
+}
+
+// Throws naming the file and the field unless `ok`: `field` holds `value`, which is outside `range`.
+void in_range(bool ok, const std::string& field, double value, const char* range, const std::string& file) {
+  if (!ok)
+    throw InputError(file + ": " + field + " is " + format_number(value) + ", outside its range (" + range + ")");
+}
+
+// Throws naming the file and the field unless every counter of `c` is in its range.
+void check_ranges(const Checkpoint& c, const std::string& file) {
+  const auto& i = c.info;
+  const auto at_least_0 = [](double v) { return std::isfinite(v) && v >= 0; };
+  in_range(i.round >= 0 && i.round <= kMaxRound, "attribute round", static_cast<double>(i.round), "0 to 2^40", file);
+  in_range(at_least_0(i.test_loss), "attribute test_loss", i.test_loss, "finite, 0 or more", file);
+  in_range(std::isnan(i.train_loss) || at_least_0(i.train_loss), "attribute train_loss", i.train_loss,
+           "NaN (no window trained yet), or finite, 0 or more", file);
+  in_range(at_least_0(i.first_loss), "attribute first_loss", i.first_loss, "finite, 0 or more", file);
+  in_range(at_least_0(i.windows_per_learner), "attribute windows_per_learner", i.windows_per_learner, "0 or more",
+           file);
+  in_range(at_least_0(i.seconds), "attribute seconds", i.seconds, "finite, 0 or more", file);
+  in_range(at_least_0(i.sync_bytes), "attribute sync_bytes", i.sync_bytes, "0 or more", file);
+  for (std::size_t p = 0; p < c.positions.size(); ++p) {
+    const std::string row = "dataset read_positions row " + std::to_string(p);
+    in_range(c.positions[p].offset >= 0, row + " offset", static_cast<double>(c.positions[p].offset), "0 or more",
+             file);
+    in_range(c.positions[p].passes >= 0, row + " passes", static_cast<double>(c.positions[p].passes), "0 or more",
+             file);
+  }
+  for (std::size_t p = 0; p < c.progress.size(); ++p) {
+    const std::string row = "dataset pipeline_progress row " + std::to_string(p);
+    in_range(at_least_0(c.progress[p].trained), row + " trained", c.progress[p].trained, "finite, 0 or more", file);
+    in_range(at_least_0(c.progress[p].pass_windows), row + " pass_windows", c.progress[p].pass_windows,
+             "finite, 0 or more", file);
+  }
+  for (std::size_t s = 0; s < c.shards.size(); ++s) {
+    const auto& h = c.shards[s];
+    const std::string row = "dataset shards row " + std::to_string(s);
+    in_range(h.file >= 0 && (c.corpora.empty() || h.file < static_cast<std::int64_t>(c.corpora.size())), row + " file",
+             static_cast<double>(h.file), "a corpus file's index", file);
+    in_range(h.begin >= 0 && h.begin <= h.end, row + " begin", static_cast<double>(h.begin), "0 to its end", file);
+    in_range(h.finished >= 0, row + " finished", static_cast<double>(h.finished), "0 or more", file);
+    in_range(h.windows >= -1, row + " windows", static_cast<double>(h.windows), "-1 or more", file);
+  }
+  for (std::size_t k = 0; k < c.strategy_state.size(); ++k)
+    in_range(std::isfinite(c.strategy_state[k]), "dataset strategy_state value " + std::to_string(k),
+             c.strategy_state[k], "finite", file);
 }
 
 }  // namespace
@@ -299,6 +483,7 @@ void write_checkpoint(const std::filesystem::path& path, const CheckpointContent
     put_attr(root, "seed", H5T_NATIVE_UINT64, info.seed, tmp);
     put_string_attr(root, "data_name", info.data_name, tmp);
     put_string_attr(root, "strategy", info.strategy, tmp);
+    put_attr(root, kChecksum, H5T_NATIVE_UINT64, structure_checksum(root, tmp), tmp);
     check(H5Fflush(root, H5F_SCOPE_GLOBAL), tmp + ": flush failed");
     file.close(tmp + ": cannot close the file");
   } catch (const Error&) {
@@ -321,16 +506,7 @@ Checkpoint read_checkpoint(const std::filesystem::path& path,
   Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, file + ": not a readable HDF5 checkpoint");
   Checkpoint c;
   const hid_t root = f.get();
-  c.info.round = get_attr<std::int64_t>(root, "round", H5T_NATIVE_INT64, file);
-  c.info.test_loss = get_attr<double>(root, "test_loss", H5T_NATIVE_DOUBLE, file);
-  c.info.train_loss = get_attr<double>(root, "train_loss", H5T_NATIVE_DOUBLE, file);
-  c.info.first_loss = get_attr<double>(root, "first_loss", H5T_NATIVE_DOUBLE, file);
-  c.info.windows_per_learner = get_attr<double>(root, "windows_per_learner", H5T_NATIVE_DOUBLE, file);
-  c.info.seconds = get_attr<double>(root, "seconds", H5T_NATIVE_DOUBLE, file);
-  c.info.sync_bytes = get_attr<double>(root, "sync_bytes", H5T_NATIVE_DOUBLE, file);
-  c.info.seed = get_attr<std::uint64_t>(root, "seed", H5T_NATIVE_UINT64, file);
-  c.info.data_name = get_string_attr(root, "data_name", file);
-  c.info.strategy = get_string_attr(root, "strategy", file);
+  c.info = read_info(root, file);
   for (const auto& [name, size] : expected) {
     auto values = get_dataset<float>(root, name, H5T_NATIVE_FLOAT, file);
     if (values.size() != size)
@@ -340,17 +516,11 @@ Checkpoint read_checkpoint(const std::filesystem::path& path,
     c.names.push_back(name);
     c.arrays.push_back(std::move(values));
   }
-  Handle group(H5Gopen2(root, "learner_state", H5P_DEFAULT), H5Gclose, file + ": group learner_state is missing");
-  H5G_info_t group_info{};
-  check(H5Gget_info(group.get(), &group_info), file + ": cannot list learner_state");
-  const hsize_t count = group_info.nlinks;
-  for (hsize_t i = 0; i < count; ++i)
-    c.learner_states.push_back(
-        learner_state(get_dataset<std::uint8_t>(root, "learner_state/" + std::to_string(i), H5T_NATIVE_UINT8, file),
-                      "learner_state/" + std::to_string(i), file));
+  c.learner_states = read_learner_states(root, file);
   const auto flat = get_dataset<std::int64_t>(root, "read_positions", H5T_NATIVE_INT64, file);
   for (std::size_t i = 0; i + 1 < flat.size(); i += 2) c.positions.push_back({flat[i], flat[i + 1]});
   c.strategy_state = get_dataset<float>(root, "strategy_state", H5T_NATIVE_FLOAT, file);
+  c.vocabulary = get_strings(root, "vocabulary", file);
   if (H5Lexists(root, "restarts", H5P_DEFAULT) > 0) c.restarts = get_strings(root, "restarts", file);
   if (H5Lexists(root, "shards", H5P_DEFAULT) > 0) {
     const auto shards = get_dataset<std::int64_t>(root, "shards", H5T_NATIVE_INT64, file);
@@ -365,6 +535,8 @@ Checkpoint read_checkpoint(const std::filesystem::path& path,
     const auto progress = get_dataset<double>(root, "pipeline_progress", H5T_NATIVE_DOUBLE, file);
     for (std::size_t i = 0; i + 1 < progress.size(); i += 2) c.progress.push_back({progress[i], progress[i + 1]});
   }
+  verify_structure(root, file);  // after the datasets, whose own checksums name the one that is damaged
+  check_ranges(c, file);
   return c;
 }
 
@@ -381,6 +553,13 @@ double epochs_trained(const std::vector<PipelineProgress>& progress, bool sharde
     least = std::min(least, p.trained / p.pass_windows);
   }
   return least;
+}
+
+std::uint64_t checkpoint_structure_checksum(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, file + ": not a readable HDF5 checkpoint");
+  return structure_checksum(f.get(), file);
 }
 
 CheckpointWords read_checkpoint_words(const std::filesystem::path& path, const std::vector<std::string>& names) {

@@ -66,6 +66,7 @@ struct Checkpoint {
   std::vector<float> strategy_state;                      // e.g. bmuf's block momentum (may be empty)
   std::vector<ShardProgress> shards;                      // with shards only (else empty)
   std::vector<CorpusSummary> corpora;                     // one per corpus file (empty in older checkpoints)
+  std::vector<std::string> vocabulary;                    // as read (write_checkpoint takes it from the content)
 };
 
 // What a checkpoint is written from: views of the run's state.
@@ -90,10 +91,16 @@ void write_checkpoint(const std::filesystem::path& path, const CheckpointContent
 // The HDF5 library's version, "1.10.8".
 std::string hdf5_version();
 
-// Reads a checkpoint; `expected` lists the parameter names and sizes it must hold. Throws core::Error naming
-// the file and what does not match.
+// Reads a checkpoint; `expected` lists the parameter names and sizes it must hold. Checks every dataset's
+// checksum, the file's checksum of its attributes and structure (a checkpoint without one, of an older version,
+// is refused), and that every counter is in its range. Throws core::Error naming the file and the field: a
+// core::InputError (bad input: the same resume fails again) for an edited, forged or older file.
 Checkpoint read_checkpoint(const std::filesystem::path& path,
                            const std::vector<std::pair<std::string, std::size_t>>& expected);
+
+// The checksum of `path`'s attributes and structure that its root's attribute "xxh3" holds (see the file's
+// structure_checksum): for tools and tests that edit a checkpoint on purpose. Throws core::Error naming the file.
+std::uint64_t checkpoint_structure_checksum(const std::filesystem::path& path);
 
 // What a new run takes from an earlier run's checkpoint (--init-from): its vocabulary (row i of a table is word
 // i) and the parameters it holds of those asked for, by name, flat.

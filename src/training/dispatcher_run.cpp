@@ -12,6 +12,7 @@
 #include "comm/messages.hpp"
 #include "comm/wait.hpp"
 #include "core/checkpoint.hpp"
+#include "core/checksum.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/output_folder.hpp"
@@ -156,8 +157,16 @@ void DispatcherRun::warn_if_exchange_dwarfs_training() const {
 }
 
 ResumeCheck::Run DispatcherRun::resumed_run() const {
-  return {checkpoint_path_,     s_.data_name,         core::strategy_name(s_.strategy), cfg_.corpora, corpora_,
-          ctx_.map.pipelines(), pipelines_.sharded(), cfg_.test_path().string()};
+  return {checkpoint_path_,
+          s_.data_name,
+          core::strategy_name(s_.strategy),
+          cfg_.corpora,
+          corpora_,
+          ctx_.map.pipelines(),
+          pipelines_.sharded(),
+          cfg_.test_path().string(),
+          vocab_.words.size(),
+          core::checksum(vocab_.words)};
 }
 
 void DispatcherRun::resume_pipelines(const core::Checkpoint& ck) {

@@ -37,7 +37,12 @@ LearnerRun::LearnerRun(const Context& ctx, Strategy& strategy)
                                               comm::Deadline::after(s_.liveness_seconds * comm::kIndirect),
                                               "the checkpointed state from the Dispatcher"),
                       state);
-    lib_.set_state(state);
+    try {
+      lib_.set_state(state);
+    } catch (const core::InputError& e) {  // found by this rank alone: reported at once, as a corpus error is
+      throw core::CorpusError((ctx.cfg.out_dir / (s_.data_name + ".h5")).string() + ": dataset learner_state/" +
+                              std::to_string(learner_) + ": " + e.what());
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/checksum.hpp"
 #include "core/error.hpp"
 #include "training/progress.hpp"
 
@@ -19,6 +20,10 @@ void ResumeCheck::check(const core::Checkpoint& ck) const {
   if (!run_.sharded && static_cast<int>(ck.positions.size()) != run_.pipelines)
     throw core::Error(run_.checkpoint + ": written with " + std::to_string(ck.positions.size()) +
                       " corpus file(s), this run has " + std::to_string(run_.pipelines));
+  if (ck.vocabulary.size() != run_.vocabulary_words || core::checksum(ck.vocabulary) != run_.vocabulary_sum)
+    throw core::InputError(run_.checkpoint + ": dataset vocabulary (" + std::to_string(ck.vocabulary.size()) +
+                           " words) differs from this run's vocabulary (" + std::to_string(run_.vocabulary_words) +
+                           " words): the checkpoint was written with another vocabulary");
 }
 
 void ResumeCheck::check_loss(double measured, double recorded) const {

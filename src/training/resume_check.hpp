@@ -1,8 +1,10 @@
 // What --resume checks before a run goes on from its checkpoint: that the checkpoint was written by a run of this
-// name and strategy, from these corpora, with a read position per pipeline, and that its weights still give the
-// test loss it recorded. Every error names the checkpoint.
+// name and strategy, from these corpora and this vocabulary, with a read position per pipeline, and that its weights
+// still give the test loss it recorded. Every error names the checkpoint.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,14 +24,17 @@ class ResumeCheck {
     std::vector<std::string> corpus_files;     // as the config names them
     std::vector<core::CorpusSummary> corpora;  // each corpus file as this run found it
     int pipelines = 0;
-    bool sharded = false;   // with shards the read positions are the shards', not one per pipeline
-    std::string test_path;  // the test set the loss is measured on
+    bool sharded = false;              // with shards the read positions are the shards', not one per pipeline
+    std::string test_path;             // the test set the loss is measured on
+    std::size_t vocabulary_words = 0;  // the run's vocabulary: its size and core::checksum
+    std::uint64_t vocabulary_sum = 0;
   };
 
   explicit ResumeCheck(Run run) : run_(std::move(run)) {}
 
   // Throws unless `ck` was written by a run of this name and strategy (core::Error), from these corpora
-  // (core::InputError; a checkpoint without summaries is not checked), with a position per pipeline (core::Error).
+  // (core::InputError; a checkpoint without summaries is not checked), with a position per pipeline (core::Error) and
+  // this run's vocabulary (core::InputError).
   void check(const core::Checkpoint& ck) const;
   // Throws core::Error unless the test loss `measured` on the weights just loaded is the one their checkpoint
   // `recorded`, within kLossTolerance (relative): a checkpoint whose weights do not give its loss is refused.

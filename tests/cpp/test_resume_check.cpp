@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "core/checksum.hpp"
 #include "core/error.hpp"
 #include "training/resume_check.hpp"
 
@@ -15,8 +16,19 @@ using fedavg::training::ResumeCheck;
 
 namespace {
 
+const std::vector<std::string> kWords = {"the", "cat", "sat"};
+
 ResumeCheck::Run two_corpora() {
-  return {"out/run.h5", "run", "fedavg", {"a.txt", "b.txt"}, {{100, 7}, {200, 8}}, 2, false, "config/test.txt"};
+  return {"out/run.h5",
+          "run",
+          "fedavg",
+          {"a.txt", "b.txt"},
+          {{100, 7}, {200, 8}},
+          2,
+          false,
+          "config/test.txt",
+          kWords.size(),
+          fedavg::core::checksum(kWords)};
 }
 
 // A checkpoint `run` would write.
@@ -26,6 +38,7 @@ Checkpoint written_by(const ResumeCheck::Run& run) {
   ck.info.strategy = run.strategy;
   ck.corpora = run.corpora;
   ck.positions.resize(static_cast<std::size_t>(run.pipelines));
+  ck.vocabulary = kWords;
   return ck;
 }
 
@@ -106,4 +119,15 @@ TEST(ResumeCheck, TheTestLossMustBeTheRecordedOne) {
             "out/run.h5: the test loss of its weights is 5.100000, it recorded 5.000000 when it was written: the "
             "file, or the test set config/test.txt, has changed since");
   EXPECT_FALSE(error_of<fedavg::core::Error>([&] { check.check_loss(std::nan(""), 5.0); }).empty());
+}
+
+TEST(ResumeCheck, RefusesAnotherVocabulary) {
+  const ResumeCheck check(two_corpora());
+  auto ck = written_by(two_corpora());
+  ck.vocabulary = {"the", "dog", "sat"};
+  EXPECT_EQ(error_of<fedavg::core::InputError>([&] { check.check(ck); }),
+            "out/run.h5: dataset vocabulary (3 words) differs from this run's vocabulary (3 words): the checkpoint was "
+            "written with another vocabulary");
+  ck.vocabulary.pop_back();
+  EXPECT_NE(error_of<fedavg::core::InputError>([&] { check.check(ck); }), "");
 }
