@@ -2,8 +2,11 @@
 the problem (issue: reliability). Each case builds a config folder or corpus with one defect."""
 
 import json
+import os
 import shutil
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -103,6 +106,12 @@ def corpus_case(tmp_path, name):
     if name == "directory":
         p.mkdir()
         return p, [f"{p}: is a directory"]
+    if name == "fifo":
+        os.mkfifo(p)  # opening it would block until a writer comes: it is refused unopened
+        return p, [f"corpus {p}: not a regular file (a FIFO (named pipe), which can be read only once): give a "
+                   "regular file"]
+    if name == "char_device":
+        return Path("/dev/zero"), ["corpus /dev/zero: not a regular file (a character device): give a regular file"]
     if name == "empty":
         p.write_text("")
         return p, [f"{p}: the file is empty"]
@@ -120,7 +129,8 @@ def corpus_case(tmp_path, name):
     raise AssertionError(name)
 
 
-@pytest.mark.parametrize("name", ["missing", "directory", "empty", "no_vocabulary_word", "binary", "enormous_word"])
+@pytest.mark.parametrize("name", ["missing", "directory", "fifo", "char_device", "empty", "no_vocabulary_word",
+                                  "binary", "enormous_word"])
 def test_bad_corpus(name, toy_config, tmp_path, run_job):
     corpus, expected = corpus_case(tmp_path, name)
     t0 = time.monotonic()
@@ -143,6 +153,40 @@ def test_a_corpus_that_subsampling_empties_names_sample(toy_config, tmp_path, ru
             "within one line without unknown words, after subsampling (sample 0.001") in job.stderr, job.stderr
     assert "(see cross_lines / cross_oov / sample in cfg.json)" in job.stderr
     assert run_job(5, corpora=[corpus], cfg={"sample": 0}, timeout=60).rc == 0
+
+
+@pytest.mark.parametrize("token_cache", [False, True])
+def test_a_corpus_that_shrinks_during_the_run_ends_it(token_cache, toy_config, tmp_path, run_job):
+    """A corpus truncated while the job trains on it: the Tokenizer finds it changed (at the latest when its pass
+    ends, whether it reads the file or replays its token cache) and the job ends with the bad-input status, naming
+    the file and what changed, instead of training on what is left."""
+    corpus = tmp_path / "shrinking.txt"
+    shutil.copy(toy_config / "train.txt", corpus)
+    size = corpus.stat().st_size
+    metrics = tmp_path / "out" / "toy_metrics.csv"
+    shrunk = []
+
+    def shrink_once_training():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if metrics.exists() and len(metrics.read_text().splitlines()) >= 2:
+                os.truncate(corpus, 1000)
+                shrunk.append(time.monotonic())
+                return
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=shrink_once_training)
+    watcher.start()
+    # A small shuffle pool, so that passes follow each other quickly; only max_seconds would stop the run.
+    job = run_job(5, corpora=[corpus], cfg={"token_cache": token_cache, "shuffle_windows": 1024, "max_rounds": 0,
+                                            "max_seconds": 60}, timeout=90)
+    watcher.join()
+    assert shrunk, "the job wrote no metrics row"
+    took = time.monotonic() - shrunk[0]
+    assert job.rc == 2, job.stderr
+    assert (f"[fedavg] rank 1 (Tokenizer): corpus {corpus}: changed while the job reads it: it now has 1000 bytes, "
+            f"{size} when the job opened it; a corpus must stay as it is until the job ends") in job.stderr, job.stderr
+    assert took < within(LIMIT), f"took {took:.1f} s"
 
 
 def test_a_corpus_given_twice_is_read_twice_with_a_warning(toy_config, run_job):

@@ -2,6 +2,7 @@
 
 import collections
 import json
+import os
 import random
 import subprocess
 import sys
@@ -161,6 +162,8 @@ def test_several_corpora_are_concatenated(tmp_path):
 @pytest.mark.parametrize("content, extra, fragment", [
     (None, [], "no such file"),
     ("<dir>", [], "is a directory"),
+    ("<fifo>", [], "not a regular file (a FIFO (named pipe), which can be "
+                   "read only once): give a regular file"),
     ("123 456 ...\n", [], "no words"),
     ("aa bb cc dd ee\n", ["--min-count", "2"], "no vocabulary words"),
     ("the and of\nthe and of\n", ["--stopwords", "--min-count", "1"],
@@ -173,6 +176,8 @@ def test_errors_exit_2_with_one_line(tmp_path, capsys, content, extra,
     path = tmp_path / "corpus.txt"
     if content == "<dir>":
         path.mkdir()
+    elif content == "<fifo>":
+        os.mkfifo(path)
     elif content is not None:
         path.write_text(content)
     code = prepare.main([str(path), "--out", str(tmp_path / "o")] + extra)
@@ -180,6 +185,13 @@ def test_errors_exit_2_with_one_line(tmp_path, capsys, content, extra,
     assert code == 2
     assert err.startswith(f"prepare: {path}:") and fragment in err
     assert err.count("\n") == 1
+
+
+def test_a_device_as_corpus_is_named_as_such(tmp_path, capsys):
+    code = prepare.main(["/dev/zero", "--out", str(tmp_path / "o")])
+    assert code == 2
+    assert capsys.readouterr().err == ("prepare: /dev/zero: not a regular file (a character device): give a "
+                                       "regular file\n")
 
 
 def test_cli_runs_as_a_script(tmp_path, corpus):
