@@ -99,6 +99,44 @@ def test_library_that_does_not_parse(broken_python, run_job):
     assert took < within(LIMIT), f"took {took:.1f} s"
 
 
+def physical_memory():
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+# Sizes whose buffers alone need more than the machine's memory: refused before anything is allocated, naming the
+# key, instead of a bare std::bad_alloc or the out-of-memory killer.
+MEMORY_CASES = {
+    # 10^12 windows a round of 5 ids, kept for prefetch_rounds (2) rounds and one more: 55 TiB.
+    "bs x bpe": (["--bs", "1000000", "--bpe", "1000000"], 0,
+                 'command line: --bs 1000000: "bs" (1000000) x the batches a learner trains a round (bpe or add_bpe: '
+                 "1000000), 1000000000000 windows of 5 ids that the Batcher keeps ready for 2 rounds (prefetch_rounds) "
+                 "and the learner holds for one, needs 54.6 TiB of memory, more than this machine has ("),
+    # The largest pool shuffle_windows allows, of the widest windows: 101 GiB.
+    "shuffle pool": (["--set", "shuffle_windows=268435456", "--set", "window=50"], 101 << 30,
+                     'command line: --set shuffle_windows=268435456: "shuffle_windows" (268435456 windows of 101 ids '
+                     "in a Batcher's shuffle pool) needs 101.0 GiB of memory, more than this machine has ("),
+    # A test-loss chunk's 4096 windows of 10^9 int64 noise words each: 30 TiB (the model's own check, in Python).
+    "negatives": (["--set", "model_args.negatives=1000000000"], 0,
+                  "command line: --set model_args.negatives=1000000000: model_args.negatives 1000000000: the noise "
+                  "words of 4096 windows (a batch of bs 64, or a test-loss chunk of up to 4096) need 29.8 TiB of "
+                  "memory, more than this machine has ("),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MEMORY_CASES))
+def test_a_size_beyond_the_machines_memory_is_refused_naming_its_key(case, run_job):
+    extra, needs, expected = MEMORY_CASES[case]
+    if needs and physical_memory() >= needs:
+        pytest.skip(f"this machine holds the {case} ({physical_memory() >> 30} GiB)")
+    t0 = time.monotonic()
+    job = run_job(5, extra=extra, timeout=60)
+    took = time.monotonic() - t0
+    assert job.rc == 2, job.stderr
+    lines = [ln for ln in job.stderr.splitlines() if ln.startswith("[fedavg] rank ") and " WARNING: " not in ln]
+    assert len(lines) == 1 and lines[0].startswith(f"[fedavg] rank 0 (Dispatcher): {expected}"), job.stderr
+    assert took < within(LIMIT), f"took {took:.1f} s"
+
+
 def corpus_case(tmp_path, name):
     p = tmp_path / f"{name}.txt"
     if name == "missing":
