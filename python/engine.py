@@ -42,7 +42,7 @@ import torch
 
 import library
 from modeling import Model
-from runtime import model_source, state_codec
+from runtime import memory, model_source, state_codec
 from runtime.contract import (ChecksArgs, FusedModelClass, HasOptimizer, ModelClass, PlansSteps, ReportsLr,
                               ReportsWrittenRows, Runnable, Stateful)
 from runtime.placement import Placement
@@ -69,13 +69,41 @@ _COPY_ON_CPU = False
 
 
 def param_shapes(cfg: dict) -> list:
-    """Names and shapes of all parameters, in flat-buffer order."""
+    """Names and shapes of all parameters, in flat-buffer order.  Refuses
+    (ConfigError) a model whose weights, or whose noise words of one batch
+    or test-loss chunk, would need more than the machine's memory."""
     opts = _options(cfg)
     cls = _model_class(opts)
     if _is_autograd(cls):
-        decl = declarations(_instance(cls, opts), opts["vocab_size"])
-        return [(name, d.shape) for name, d in decl.items()]
-    return [(name, tuple(shape)) for name, shape in _fused(cls).param_shapes(opts)]
+        model = _instance(cls, opts)
+        decl = declarations(model, opts["vocab_size"])
+        shapes = [(name, d.shape) for name, d in decl.items()]
+        negatives = getattr(model, "negatives", 0)
+    else:
+        shapes = [(name, tuple(shape)) for name, shape in _fused(cls).param_shapes(opts)]
+        negatives = cls.check_args(opts).get("negatives", 0) if isinstance(cls, ChecksArgs) else 0
+    _check_memory(opts, shapes, negatives)
+    return shapes
+
+
+def _check_memory(opts, shapes, negatives):
+    """ConfigError naming dim or model_args.negatives where the weights
+    (float32), or the noise words (int64) of a batch or of a test-loss chunk
+    (memory.EVAL_WINDOWS windows at most), alone need more than the
+    machine's memory."""
+    params = sum(math.prod(shape) for _, shape in shapes)
+    why = memory.too_big(4 * params)
+    if why:
+        raise ConfigError("dim", f"dim {opts['dim']} with {opts['vocab_size']} vocabulary words: the model's "
+                                 f"{params} float32 weights need {why}; lower dim or the vocabulary")
+    words = int(negatives) if isinstance(negatives, numbers.Integral) and not isinstance(negatives, bool) else 0
+    if words > 0:
+        rows = max(opts["bs"], memory.EVAL_WINDOWS)
+        why = memory.too_big(8 * rows * words)
+        if why:
+            raise ConfigError("model_args", f"model_args.negatives {negatives}: the noise words of {rows} windows "
+                                            f"(a batch of bs {opts['bs']}, or a test-loss chunk of up to "
+                                            f"{memory.EVAL_WINDOWS}) need {why}; lower model_args.negatives")
 
 
 def create(cfg: dict, weights: np.ndarray, init: bool) -> Runnable:

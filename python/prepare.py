@@ -30,8 +30,10 @@ runs anywhere.
 import argparse
 import collections
 import json
+import os
 import random
 import shutil
+import stat
 import sys
 from pathlib import Path
 
@@ -416,14 +418,36 @@ def _refuse_compressed(path):
                                "corpus must be UTF-8 text")
 
 
+_FILE_KINDS = ((stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"),
+               (stat.S_ISFIFO, "a FIFO (named pipe), which can be read only "
+                               "once"),
+               (stat.S_ISSOCK, "a socket"))
+
+
+def _check_corpus_file(path):
+    """Refuse a corpus that is missing or not a regular file, saying what
+    it is (without opening it: a FIFO would block the open)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise PrepareError(f"{path}: no such file") from None
+    except OSError as e:
+        raise PrepareError(f"{path}: cannot open: {e.strerror}") from None
+    if stat.S_ISDIR(mode):
+        raise PrepareError(f"{path}: is a directory, not a corpus file")
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _FILE_KINDS if test(mode)),
+                    "not a file")
+        raise PrepareError(f"{path}: not a regular file ({kind}): give a "
+                           f"regular file")
+
+
 def _check_inputs(args):
     """Refuse a missing corpus or evaluation file, or one that cannot be
     read, before anything is written."""
     for path in args.corpus:
-        if Path(path).is_dir():
-            raise PrepareError(f"{path}: is a directory, not a corpus file")
-        if not Path(path).is_file():
-            raise PrepareError(f"{path}: no such file")
+        _check_corpus_file(path)
         _refuse_compressed(path)
     for name, (_, read) in _EVAL_FILES.items():
         path = getattr(args, name, None)

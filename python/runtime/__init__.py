@@ -9,6 +9,7 @@
     placement     Placement: the weights as a model sees them (the C++ buffer, or its copy on a GPU)
     state_codec   a learner's state as plain arrays and JSON, for checkpoints
     fused_neg     FusedNegCBOW, the default model "neg": its step one fused C++ kernel (fedavg_kernels)
+    memory        the machine's physical memory, against which engine.param_shapes bounds a model's sizes
     model_source  the model a run trains and its file, and the warning for an edit of a model the run does not
                   select
     decompress    the plain copy a job reads in place of a compressed corpus (gzip, bzip2, xz); no torch

@@ -19,8 +19,9 @@ class InputError : public Error {
   using Error::Error;
 };
 
-// Bad input that one rank alone finds: a corpus file it reads (missing, empty, binary, no vocabulary word). That
-// rank reports it at once; the job ends with the bad-input status, as for InputError.
+// Bad input that one rank alone finds: a corpus file it reads (missing, not a regular file, empty, binary, no
+// vocabulary word, changed while the job reads it). That rank reports it at once; the job ends with the bad-input
+// status, as for InputError.
 class CorpusError : public InputError {
  public:
   using InputError::InputError;

@@ -30,6 +30,7 @@ struct Record {
   std::int32_t role = static_cast<std::int32_t>(Role::Unassigned);
   std::int32_t reported = 0;
   float stop_limit = kStopLimit;  // seconds the rank may stay stopped by a signal
+  std::int32_t limit_told = 0;    // stop_limit is half of the rank's liveness_seconds, not kStopLimit
 };
 
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
@@ -143,8 +144,11 @@ int wait_for(pid_t rank, int from_rank, Record& known) {
   }
   if (!known.reported)
     report(known, "stopped by signal " + signal_name(WSTOPSIG(status)) + host_name() + " for " +
-                      std::to_string(static_cast<int>(known.stop_limit)) +
-                      " s (half of liveness_seconds): ended, as every peer that waits on it is held up");
+                      std::to_string(static_cast<int>(known.stop_limit)) + " s (" +
+                      (known.limit_told ? "half of liveness_seconds"
+                                        : "the limit before the settings are read, half of the default "
+                                          "liveness_seconds") +
+                      "): ended, as every peer that waits on it is held up");
   ::kill(rank, SIGKILL);
   while (::waitpid(rank, &status, 0) < 0 && errno == EINTR) {
   }
@@ -227,6 +231,7 @@ void tell_watcher(const RankInfo& me) {
 
 void tell_watcher_liveness(double liveness_seconds) {
   g_told.stop_limit = static_cast<float>(liveness_seconds / 2);
+  g_told.limit_told = 1;
   send(g_told);
 }
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 
 #include "core/error.hpp"
 
@@ -45,16 +44,13 @@ class LineScan {
 }  // namespace
 
 LineReader::LineReader(std::string path, std::size_t block_bytes, std::int64_t max_line_bytes)
-    : path_(std::move(path)), block_bytes_(std::max<std::size_t>(block_bytes, 1)), max_line_bytes_(max_line_bytes) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path_, ec))
-    throw core::CorpusError("corpus " + path_ + ": is a directory, not a file");
+    : path_(std::move(path)),
+      file_(path_),
+      block_bytes_(std::max<std::size_t>(block_bytes, 1)),
+      max_line_bytes_(max_line_bytes) {
   in_.open(path_, std::ios::binary);
   if (!in_) throw core::CorpusError("corpus " + path_ + ": cannot open: " + std::strerror(errno));
-  in_.seekg(0, std::ios::end);
-  size_ = static_cast<std::int64_t>(in_.tellg());
-  if (size_ <= 0) throw core::CorpusError("corpus " + path_ + ": the file is empty");
-  in_.seekg(0);
+  size_ = file_.size();
   range_end_ = size_;
 }
 
@@ -84,6 +80,7 @@ bool LineReader::line_end_within(std::int64_t begin, std::int64_t end) const {
 }
 
 void LineReader::set_range(std::int64_t begin, std::int64_t end) {
+  file_.check_unchanged();
   if (begin < 0 || end > size_ || begin >= end)
     throw core::Error("corpus " + path_ + ": the byte range [" + std::to_string(begin) + ", " + std::to_string(end) +
                       ") lies outside the file (" + std::to_string(size_) + " bytes); was the corpus changed?");
@@ -99,6 +96,7 @@ void LineReader::set_range(std::int64_t begin, std::int64_t end) {
 }
 
 void LineReader::rewind() {
+  file_.check_unchanged();
   in_.clear();
   in_.seekg(range_begin_);
   carry_.clear();
@@ -167,6 +165,7 @@ bool LineReader::read_chunk(std::string& chunk) {
   in_.read(chunk.data(), static_cast<std::streamsize>(want));
   const auto got = static_cast<std::size_t>(in_.gcount());
   if (in_.bad()) throw core::Error("corpus " + path_ + ": read error: " + std::strerror(errno));
+  if (got < want) file_.check_unchanged();  // the file ends before the range does: it shrank
   if (const void* nul = std::memchr(chunk.data(), '\0', got); nul != nullptr) {
     const auto at = carry_.size() + static_cast<std::size_t>(static_cast<const char*>(nul) - chunk.data());
     carry_.append(chunk, 0, got);

@@ -2,12 +2,15 @@
 // boundaries: a shard), in blocks of whole lines, forever: at the end of the range it starts again from the
 // range's start and says so, so the Tokenizer can mark the epoch boundary. A line longer than max_line_bytes (text8 is
 // one line of 100 MB) comes in pieces of at most max_line_bytes, each cut just after a space or other ASCII non-letter,
-// so no word is cut and no more than max_line_bytes of one line is ever held.
+// so no word is cut and no more than max_line_bytes of one line is ever held. The file must not change while it is
+// read (data::CorpusFile): each new pass, and each new range, checks that it has not.
 #pragma once
 
 #include <cstdint>
 #include <fstream>
 #include <string>
+
+#include "data/corpus_file.hpp"
 
 namespace fedavg::data {
 
@@ -20,14 +23,16 @@ inline bool is_word_boundary(char c) {
 
 class LineReader {
  public:
-  // Throws core::Error naming the file if it cannot be opened or is empty.
+  // Throws core::CorpusError naming the file if it is not a regular file, cannot be opened or is empty.
   LineReader(std::string path, std::size_t block_bytes, std::int64_t max_line_bytes);
 
   // Replaces `out` with the next whole lines, about block_bytes of them (at least one line), or with the next
   // piece of a line longer than max_line_bytes: its longest start of at most max_line_bytes that ends in a word
   // boundary (is_word_boundary). Returns true when the block ends the range (by default the file); the next call
   // starts again at the range's start. Throws core::Error("file:line: ...") for NUL bytes (binary content) or a
-  // word longer than max_line_bytes (that many bytes of a longer line without a word boundary).
+  // word longer than max_line_bytes (that many bytes of a longer line without a word boundary), and
+  // core::CorpusError when the file changed since it was opened (checked at the end of each pass, and where the
+  // file ends before the range does).
   bool next_block(std::string& out);
 
   const std::string& path() const { return path_; }
@@ -41,9 +46,12 @@ class LineReader {
   // range or after a letter.
   void seek(std::int64_t offset, std::int64_t epochs);
   // Reads the bytes [begin, end) from now on, from `begin`; both must be 0, the file size or just after a line
-  // end or a word boundary (throws core::Error otherwise). The whole file is the range until this is called.
+  // end or a word boundary (throws core::Error otherwise; core::CorpusError if the file changed since it was
+  // opened). The whole file is the range until this is called.
   void set_range(std::int64_t begin, std::int64_t end);
   std::int64_t size() const { return size_; }
+  // Throws core::CorpusError naming the file and what changed unless it is as it was when opened.
+  void check_unchanged() const { file_.check_unchanged(); }
   // Whether the bytes [begin, end) of the file hold a line end; reads them in bounded chunks, leaving the read
   // position as it was.
   bool line_end_within(std::int64_t begin, std::int64_t end) const;
@@ -64,6 +72,7 @@ class LineReader {
   std::int64_t range_begin_ = 0;
   std::int64_t range_end_ = 0;
   std::string path_;
+  CorpusFile file_;
   std::size_t block_bytes_;
   std::int64_t max_line_bytes_;
   std::ifstream in_;

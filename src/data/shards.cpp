@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "data/corpus_file.hpp"
 #include "data/line_reader.hpp"
 
 namespace fedavg::data {
@@ -49,11 +50,9 @@ std::vector<Shard> cut_shards(const std::vector<std::string>& corpora, std::int6
   std::vector<Shard> out;
   for (std::size_t f = 0; f < corpora.size(); ++f) {
     const std::string& path = corpora[f];
+    const std::int64_t size = CorpusFile(path).size();  // a regular file of at least one byte
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw core::InputError("corpus " + path + ": cannot open: " + std::strerror(errno));
-    in.seekg(0, std::ios::end);
-    const auto size = static_cast<std::int64_t>(in.tellg());
-    if (size <= 0) throw core::InputError("corpus " + path + ": the file is empty");
+    if (!in) throw core::CorpusError("corpus " + path + ": cannot open: " + std::strerror(errno));
     for (std::int64_t begin = 0; begin < size;) {
       const std::int64_t end = begin + shard_bytes >= size
                                    ? size

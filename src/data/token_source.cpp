@@ -132,6 +132,7 @@ std::vector<std::int32_t> TokenSource::replay() {
   ++replayed_;
   offset_ = b.text_end;
   if (++next_block_ == replay_->blocks()) {
+    reader_.check_unchanged();  // a pass ends: the corpus must still be the text the cache holds
     next_block_ = 0;
     offset_ = range_begin_;
     ++passes_;

@@ -3,7 +3,8 @@
 // words and the end of each pass, and checks the text (invalid UTF-8 is warned about once; a file without a
 // single vocabulary word is an error). With a cache folder, the first whole pass over a range also writes its ids
 // to an on-disk token cache (data::TokenCacheWriter); later passes, and later runs on the same corpus,
-// vocabulary and held-out lines, replay it memory-mapped (data::TokenCache) with no call to the tokenizer.
+// vocabulary and held-out lines, replay it memory-mapped (data::TokenCache) with no call to the tokenizer. Read or
+// replayed, a corpus that changed since it was opened ends each pass with core::CorpusError (data::CorpusFile).
 #pragma once
 
 #include <cstdint>

@@ -17,6 +17,7 @@
 #include "core/log.hpp"
 #include "core/output_folder.hpp"
 #include "core/outputs.hpp"
+#include "core/physical_memory.hpp"
 #include "training/collectives/topology.hpp"
 #include "training/run_plan.hpp"
 #include "training/warm_start.hpp"
@@ -137,6 +138,26 @@ double prepare_seconds(const core::Config& cfg) {
   return core::Settings{}.liveness_seconds * comm::kIndirect + bytes / 1e6;
 }
 
+// Refuses sizes whose buffers alone would not fit in the machine's memory (each counted once: a lower bound of what
+// the job allocates): a round's windows, which a Batcher keeps ready for prefetch_rounds rounds and a learner holds
+// while it trains them, and the shuffle pool.
+void check_memory(const core::Config& cfg, const RunPlan& plan) {
+  const core::Settings& s = cfg.settings;
+  const double window_bytes = 4.0 * s.window_width();  // int32 ids
+  const auto round = plan.windows_per_round(s);
+  core::check_fits(static_cast<double>(s.prefetch_rounds + 1) * static_cast<double>(round) * window_bytes,
+                   cfg.where("bs"),
+                   "\"bs\" (" + std::to_string(s.bs) + ") x the batches a learner trains a round (bpe or add_bpe: " +
+                       std::to_string(plan.learner_bpe) + "), " + std::to_string(round) + " windows of " +
+                       std::to_string(s.window_width()) + " ids that the Batcher keeps ready for " +
+                       std::to_string(s.prefetch_rounds) + " rounds (prefetch_rounds) and the learner holds for one,",
+                   "lower bs or bpe");
+  core::check_fits(static_cast<double>(s.shuffle_windows) * window_bytes, cfg.where("shuffle_windows"),
+                   "\"shuffle_windows\" (" + std::to_string(s.shuffle_windows) + " windows of " +
+                       std::to_string(s.window_width()) + " ids in a Batcher's shuffle pool)",
+                   "lower shuffle_windows");
+}
+
 }  // namespace
 
 core::Config settle_config(const core::CommandLine& line, const comm::Communicator& world, bridge::Interpreter& py,
@@ -195,7 +216,9 @@ RunPlan plan_run(const core::Config& cfg, const Topology& topology, const Strate
                            ": \"exchange\": \"sparse\" applies to fedavg, bsp, bmuf and diloco (easgd exchanges "
                            "every weight; hogwild's learners share one copy)");
   }
-  return RunPlan::of(cfg.settings, topology, cfg.origins.count("add_power") > 0, traits);
+  const auto plan = RunPlan::of(cfg.settings, topology, cfg.origins.count("add_power") > 0, traits);
+  check_memory(cfg, plan);
+  return plan;
 }
 
 void warn_learners_beyond_cores(const Topology& topology, const core::RankMap& map, const core::RankInfo& me) {

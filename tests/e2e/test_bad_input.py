@@ -2,8 +2,11 @@
 the problem (issue: reliability). Each case builds a config folder or corpus with one defect."""
 
 import json
+import os
 import shutil
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -96,6 +99,44 @@ def test_library_that_does_not_parse(broken_python, run_job):
     assert took < within(LIMIT), f"took {took:.1f} s"
 
 
+def physical_memory():
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+# Sizes whose buffers alone need more than the machine's memory: refused before anything is allocated, naming the
+# key, instead of a bare std::bad_alloc or the out-of-memory killer.
+MEMORY_CASES = {
+    # 10^12 windows a round of 5 ids, kept for prefetch_rounds (2) rounds and one more: 55 TiB.
+    "bs x bpe": (["--bs", "1000000", "--bpe", "1000000"], 0,
+                 'command line: --bs 1000000: "bs" (1000000) x the batches a learner trains a round (bpe or add_bpe: '
+                 "1000000), 1000000000000 windows of 5 ids that the Batcher keeps ready for 2 rounds (prefetch_rounds) "
+                 "and the learner holds for one, needs 54.6 TiB of memory, more than this machine has ("),
+    # The largest pool shuffle_windows allows, of the widest windows: 101 GiB.
+    "shuffle pool": (["--set", "shuffle_windows=268435456", "--set", "window=50"], 101 << 30,
+                     'command line: --set shuffle_windows=268435456: "shuffle_windows" (268435456 windows of 101 ids '
+                     "in a Batcher's shuffle pool) needs 101.0 GiB of memory, more than this machine has ("),
+    # A test-loss chunk's 4096 windows of 10^9 int64 noise words each: 30 TiB (the model's own check, in Python).
+    "negatives": (["--set", "model_args.negatives=1000000000"], 0,
+                  "command line: --set model_args.negatives=1000000000: model_args.negatives 1000000000: the noise "
+                  "words of 4096 windows (a batch of bs 64, or a test-loss chunk of up to 4096) need 29.8 TiB of "
+                  "memory, more than this machine has ("),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MEMORY_CASES))
+def test_a_size_beyond_the_machines_memory_is_refused_naming_its_key(case, run_job):
+    extra, needs, expected = MEMORY_CASES[case]
+    if needs and physical_memory() >= needs:
+        pytest.skip(f"this machine holds the {case} ({physical_memory() >> 30} GiB)")
+    t0 = time.monotonic()
+    job = run_job(5, extra=extra, timeout=60)
+    took = time.monotonic() - t0
+    assert job.rc == 2, job.stderr
+    lines = [ln for ln in job.stderr.splitlines() if ln.startswith("[fedavg] rank ") and " WARNING: " not in ln]
+    assert len(lines) == 1 and lines[0].startswith(f"[fedavg] rank 0 (Dispatcher): {expected}"), job.stderr
+    assert took < within(LIMIT), f"took {took:.1f} s"
+
+
 def corpus_case(tmp_path, name):
     p = tmp_path / f"{name}.txt"
     if name == "missing":
@@ -103,6 +144,12 @@ def corpus_case(tmp_path, name):
     if name == "directory":
         p.mkdir()
         return p, [f"{p}: is a directory"]
+    if name == "fifo":
+        os.mkfifo(p)  # opening it would block until a writer comes: it is refused unopened
+        return p, [f"corpus {p}: not a regular file (a FIFO (named pipe), which can be read only once): give a "
+                   "regular file"]
+    if name == "char_device":
+        return Path("/dev/zero"), ["corpus /dev/zero: not a regular file (a character device): give a regular file"]
     if name == "empty":
         p.write_text("")
         return p, [f"{p}: the file is empty"]
@@ -120,7 +167,8 @@ def corpus_case(tmp_path, name):
     raise AssertionError(name)
 
 
-@pytest.mark.parametrize("name", ["missing", "directory", "empty", "no_vocabulary_word", "binary", "enormous_word"])
+@pytest.mark.parametrize("name", ["missing", "directory", "fifo", "char_device", "empty", "no_vocabulary_word",
+                                  "binary", "enormous_word"])
 def test_bad_corpus(name, toy_config, tmp_path, run_job):
     corpus, expected = corpus_case(tmp_path, name)
     t0 = time.monotonic()
@@ -143,6 +191,40 @@ def test_a_corpus_that_subsampling_empties_names_sample(toy_config, tmp_path, ru
             "within one line without unknown words, after subsampling (sample 0.001") in job.stderr, job.stderr
     assert "(see cross_lines / cross_oov / sample in cfg.json)" in job.stderr
     assert run_job(5, corpora=[corpus], cfg={"sample": 0}, timeout=60).rc == 0
+
+
+@pytest.mark.parametrize("token_cache", [False, True])
+def test_a_corpus_that_shrinks_during_the_run_ends_it(token_cache, toy_config, tmp_path, run_job):
+    """A corpus truncated while the job trains on it: the Tokenizer finds it changed (at the latest when its pass
+    ends, whether it reads the file or replays its token cache) and the job ends with the bad-input status, naming
+    the file and what changed, instead of training on what is left."""
+    corpus = tmp_path / "shrinking.txt"
+    shutil.copy(toy_config / "train.txt", corpus)
+    size = corpus.stat().st_size
+    metrics = tmp_path / "out" / "toy_metrics.csv"
+    shrunk = []
+
+    def shrink_once_training():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if metrics.exists() and len(metrics.read_text().splitlines()) >= 2:
+                os.truncate(corpus, 1000)
+                shrunk.append(time.monotonic())
+                return
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=shrink_once_training)
+    watcher.start()
+    # A small shuffle pool, so that passes follow each other quickly; only max_seconds would stop the run.
+    job = run_job(5, corpora=[corpus], cfg={"token_cache": token_cache, "shuffle_windows": 1024, "max_rounds": 0,
+                                            "max_seconds": 60}, timeout=90)
+    watcher.join()
+    assert shrunk, "the job wrote no metrics row"
+    took = time.monotonic() - shrunk[0]
+    assert job.rc == 2, job.stderr
+    assert (f"[fedavg] rank 1 (Tokenizer): corpus {corpus}: changed while the job reads it: it now has 1000 bytes, "
+            f"{size} when the job opened it; a corpus must stay as it is until the job ends") in job.stderr, job.stderr
+    assert took < within(LIMIT), f"took {took:.1f} s"
 
 
 def test_a_corpus_given_twice_is_read_twice_with_a_warning(toy_config, run_job):

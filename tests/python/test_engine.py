@@ -9,6 +9,7 @@ import torch.nn.functional as F
 
 import engine
 import library
+from runtime import memory
 
 MODELS = sorted(library.MODELS)
 V = 50
@@ -87,6 +88,25 @@ def test_a_refused_cfg_value_names_its_key(change, key):
         engine.param_shapes({**CFG, **change})
     assert e.value.key == key and str(e.value) == "cfg: " + e.value.message
     assert not e.value.message.startswith("cfg:")
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_sizes_beyond_the_machines_memory_are_refused_naming_their_key(model, monkeypatch):
+    """On a machine of 1 GiB: weights of a million words x 4096 (32 GiB) name dim; the noise words of a test-loss
+    chunk (4096 windows) x 10^5 negatives (3.1 GiB) name model_args; the defaults fit."""
+    monkeypatch.setattr(memory, "physical_memory", lambda: 1 << 30)
+    engine.param_shapes(config(model))
+    with pytest.raises(engine.ConfigError) as e:
+        engine.param_shapes(config(model, vocab_size=1_000_000, dim=4096, counts=None))
+    assert e.value.key == "dim" and "more than this machine has (1.0 GiB); lower dim" in e.value.message
+    if model == "softmax":
+        return  # no noise words
+    with pytest.raises(engine.ConfigError) as e:
+        engine.param_shapes(config(model, model_args={"negatives": 100_000}))
+    assert e.value.key == "model_args"
+    assert e.value.message == ("model_args.negatives 100000: the noise words of 4096 windows (a batch of bs 64, or a "
+                               "test-loss chunk of up to 4096) need 3.1 GiB of memory, more than this machine has "
+                               "(1.0 GiB); lower model_args.negatives")
 
 
 @pytest.mark.parametrize("model", MODELS)

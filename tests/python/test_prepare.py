@@ -2,6 +2,7 @@
 
 import collections
 import json
+import os
 import random
 import subprocess
 import sys
@@ -161,6 +162,8 @@ def test_several_corpora_are_concatenated(tmp_path):
 @pytest.mark.parametrize("content, extra, fragment", [
     (None, [], "no such file"),
     ("<dir>", [], "is a directory"),
+    ("<fifo>", [], "not a regular file (a FIFO (named pipe), which can be "
+                   "read only once): give a regular file"),
     ("123 456 ...\n", [], "no words"),
     ("aa bb cc dd ee\n", ["--min-count", "2"], "no vocabulary words"),
     ("the and of\nthe and of\n", ["--stopwords", "--min-count", "1"],
@@ -175,6 +178,8 @@ def test_errors_exit_2_with_one_line(tmp_path, capsys, content, extra,
     path = tmp_path / "corpus.txt"
     if content == "<dir>":
         path.mkdir()
+    elif content == "<fifo>":
+        os.mkfifo(path)
     elif content is not None:
         path.write_text(content)
     code = prepare.main([str(path), "--out", str(tmp_path / "o")] + extra)
@@ -201,6 +206,13 @@ def test_a_compressed_corpus_is_refused_with_what_to_run(tmp_path, capsys,
                    f"it first ({command} {path}); a corpus must be UTF-8 "
                    "text\n")
     assert not (tmp_path / "o").exists()
+
+
+def test_a_device_as_corpus_is_named_as_such(tmp_path, capsys):
+    code = prepare.main(["/dev/zero", "--out", str(tmp_path / "o")])
+    assert code == 2
+    assert capsys.readouterr().err == ("prepare: /dev/zero: not a regular file (a character device): give a "
+                                       "regular file\n")
 
 
 def test_cli_runs_as_a_script(tmp_path, corpus):
