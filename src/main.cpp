@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   core::tell_watcher(me);
   try {
     const core::CommandLine line = core::parse_command_line(argc, argv);
+    core::tell_watcher_liveness(core::liveness_hint(line));
     if (line.help) {
       if (me.rank == 0) std::cout << core::usage();
       return 0;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/json_depth.hpp"
 
 namespace fedavg::core {
 
@@ -34,8 +35,13 @@ std::string Config::where(const std::string& key) const {
   return it != origins.end() ? it->second : cfg_path().string();
 }
 
-int pipelines_hint(const CommandLine& line) {
-  int pipelines = 0;
+namespace {
+
+// The value of `key` that the command line, or else the cfg.json the job will read (--config's, or with --resume
+// the one the job prepared in OUT/config), gives before the settings are loaded; null if neither does or it cannot
+// be read (the loading of the settings reports that, with its place).
+nlohmann::json setting_hint(const CommandLine& line, const std::string& key) {
+  nlohmann::json value;
   try {
     const auto dir = line.config_dir ? *line.config_dir
                                      : (line.resume ? line.out_dir / "config" : std::filesystem::path());
@@ -43,15 +49,33 @@ int pipelines_hint(const CommandLine& line) {
       std::ifstream in(dir / "cfg.json");
       std::ostringstream os;
       os << in.rdbuf();
+      check_json_depth(os.str(), (dir / "cfg.json").string());
       const auto doc = nlohmann::json::parse(os.str());
-      if (doc.contains("pipelines") && doc["pipelines"].is_number_integer()) pipelines = doc["pipelines"].get<int>();
+      if (doc.is_object() && doc.contains(key)) value = doc[key];
     }
-    for (const auto& o : line.overrides)
-      if (o.key == "pipelines") pipelines = std::stoi(o.value);
+    for (const auto& o : line.overrides) {
+      if (o.key != key) continue;
+      check_json_depth(o.value, o.flag, false);
+      value = nlohmann::json::parse(o.value, nullptr, false);
+      if (value.is_discarded()) value = o.value;
+    }
   } catch (const std::exception&) {
-    // A bad value is reported, with its place, when the settings are loaded.
+    value = nullptr;
   }
+  return value;
+}
+
+}  // namespace
+
+int pipelines_hint(const CommandLine& line) {
+  const auto v = setting_hint(line, "pipelines");
+  const int pipelines = v.is_number_integer() ? v.get<int>() : 0;
   return pipelines > 0 ? pipelines : static_cast<int>(line.corpora.size());
+}
+
+double liveness_hint(const CommandLine& line) {
+  const auto v = setting_hint(line, "liveness_seconds");
+  return v.is_number() && v.get<double>() > 0 ? v.get<double>() : Settings{}.liveness_seconds;
 }
 
 void check_pipelines(const Config& cfg, int pipelines) {
@@ -62,21 +86,8 @@ void check_pipelines(const Config& cfg, int pipelines) {
 }
 
 int torch_threads_hint(const CommandLine& line) {
-  int threads = Settings{}.torch_threads;
-  try {
-    if (line.config_dir) {
-      std::ifstream in(*line.config_dir / "cfg.json");
-      std::ostringstream os;
-      os << in.rdbuf();
-      const auto doc = nlohmann::json::parse(os.str());
-      if (doc.contains("torch_threads") && doc["torch_threads"].is_number_integer())
-        threads = doc["torch_threads"].get<int>();
-    }
-    for (const auto& o : line.overrides)
-      if (o.key == "torch_threads") threads = std::stoi(o.value);
-  } catch (const std::exception&) {
-    // A bad value is reported, with its place, when the settings are loaded.
-  }
+  const auto v = setting_hint(line, "torch_threads");
+  const int threads = v.is_number_integer() ? v.get<int>() : Settings{}.torch_threads;
   return threads >= 1 && threads <= 1024 ? threads : Settings{}.torch_threads;
 }
 

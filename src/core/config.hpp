@@ -57,12 +57,15 @@ struct Config {
 };
 
 // The torch (and BLAS) threads the run will use, before its settings are loaded: the command line's, else
-// cfg.json's, else the default. Python must know it when it starts.
+// cfg.json's (as for pipelines_hint), else the default. Python must know it when it starts.
 int torch_threads_hint(const CommandLine& line);
 // The pipelines the job will have, before its settings are loaded (the rank map needs them): the command line's
 // `pipelines`, else that of cfg.json (--config's, or with --resume the one the job prepared in OUT/config), else
 // one per corpus file. The loaded settings are checked against it.
 int pipelines_hint(const CommandLine& line);
+// The liveness_seconds the run will use, before its settings are loaded (the command line's, else cfg.json's, else
+// the default): the rank's watcher ends a rank stopped by a signal for half of it from the start.
+double liveness_hint(const CommandLine& line);
 // Throws InputError unless the loaded settings give `pipelines` pipelines (what the rank map was built with).
 void check_pipelines(const Config& cfg, int pipelines);
 

@@ -21,9 +21,10 @@ void tell_watcher(const RankInfo& me);
 
 // The rank: its liveness_seconds. A rank stopped by a signal (SIGSTOP, SIGTSTP) for half of it is ended by its
 // watcher, which names it (`[fedavg] rank N (Role): stopped by signal 19 (SIGSTOP) on host H for 60 s ...`),
-// before the peers that wait on it run out of their own limits (liveness_seconds and more). Until it is told, the
-// limit is 60 s, half of the default liveness_seconds that the peers' waits before the settings are read use, and
-// the line says so ("60 s (the limit before the settings are read, ...)").
+// before the peers that wait on it run out of their own limits (liveness_seconds and more). main tells it the
+// command line's or cfg.json's value once the command line is read (core::liveness_hint) and the loaded one later;
+// until the first, the limit is 60 s, half of the default, and the line says so ("60 s (the limit before the
+// settings are read, ...)").
 void tell_watcher_liveness(double liveness_seconds);
 
 // The rank: it has printed its failure line, so the watcher adds none when the job's end kills it.
