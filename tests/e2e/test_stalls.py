@@ -62,8 +62,7 @@ def test_a_stopped_rank_is_named_within_half_its_liveness_limit(rank, role, app,
     assert took < LIVENESS / 2 + MARGIN, (took, lines)
 
 
-def test_a_rank_stopped_before_reading_its_settings_is_named_within_half_its_liveness_limit(app, toy_config,
-                                                                                             tmp_path):
+def test_a_rank_stopped_before_reading_its_settings_is_named_in_half_its_liveness(app, toy_config, tmp_path):
     """Before a rank has read its settings, its watcher already knows the liveness_seconds the command line or
     cfg.json gives, and ends a rank stopped by a signal after half of it."""
     cfg_dir = tmp_path / "config"
