@@ -16,6 +16,7 @@ import hashlib
 import lzma
 import os
 import shutil
+import stat
 from pathlib import Path
 
 # The first bytes of each kind this module reads, the module that reads it, and the suffixes its files end in.
@@ -37,8 +38,9 @@ def plain_path(path, cache_dir):
     """Where the plain copy of the corpus ``path`` is (whether or not it is written yet), or None when ``path``
     is not a compressed file this module reads (or cannot be read: the job reports that as for any corpus)."""
     try:
-        kind = _kind(path)
         st = os.stat(path)
+        # Only a regular file is read here: opening a FIFO would block (the job refuses anything else by its kind).
+        kind = _kind(path) if stat.S_ISREG(st.st_mode) else None
     except OSError:
         return None
     if kind is None:

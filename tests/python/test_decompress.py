@@ -33,6 +33,9 @@ def test_plain_text_needs_no_copy(tmp_path):
     assert decompress.plain_path(str(text), str(tmp_path / "cache")) is None
     assert decompress.ensure_plain(str(text), str(tmp_path / "cache")) is None
     assert decompress.plain_path(str(tmp_path / "missing.gz"), str(tmp_path / "cache")) is None
+    fifo = tmp_path / "fifo.gz"
+    os.mkfifo(fifo)
+    assert decompress.plain_path(str(fifo), str(tmp_path / "cache")) is None  # not opened: that would block
 
 
 def test_a_changed_file_gets_another_copy_and_a_copy_elsewhere_the_same(tmp_path):
