@@ -8,6 +8,7 @@
 
 #include "comm/communicator.hpp"
 #include "core/checkpoint.hpp"
+#include "core/error.hpp"
 #include "training/progress.hpp"
 
 namespace fedavg::training {
@@ -57,6 +58,8 @@ bool resumed_run_is_complete(const core::Config& cfg, const comm::Communicator& 
         if (outputs_written(cfg.out_dir / (cfg.settings.data_name + "_stats.txt"), ck.info.round))
           why = limit_reached(cfg.settings, ck);
       }
+    } catch (const core::InputError&) {
+      throw;  // a checkpoint refused as it is read: said at once, before any rank imports torch or builds a model
     } catch (const std::exception&) {
       why.clear();  // the resume reports what is wrong with it
     }

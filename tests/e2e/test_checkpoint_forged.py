@@ -37,8 +37,10 @@ def refused(run_job, checkpoint, text):
 EDITED = "its attributes or the set of its datasets were edited: they do not match the file's checksum"
 
 
-@pytest.mark.parametrize("name, value", [("round", -1), ("round", 1), ("round", 10**15),
-                                         ("first_loss", float("nan")), ("test_loss", float("inf"))])
+# Every attribute is covered by one checksum, and the C++ fuzz test (tests/cpp/test_checkpoint_fuzz.cpp) edits
+# each; here, through the whole job, an edit within range (round 2 -> 1 would rewrite rows of the metrics) and one
+# that would turn a check off.
+@pytest.mark.parametrize("name, value", [("round", 1), ("first_loss", float("nan"))])
 def test_an_edited_attribute_is_refused(run_job, finished_copy, name, value):
     checkpoint = finished_copy.out / "toy.h5"
     with h5py.File(checkpoint, "r+") as f:
@@ -46,8 +48,7 @@ def test_an_edited_attribute_is_refused(run_job, finished_copy, name, value):
     refused(run_job, checkpoint, EDITED)
 
 
-@pytest.mark.parametrize("name, value, shown", [("round", -1, "-1"), ("round", 10**15, "1000000000000000"),
-                                                ("first_loss", float("nan"), "NaN"),
+@pytest.mark.parametrize("name, value, shown", [("round", 10**15, "1000000000000000"),
                                                 ("test_loss", float("inf"), "inf")])
 def test_a_forged_attribute_out_of_its_range_is_refused(run_job, finished_copy, name, value, shown):
     checkpoint = finished_copy.out / "toy.h5"
@@ -78,7 +79,7 @@ def test_a_vocabulary_of_another_run_is_refused(run_job, finished_copy):
     refused(run_job, checkpoint, f"dataset vocabulary ({len(words)} words) differs from this run's vocabulary")
 
 
-@pytest.mark.parametrize("value, shown", [(float("nan"), "NaN"), (-1e9, "-1000000000")])
+@pytest.mark.parametrize("value, shown", [(-1e9, "-1000000000")])
 def test_forged_pipeline_progress_is_refused(run_job, finished_copy, value, shown):
     checkpoint = finished_copy.out / "toy.h5"
     with h5py.File(checkpoint, "r+") as f:

@@ -13,7 +13,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import JOB_TIMEOUT, ROOT, write_corpus
+from conftest import JOB_TIMEOUT, ROOT, job_config, write_corpus
 
 
 def mpiexec(app, n, args, cwd, timeout=JOB_TIMEOUT):
@@ -194,8 +194,6 @@ def test_a_resume_that_moves_the_stop_rule_records_it_and_names_what_was_trained
     again = mpiexec(app, 6, command + ["--resume"], tmp_path, timeout=30)
     assert again.returncode == 0, again.stderr
     assert f"--resume --epoch N, with N above {trained:.2f}" in again.stdout, again.stdout
-    below = mpiexec(app, 6, command + ["--resume", "--epoch", 0.08], tmp_path, timeout=30)
-    assert f"--resume --epoch N, with N above {trained:.2f}" in below.stdout, below.stdout
 
 
 def test_a_corpus_smaller_than_a_step_says_it_trained_past_its_passes(app, tmp_path):
@@ -213,10 +211,11 @@ def test_a_corpus_smaller_than_a_step_says_it_trained_past_its_passes(app, tmp_p
     assert said and abs(float(said.group(1)) - trained) < 0.06, proc.stderr
 
 
-def test_more_learners_than_cores_are_warned_of(app, corpus, tmp_path):
+def test_more_learners_than_cores_are_warned_of(app, toy_config, tmp_path):
     # One core for the job (taskset): its two learners share it.
-    proc = subprocess.run(["taskset", "-c", "0", "mpiexec", "-n", "6", str(app), "--out", str(tmp_path / "out"),
-                           "--max-rounds", "1", "--bpe", "2", "--bs", "64", "--min-count", "1", str(corpus)],
+    config = job_config(tmp_path / "config", toy_config, {"max_rounds": 1, "bpe": 1})
+    proc = subprocess.run(["taskset", "-c", "0", "mpiexec", "-n", "6", str(app), "--config", str(config), "--out",
+                           str(tmp_path / "out"), str(toy_config / "train.txt")],
                           capture_output=True, text=True, timeout=JOB_TIMEOUT, cwd=tmp_path,
                           env={**os.environ, "MPIEXEC_TIMEOUT": str(JOB_TIMEOUT - 5)})
     assert proc.returncode == 0, proc.stderr
@@ -229,20 +228,21 @@ def test_more_learners_than_cores_are_warned_of(app, corpus, tmp_path):
 def test_compressed_corpora_train_in_one_command_with_the_plain_files_vocabulary(app, corpus, tmp_path):
     import bz2
     import gzip
-    plain = mpiexec(app, 6, ["--out", tmp_path / "plain", "--max-rounds", 1, "--bpe", 2, "--bs", 64, "--min-count", 1,
-                             corpus], tmp_path)
-    assert plain.returncode == 0, plain.stderr
-    vocab = (tmp_path / "plain" / "config" / "vocab.txt").read_text()
-    for suffix, compress in ((".gz", gzip.compress), (".bz2", bz2.compress)):
-        packed = tmp_path / (corpus.name + suffix)
-        packed.write_bytes(compress(corpus.read_bytes()))
-        out = tmp_path / ("out" + suffix)
-        job = mpiexec(app, 6, ["--out", out, "--max-rounds", 1, "--bpe", 2, "--bs", 64, "--min-count", 1, packed],
-                      tmp_path)
-        assert job.returncode == 0, job.stderr
-        assert f"corpus {packed} is read through its plain copy {out}/cache/plain/" in job.stdout
-        assert (out / "config" / "vocab.txt").read_text() == vocab
-        assert (out / "mytext.h5").exists()  # named after the text, not the compressed file
+    import sys
+    sys.path.insert(0, str(ROOT / "python"))
+    import prepare  # the config the job prepares from the same text, plain
+    prepare.prepare_job([str(corpus), str(corpus)], str(tmp_path / "plain"), {"min_count": 1})
+    packed = [tmp_path / (corpus.name + ".gz"), tmp_path / (corpus.name + ".bz2")]
+    packed[0].write_bytes(gzip.compress(corpus.read_bytes()))
+    packed[1].write_bytes(bz2.compress(corpus.read_bytes()))
+    out = tmp_path / "out"
+    job = mpiexec(app, 9, ["--out", out, "--max-rounds", 1, "--bpe", 2, "--bs", 64, "--min-count", 1, *packed],
+                  tmp_path)
+    assert job.returncode == 0, job.stderr
+    for p in packed:
+        assert f"corpus {p} is read through its plain copy {out}/cache/plain/" in job.stdout
+    assert (out / "config" / "vocab.txt").read_text() == (tmp_path / "plain" / "vocab.txt").read_text()
+    assert (out / "mytext.h5").exists()  # named after the text, not the compressed file
     # A file that does not decompress is bad input, named in one line.
     broken = tmp_path / "broken.txt.gz"
     broken.write_bytes(gzip.compress(corpus.read_bytes())[:200])
