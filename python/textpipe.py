@@ -1,7 +1,9 @@
 """Tokenization and input-file parsing for fedavg_mpi.
 
 Pipeline ranks import this module, so it must never import torch: only the
-standard library and NumPy are allowed here.
+standard library and NumPy are allowed here.  NumPy is imported by the
+functions that use it: the Filter and the Batcher only read the vocabulary,
+and skip its import.
 
 Tokenization rule (kept from the 2019 report): lowercase the text, turn every
 non-letter into a space and split on whitespace.  A "letter" is a Unicode
@@ -21,10 +23,14 @@ Public surface (see docs/python_interface.md):
     Tokenizer(vocab).tokenize(data) UTF-8 bytes -> int32 token ids
 """
 
+from __future__ import annotations
+
 import re
 from itertools import repeat
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 BREAK = -1  # end of a line: windows never cross it
 OOV = -2    # a word that is not in the vocabulary
@@ -118,6 +124,8 @@ def load_test(path, vocab, window: int) -> np.ndarray:
     Raises ValueError("<path>:<line>: <reason>") for a line with the wrong
     number of words, a word not in ``vocab``, or a file with no windows.
     """
+    import numpy as np
+
     if window < 1:
         raise ValueError(f"{path}: window must be >= 1, got {window}")
     width = 2 * window + 1
@@ -195,6 +203,8 @@ class Tokenizer:
         one for a final non-empty line without '\\n').  Invalid UTF-8 is
         replaced by U+FFFD, a non-letter.  ``data`` is not kept.
         """
+        import numpy as np
+
         raw = bytes(data)
         ascii_only = raw.isascii()
         if ascii_only:
@@ -217,6 +227,8 @@ class Tokenizer:
         Such a candidate may hold non-ASCII digits, so it can yield zero,
         one or several words.
         """
+        import numpy as np
+
         get = self._ids.get
         pieces, start = [], 0
         for i in np.flatnonzero(ids == OOV).tolist():

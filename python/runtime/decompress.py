@@ -6,22 +6,21 @@ folder is named by a hash of the compressed file's name, size and first and last
 copy, and the same file (or a copy of it on another host) keeps its copy across runs and resumes.  Ranks of one
 host that need the copy at once take turns on a lock: one writes it (to a temporary file, renamed when whole), the
 others find it there.
-Standard library only: the pipeline ranks import it, and they never import torch.
+Standard library only: the pipeline ranks import it, and they never import torch.  The decompressors are imported
+only to decompress: most jobs read plain text, and every pipeline rank imports this module.
 """
 
-import bz2
 import fcntl
-import gzip
 import hashlib
-import lzma
+import importlib
 import os
 import shutil
 import stat
 from pathlib import Path
 
 # The first bytes of each kind this module reads, the module that reads it, and the suffixes its files end in.
-KINDS = [(b"\x1f\x8b", gzip, (".gz", ".gzip")), (b"BZh", bz2, (".bz2", ".bzip2")),
-         (b"\xfd7zXZ\x00", lzma, (".xz",))]
+KINDS = [(b"\x1f\x8b", "gzip", (".gz", ".gzip")), (b"BZh", "bz2", (".bz2", ".bzip2")),
+         (b"\xfd7zXZ\x00", "lzma", (".xz",))]
 CHUNK = 1 << 20
 
 
@@ -67,7 +66,8 @@ def ensure_plain(path, cache_dir):
         return plain
     folder = Path(plain).parent
     folder.mkdir(parents=True, exist_ok=True)
-    module, _ = _kind(path)
+    module = importlib.import_module(_kind(path)[0])
+    lzma_error = importlib.import_module("lzma").LZMAError  # what a damaged xz file raises
     with open(folder / ".lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.isfile(plain):
@@ -78,7 +78,7 @@ def ensure_plain(path, cache_dir):
             with module.open(path, "rb") as src, os.fdopen(fd, "wb") as dst:
                 shutil.copyfileobj(src, dst, CHUNK)
             os.replace(tmp, plain)
-        except (OSError, EOFError, lzma.LZMAError) as e:
+        except (OSError, EOFError, lzma_error) as e:
             if os.path.lexists(tmp):
                 os.unlink(tmp)
             raise ValueError(f"{path}: a {module.__name__}-compressed file that does not decompress: {e}") from None
