@@ -49,14 +49,9 @@ class NegCBOW(Model):
         return negative_sampling(h, p.out_vectors, target, noise)
 
     def optimizer(self, params):
-        # The loss is a batch mean: times bs, lr is a rate per window.  The
-        # context rows get 2*window times that: word2vec gives each of them
-        # the whole gradient of h, not its 1/(2*window) share.
-        lr = self.lr * self.cfg["bs"]
-        rest = [t for name, t in params.items() if name != "embedding"]
-        return torch.optim.SGD([{"params": [params["embedding"]],
-                                 "lr": lr * 2 * self.cfg["window"]},
-                                {"params": rest}], lr=lr)
+        # SGD at word2vec's rates (Model.sgd_groups): lr per window for the
+        # rows of words, lr itself for a parameter that every window uses.
+        return torch.optim.SGD(self.sgd_groups(params), lr=self.lr)
 
 
 class SoftmaxCBOW(Model):

@@ -47,6 +47,29 @@ class Model:
         """A torch.optim optimizer over ``params`` ({name: tensor})."""
         raise NotImplementedError
 
+    def sgd_groups(self, params):
+        """torch.optim.SGD's parameter groups over ``params`` at word2vec's
+        rates, for a loss that is the batch's mean.  A parameter with a row
+        per word (a Table, or a Dense [vocab_size, ...]) is in a few windows
+        of a batch: its rate is lr * bs, lr per window.  "embedding", the
+        context rows, gets 2 * window times that: word2vec gives each of
+        them the whole gradient of h, not its 1/(2 * window) share.  Any
+        other parameter (a layer, a weight per position) is in every
+        window: its gradient is already the batch's mean, and its rate is
+        lr (lr * bs would grow with the batch and diverge)."""
+        lr, v = self.lr * self.cfg["bs"], self.cfg["vocab_size"]
+        shared = {name for name, kind in self.params().items()
+                  if isinstance(kind, Dense) and kind.shape[0] != v}
+        rows = [t for name, t in params.items()
+                if name != "embedding" and name not in shared]
+        groups = [{"params": [params["embedding"]],
+                   "lr": lr * 2 * self.cfg["window"]},
+                  {"params": rows, "lr": lr}]
+        if shared:  # a model without one keeps the two groups it always had
+            groups.append({"params": [params[name] for name in shared],
+                           "lr": self.lr})
+        return groups
+
 
 class _Param:
     def __init__(self, shape, init):
