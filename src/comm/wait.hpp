@@ -14,6 +14,9 @@ namespace fedavg::comm {
 inline constexpr double kDirect = 1.0;
 inline constexpr double kBatch = 1.25;    // a learner waiting for its Batcher, which may itself wait on its Filter
 inline constexpr double kSlowPeer = 1.5;  // the Dispatcher waiting for a learner that may itself be starved
+// A learner waiting for the Dispatcher's next round, while the Dispatcher may itself wait on another learner (in a
+// collective with a peer whose host is cut off) or end the round: the Dispatcher, at 1x, names the stall first.
+inline constexpr double kNextRound = 1.5;
 inline constexpr double kIndirect = 2.0;
 
 // A liveness deadline: `seconds` from when it was made.
