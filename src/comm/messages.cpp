@@ -53,13 +53,15 @@ WindowRequest WindowRequest::decode(const Wire& w) {
   return WindowRequest{w[0]};
 }
 
-ShardGrant::Wire ShardGrant::encode() const { return {shard, file, begin, end, epoch}; }
+ShardGrant::Wire ShardGrant::encode() const { return {shard, file, begin, end, epoch, ahead}; }
 
 ShardGrant ShardGrant::decode(const Wire& w) {
-  if (w[0] < 0 || w[1] < 0 || w[2] < 0 || w[3] <= w[2] || w[4] < 0)
-    throw Error("Shard message [" + std::to_string(w[0]) + ", " + std::to_string(w[1]) + ", " + std::to_string(w[2]) +
-                ", " + std::to_string(w[3]) + ", " + std::to_string(w[4]) + "] is not a shard");
-  return ShardGrant{w[0], w[1], w[2], w[3], w[4]};
+  if (w[0] < 0 || w[1] < 0 || w[2] < 0 || w[3] <= w[2] || w[4] < 0 || w[5] < 1) {
+    std::string fields;
+    for (const auto v : w) fields += (fields.empty() ? "" : ", ") + std::to_string(v);
+    throw Error("Shard message [" + fields + "] is not a shard");
+  }
+  return ShardGrant{w[0], w[1], w[2], w[3], w[4], w[5]};
 }
 
 ShardDone::Wire ShardDone::encode() const { return {shard, epoch}; }

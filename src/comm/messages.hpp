@@ -66,17 +66,19 @@ struct WindowRequest {
 };
 
 // Dispatcher -> Tokenizer (shards): read bytes [begin, end) of corpus file `file` (shard `shard`) for `epoch`.
-// The Dispatcher grants every Tokenizer kShardsAhead at start, so it holds the next while it reads one.
-inline constexpr int kShardsAhead = 2;
+// The Dispatcher grants every Tokenizer `ahead` shards at start (the same in every grant), so it holds the next
+// ones while it reads one, then one for each it has read.
 struct ShardGrant {
   std::int64_t shard = 0;
   std::int64_t file = 0;
   std::int64_t begin = 0;
   std::int64_t end = 0;
   std::int64_t epoch = 0;
-  using Wire = std::array<std::int64_t, 5>;
+  std::int64_t ahead = 0;
+  using Wire = std::array<std::int64_t, 6>;
   Wire encode() const;
-  static ShardGrant decode(const Wire& w);  // throws comm::Error unless the fields are >= 0 and begin < end
+  // Throws comm::Error unless the fields are >= 0, begin < end and ahead >= 1.
+  static ShardGrant decode(const Wire& w);
 };
 
 // Tokenizer -> Dispatcher (shards): it has read all of shard `shard` for `epoch`; the Dispatcher answers with the

@@ -236,9 +236,9 @@ class ArgvParser {
 
 std::string usage() {
   return "usage: mpiexec -n N fedavg_mpi [options] corpus1.txt [corpus2.txt ...]\n"
-         "Each corpus file gets a pipeline (Tokenizer, Filter, Batcher); with --pipelines P (and --shard-mb M) the\n"
-         "corpora are cut into shards of about M MiB that P pipelines share. N must be at least 4 * pipelines + 1,\n"
-         "and the ranks left over are learners.\n"
+         "Each corpus file gets a pipeline (Tokenizer, Filter, Batcher), or --pipelines P share them; several files\n"
+         "(or pipelines) are cut into shards that the pipelines read in step, so --epoch E trains E passes over\n"
+         "each file. N must be at least 4 * pipelines + 1, and the ranks left over are learners.\n"
          "\n"
          "options:\n"
          "  --config DIR   folder with vocab.txt, test.txt and cfg.json; without it the job prepares one from the\n"

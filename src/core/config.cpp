@@ -26,8 +26,8 @@ Config::Config(const CommandLine& line)
       faults(line.faults) {}
 
 std::int64_t Config::shard_bytes() const {
-  const double mb = settings.shard_mb > 0 ? settings.shard_mb : kDefaultShardMb;
-  return std::max<std::int64_t>(1, static_cast<std::int64_t>(mb * 1048576.0));
+  if (settings.shard_mb <= 0) return 0;
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(settings.shard_mb * 1048576.0));
 }
 
 std::string Config::where(const std::string& key) const {
@@ -83,6 +83,13 @@ void check_pipelines(const Config& cfg, int pipelines) {
     throw InputError(cfg.cfg_path().string() + ": \"pipelines\" gives " + std::to_string(cfg.pipelines()) +
                      " pipelines, but the ranks were laid out for " + std::to_string(pipelines) +
                      "; give --pipelines on the command line");
+  const auto& s = cfg.settings;
+  if (s.pipeline_per_file && (s.shard_mb > 0 || cfg.pipelines() != static_cast<int>(cfg.corpora.size())))
+    throw InputError(
+        cfg.where("pipeline_per_file") + ": pipeline_per_file gives each of the " + std::to_string(cfg.corpora.size()) +
+        " corpus file(s) a pipeline of its own, but " +
+        (s.shard_mb > 0 ? "shard_mb cuts them into shards" : "pipelines asks for " + std::to_string(s.pipelines)) +
+        "; set one or the other");
 }
 
 int torch_threads_hint(const CommandLine& line) {

@@ -48,9 +48,14 @@ struct Config {
   std::filesystem::path analogies_path() const { return config_dir / "analogies.txt"; }
   // The job's pipelines: `pipelines` in the settings, or one per corpus file.
   int pipelines() const { return settings.pipelines > 0 ? settings.pipelines : static_cast<int>(corpora.size()); }
-  // The corpora are cut into shards that the Dispatcher hands to the pipelines (shard_mb, or more or fewer
-  // pipelines than files); otherwise pipeline p reads corpus file p.
-  bool sharded() const { return settings.shard_mb > 0 || pipelines() != static_cast<int>(corpora.size()); }
+  // The corpora are cut into shards that the Dispatcher hands to the pipelines (several files, shard_mb, or more
+  // pipelines than files) unless pipeline_per_file says pipeline p reads corpus file p (as one file with one
+  // pipeline does).
+  bool sharded() const {
+    const int files = static_cast<int>(corpora.size());
+    return settings.shard_mb > 0 || pipelines() != files || (files > 1 && !settings.pipeline_per_file);
+  }
+  // shard_mb in bytes; 0 for data::default_shard_bytes.
   std::int64_t shard_bytes() const;
   // Where `key` was set, for messages: its origin, or cfg.json's path when it holds the default.
   std::string where(const std::string& key) const;
@@ -66,7 +71,8 @@ int pipelines_hint(const CommandLine& line);
 // The liveness_seconds the run will use, before its settings are loaded (the command line's, else cfg.json's, else
 // the default): the rank's watcher ends a rank stopped by a signal for half of it from the start.
 double liveness_hint(const CommandLine& line);
-// Throws InputError unless the loaded settings give `pipelines` pipelines (what the rank map was built with).
+// Throws InputError unless the loaded settings give `pipelines` pipelines (what the rank map was built with), or if
+// pipeline_per_file is set with shard_mb or a pipelines count other than the files'.
 void check_pipelines(const Config& cfg, int pipelines);
 
 }  // namespace fedavg::core

@@ -298,8 +298,13 @@ const std::vector<Key>& keys() {
     k.push_back(integer("pipelines", &Settings::pipelines, 0, 100'000,
                         "pipelines (Tokenizer, Filter, Batcher) of the job (0: one per corpus file)"));
     k.push_back(number("shard_mb", &Settings::shard_mb, 0.0, 1e7,
-                       "cut the corpora into shards of about this many MiB, handed to the pipelines on demand "
-                       "(0: one pipeline per file; 64 when pipelines differs from the number of files)"));
+                       "cut the corpora into shards of about this many MiB, handed to the pipelines on demand, the "
+                       "files read in step (0: about 1/32 of the smallest file, 16 KiB to 64 MiB; one corpus file "
+                       "read by one pipeline is not cut)"));
+    k.push_back(boolean("pipeline_per_file", &Settings::pipeline_per_file,
+                        "each corpus file's pipeline reads it whole, again and again, with no shards (needs "
+                        "pipelines 0 and shard_mb 0): reproducible with fixed_batch_order, but each file's passes "
+                        "follow how many learners its pipeline feeds"));
     k.push_back(boolean("token_cache", &Settings::token_cache,
                         "the first pass writes the token ids to an on-disk cache; later passes and runs replay it "
                         "(false: tokenize every pass)"));

@@ -36,9 +36,6 @@ enum class SparseWeighting { Windows, Touched };
 // or their sum, each row's sum damped by how many learners changed it and how much their changes agree.
 enum class Combine { Average, Add };
 
-// The shard size when shards are needed (pipelines differs from the number of corpus files) and shard_mb is 0.
-inline constexpr double kDefaultShardMb = 64.0;
-
 // A large model, in parameters (8M: 32 MB of weights): the size from which the "auto" choices that depend on it
 // change, the exchange ("auto": sparse when the learners span hosts) and checkpoint_background ("auto": in the
 // background, where a checkpoint takes a noticeable part of a round).
@@ -91,8 +88,9 @@ struct Settings {
   int text_block_bytes = 1 << 18;
   int window_block = 4096;
   int credits = 4;
-  int pipelines = 0;      // 0: one per corpus file
-  double shard_mb = 0.0;  // 0: no shards, unless pipelines differs from the number of files (then kDefaultShardMb)
+  int pipelines = 0;               // 0: one per corpus file
+  double shard_mb = 0.0;           // 0: data::default_shard_bytes (with one corpus file and one pipeline: no shards)
+  bool pipeline_per_file = false;  // each file's pipeline reads it whole, again and again: no shards
   bool token_cache = true;
   std::string token_cache_dir;  // empty: OUT/cache
   int prefetch_rounds = 2;

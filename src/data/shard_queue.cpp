@@ -1,6 +1,7 @@
 #include "data/shard_queue.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "core/error.hpp"
@@ -16,27 +17,55 @@ ShardQueue::ShardQueue(std::vector<Shard> shards, std::vector<std::int64_t> fini
                       std::to_string(shards_.size()));
   handed_ = finished_;  // what was handed out but not finished is handed out again
   epoch_ = *std::min_element(handed_.begin(), handed_.end());
-  for (const auto& s : shards_) total_bytes_ += static_cast<double>(s.end - s.begin);
+  for (const auto& s : shards_) {
+    const auto f = static_cast<std::size_t>(s.file);
+    if (file_bytes_.size() <= f) file_bytes_.resize(f + 1, 0.0);
+    file_bytes_[f] += static_cast<double>(s.end - s.begin);
+    total_bytes_ += static_cast<double>(s.end - s.begin);
+  }
+  start_epoch();
 }
 
-ShardQueue::Assignment ShardQueue::next() {
+void ShardQueue::start_epoch() {
+  pending_.assign(file_bytes_.size(), {});
+  for (std::size_t k = 0; k < shards_.size(); ++k)
+    if (handed_[k] <= epoch_) pending_[static_cast<std::size_t>(shards_[k].file)].push_back(k);
+}
+
+ShardQueue::Assignment ShardQueue::next(int reader) {
+  const auto r = static_cast<std::size_t>(std::max(reader, 0));
+  if (reader_bytes_.size() <= r) reader_bytes_.resize(r + 1, std::vector<double>(file_bytes_.size(), 0.0));
+  auto& read = reader_bytes_[r];
   for (;;) {
-    for (; cursor_ < shards_.size(); ++cursor_) {
-      if (handed_[cursor_] <= epoch_) {
-        const Assignment a{static_cast<std::int64_t>(cursor_), epoch_};
-        handed_[cursor_] = epoch_ + 1;
-        ++cursor_;
-        return a;
-      }
+    // The file whose next shard's middle lies least far into it, counting what this reader has read of it.
+    std::size_t best = pending_.size();
+    double best_at = 0.0;
+    for (std::size_t f = 0; f < pending_.size(); ++f) {
+      if (pending_[f].empty()) continue;
+      const auto& s = shards_[pending_[f].front()];
+      const double at = (read[f] + 0.5 * static_cast<double>(s.end - s.begin)) / file_bytes_[f];
+      if (best == pending_.size() || at < best_at) best = f, best_at = at;
     }
-    ++epoch_;  // every shard is handed out for this epoch: the next one's queue starts
-    cursor_ = 0;
+    if (best < pending_.size()) {
+      const std::size_t k = pending_[best].front();
+      pending_[best].pop_front();
+      handed_[k] = epoch_ + 1;
+      read[best] += static_cast<double>(shards_[k].end - shards_[k].begin);
+      return {static_cast<std::int64_t>(k), epoch_};
+    }
+    ++epoch_;  // every shard is handed out for this epoch: the next one's starts
+    start_epoch();
   }
 }
 
 void ShardQueue::finished(const Assignment& a) {
   auto& f = finished_.at(static_cast<std::size_t>(a.shard));
   f = std::max(f, a.epoch + 1);
+}
+
+int ShardQueue::ahead() const {
+  const double mean_bytes = total_bytes_ / static_cast<double>(shards_.size());
+  return static_cast<int>(std::clamp(std::ceil(1048576.0 / std::max(mean_bytes, 1.0)), 2.0, 64.0));
 }
 
 double ShardQueue::epochs_read() const {

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <numeric>
 
 #include "core/error.hpp"
 #include "data/corpus_file.hpp"
@@ -44,13 +45,23 @@ std::int64_t next_cut(std::ifstream& in, const std::string& path, std::int64_t f
 
 }  // namespace
 
+std::int64_t default_shard_bytes(const std::vector<std::int64_t>& file_sizes) {
+  if (file_sizes.empty()) return kMaxShardBytes;
+  const std::int64_t smallest = *std::min_element(file_sizes.begin(), file_sizes.end());
+  const std::int64_t total = std::accumulate(file_sizes.begin(), file_sizes.end(), std::int64_t{0});
+  constexpr std::int64_t kMin = std::int64_t{16} << 10;
+  return std::min(kMaxShardBytes, std::max({kMin, smallest / 32, total / 1024}));
+}
+
 std::vector<Shard> cut_shards(const std::vector<std::string>& corpora, std::int64_t shard_bytes,
                               std::int64_t max_line_bytes) {
-  shard_bytes = std::max<std::int64_t>(shard_bytes, 1);
+  std::vector<std::int64_t> sizes;
+  for (const auto& path : corpora) sizes.push_back(CorpusFile(path).size());  // regular files of a byte or more
+  if (shard_bytes <= 0) shard_bytes = default_shard_bytes(sizes);
   std::vector<Shard> out;
   for (std::size_t f = 0; f < corpora.size(); ++f) {
     const std::string& path = corpora[f];
-    const std::int64_t size = CorpusFile(path).size();  // a regular file of at least one byte
+    const std::int64_t size = sizes[f];
     std::ifstream in(path, std::ios::binary);
     if (!in) throw core::CorpusError("corpus " + path + ": cannot open: " + std::strerror(errno));
     for (std::int64_t begin = 0; begin < size;) {

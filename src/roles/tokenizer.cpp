@@ -192,7 +192,7 @@ class ShardReader {
     comm::poll_until(
         [&] {
           take_grants();
-          return received_ == promised_;
+          return received_ > 0 && received_ == promised_;
         },
         comm::Deadline::after(ctx_.cfg.settings.liveness_seconds * comm::kIndirect), "the shards the Dispatcher owes");
     stream_.finish(0, sources_);
@@ -209,6 +209,7 @@ class ShardReader {
       if (g.file >= static_cast<std::int64_t>(ctx_.cfg.corpora.size()))
         throw core::Error("the Dispatcher granted shard " + std::to_string(g.shard) + " of corpus file " +
                           std::to_string(g.file) + ", but there are " + std::to_string(ctx_.cfg.corpora.size()));
+      if (received_ == 0) promised_ += g.ahead;
       granted_.push_back(g);
       ++received_;
       any = true;
@@ -240,7 +241,7 @@ class ShardReader {
   std::deque<comm::ShardGrant> granted_;
   std::optional<comm::ShardGrant> reading_;
   data::TokenSource* source_ = nullptr;
-  long promised_ = comm::kShardsAhead;  // grants the Dispatcher owes: kShardsAhead at start, then one per ShardDone
+  long promised_ = 0;  // grants the Dispatcher owes: `ahead` (told by the first) at start, then one per ShardDone
   long received_ = 0;
 };
 

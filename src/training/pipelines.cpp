@@ -37,17 +37,17 @@ Pipelines::Pipelines(const Context& ctx)
 }
 
 void Pipelines::grant(int p) {
-  const auto a = queue_->next();
+  const auto a = queue_->next(p);
   const auto& s = queue_->shards()[static_cast<std::size_t>(a.shard)];
   granted_[static_cast<std::size_t>(p)].push_back(a);
-  outbox_.send(comm::ShardGrant{a.shard, s.file, s.begin, s.end, a.epoch}.encode(), ctx_.map.tokenizer(p),
-               comm::Tag::Shard);
+  outbox_.send(comm::ShardGrant{a.shard, s.file, s.begin, s.end, a.epoch, queue_->ahead()}.encode(),
+               ctx_.map.tokenizer(p), comm::Tag::Shard);
 }
 
 void Pipelines::start() {
   if (!queue_) return;
   // Pipeline by pipeline, so the first shards spread over the pipelines.
-  for (int round = 0; round < comm::kShardsAhead; ++round)
+  for (int round = 0; round < queue_->ahead(); ++round)
     for (int p = 0; p < ctx_.map.pipelines(); ++p) grant(p);
 }
 
@@ -185,10 +185,11 @@ void Pipelines::restore(const std::vector<core::ReadPosition>& positions,
                         const std::vector<core::PipelineProgress>& progress,
                         const std::vector<core::ShardProgress>& shards) {
   if (queue_.has_value() != !shards.empty())
-    throw core::Error(queue_ ? "the checkpoint was written with one pipeline per corpus file and this run cuts the "
-                               "corpora into shards; resume with the same pipelines and shard_mb 0"
-                             : "the checkpoint was written with shards and this run reads one corpus file per "
-                               "pipeline; resume with a shard_mb above 0");
+    throw core::Error(queue_
+                          ? "the checkpoint was written with one pipeline per corpus file and this run cuts the "
+                            "corpora into shards; resume with the same pipelines, shard_mb 0 and pipeline_per_file true"
+                          : "the checkpoint was written with shards and this run reads one corpus file per "
+                            "pipeline; resume with pipeline_per_file false, or a shard_mb above 0");
   if (queue_) {
     // The checkpoint's shards, whatever shard_mb says now: their progress refers to them.
     std::vector<data::Shard> cut;

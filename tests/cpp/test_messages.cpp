@@ -91,14 +91,16 @@ TEST(Markers, AreNegativeAndDistinct) {
 }
 
 TEST(Messages, ShardGrantAndDoneRoundTrip) {
-  const fedavg::comm::ShardGrant g{3, 1, 100, 250, 2};
+  const fedavg::comm::ShardGrant g{3, 1, 100, 250, 2, 8};
   const auto back = fedavg::comm::ShardGrant::decode(g.encode());
   EXPECT_EQ(back.shard, 3);
   EXPECT_EQ(back.file, 1);
   EXPECT_EQ(back.begin, 100);
   EXPECT_EQ(back.end, 250);
   EXPECT_EQ(back.epoch, 2);
-  EXPECT_THROW(fedavg::comm::ShardGrant::decode({0, 0, 10, 10, 0}), fedavg::comm::Error);
+  EXPECT_EQ(back.ahead, 8);
+  EXPECT_THROW(fedavg::comm::ShardGrant::decode({0, 0, 10, 10, 0, 2}), fedavg::comm::Error);
+  EXPECT_THROW(fedavg::comm::ShardGrant::decode({0, 0, 10, 20, 0, 0}), fedavg::comm::Error);
   const auto done = fedavg::comm::ShardDone::decode(fedavg::comm::ShardDone{3, 2}.encode());
   EXPECT_EQ(done.shard, 3);
   EXPECT_EQ(done.epoch, 2);

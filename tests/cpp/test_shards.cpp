@@ -3,6 +3,7 @@
 // data::ShardQueue (every shard once per epoch, epochs in order, a resumed queue re-reads what was not finished).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -114,20 +115,42 @@ TEST(CutShards, AnEmptyOrMissingFileIsAnInputError) {
   fs::remove_all(p.parent_path());
 }
 
-TEST(ShardQueue, HandsOutEveryShardOncePerEpochInOrder) {
+TEST(ShardQueue, HandsOutEveryShardOncePerEpochWithTheFilesInStep) {
+  // File 0's halves lie at 0.25 and 0.75 of it, file 1's one shard at 0.5.
   ShardQueue q({{0, 0, 10}, {0, 10, 20}, {1, 0, 5}});
   for (std::int64_t epoch = 0; epoch < 3; ++epoch)
-    for (std::int64_t s = 0; s < 3; ++s) {
-      const auto a = q.next();
+    for (const std::int64_t s : {0, 2, 1}) {
+      const auto a = q.next(0);
       EXPECT_EQ(a.shard, s);
       EXPECT_EQ(a.epoch, epoch);
     }
 }
 
+TEST(ShardQueue, EachReaderReadsTheFilesInStep) {
+  // File 0: 4 shards of 10 bytes; file 1: 12 shards of 10 bytes. Reader 0 asks twice as often as reader 1.
+  std::vector<fedavg::data::Shard> shards;
+  for (std::int64_t b = 0; b < 40; b += 10) shards.push_back({0, b, b + 10});
+  for (std::int64_t b = 0; b < 120; b += 10) shards.push_back({1, b, b + 10});
+  ShardQueue q(shards);
+  std::vector<std::vector<double>> read(2, std::vector<double>(2, 0.0));
+  std::vector<int> handed(shards.size(), 0);
+  for (int k = 0; k < 48; ++k) {
+    const int reader = k % 3 == 2 ? 1 : 0;
+    const auto a = q.next(reader);
+    EXPECT_EQ(a.epoch, k / 16);
+    ++handed[static_cast<std::size_t>(a.shard)];
+    read[static_cast<std::size_t>(reader)][static_cast<std::size_t>(shards[static_cast<std::size_t>(a.shard)].file)] +=
+        10.0;
+    // What each reader has read of the two files, for their sizes, differs by at most a shard of the smaller.
+    for (const auto& r : read) EXPECT_LE(std::abs(r[0] / 40.0 - r[1] / 120.0), 10.0 / 40.0 + 1e-9) << k;
+  }
+  EXPECT_EQ(handed, std::vector<int>(shards.size(), 3));  // every shard once an epoch
+}
+
 TEST(ShardQueue, EpochsReadFollowFinishedShards) {
   ShardQueue q({{0, 0, 10}, {0, 10, 40}});
   EXPECT_DOUBLE_EQ(q.epochs_read(), 0.0);
-  const auto a = q.next(), b = q.next();
+  const auto a = q.next(0), b = q.next(0);
   q.finished(b);
   EXPECT_DOUBLE_EQ(q.epochs_read(), 0.75);  // 30 of 40 bytes
   q.finished(a);
@@ -139,7 +162,7 @@ TEST(ShardQueue, AResumedQueueReadsWhatWasNotFinishedAndEachEpochOnce) {
   ShardQueue q({{0, 0, 10}, {0, 10, 20}, {0, 20, 30}, {0, 30, 40}}, {0, 2, 1, 0});
   std::map<std::int64_t, std::vector<std::int64_t>> per_epoch;
   for (int k = 0; k < 11; ++k) {
-    const auto a = q.next();
+    const auto a = q.next(0);
     per_epoch[a.epoch].push_back(a.shard);
   }
   EXPECT_EQ(per_epoch[0], (std::vector<std::int64_t>{0, 3}));

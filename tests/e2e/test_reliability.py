@@ -166,7 +166,8 @@ def test_sigterm_stops_at_a_round_boundary_with_outputs(app, toy_config, tmp_pat
 @pytest.mark.parametrize("layout", ["pipeline per learner", "shared pipeline, fixed order"])
 def test_same_seed_gives_bit_identical_embeddings(layout, run_job, toy_config, tmp_path):
     if layout == "pipeline per learner":
-        kwargs = dict(n=9, corpora=[toy_config / "train.txt"] * 2, cfg={"max_rounds": 4, "share_host": False})
+        kwargs = dict(n=9, corpora=[toy_config / "train.txt"] * 2,
+                      cfg={"max_rounds": 4, "share_host": False, "pipeline_per_file": True})
     else:
         kwargs = dict(n=6, cfg={"max_rounds": 4, "fixed_batch_order": True, "share_host": False})
     first = run_job(**kwargs)
