@@ -213,6 +213,8 @@ def run_config(base, combo, args):
     """The run's cfg.json: the prepared one, the strategy, the stop conditions, slow learners, --set."""
     cfg = {**base, **strategy_settings(combo.strategy, combo.learners, args.classic),
            "max_seconds": args.time_limit, "max_rounds": MAX_ROUNDS}
+    if combo.pipeline_count > 1:  # learner l reads its own file through a pipeline of its own
+        cfg["pipeline_per_file"] = True
     if args.target is not None:
         cfg["target"] = args.target
     if args.slow_learners is not None:
