@@ -213,13 +213,16 @@ def choose_vocab(counts, size, min_count, stopwords):
     return [(w, -c) for c, w in ranked[:size]]
 
 
-def line_windows(words, vocab, window):
-    """All sliding windows of 2*window+1 vocabulary words in one line."""
+def line_windows(words, vocab, window, cross_oov=True):
+    """All sliding windows of 2*window+1 vocabulary words in one line: the
+    words outside the vocabulary dropped first (cross_oov), or each ending
+    a run of vocabulary words."""
     width = 2 * window + 1
     out, run = [], []
     for w in words:
         if w not in vocab:
-            run = []
+            if not cross_oov:
+                run = []
             continue
         run.append(w)
         if len(run) >= width:
@@ -227,7 +230,8 @@ def line_windows(words, vocab, window):
     return out
 
 
-def hold_out(paths, total, vocab, window, wanted, seed, limit=None):
+def hold_out(paths, total, vocab, window, wanted, seed, limit=None,
+             cross_oov=True):
     """Pick test windows from the ``total`` units (lines, pieces of long
     lines; _units) taken in a seeded random order.
 
@@ -253,7 +257,7 @@ def hold_out(paths, total, vocab, window, wanted, seed, limit=None):
                 break
         for u in chosen:
             key, text = texts[u]
-            found = line_windows(_words(text), vocab, window)
+            found = line_windows(_words(text), vocab, window, cross_oov)
             if found:
                 held.add(key)
                 windows.extend(found[:wanted - len(windows)])
@@ -335,6 +339,13 @@ _EVAL_FILES = {"similarity": ("similarity.tsv", evaluate.read_pairs),
                "analogies": ("analogies.txt", evaluate.read_questions)}
 
 
+def _true_or_false(text):
+    """argparse type of a yes/no option: true or false, as cfg.json has."""
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(
         prog="prepare",
@@ -348,6 +359,10 @@ def parse_args(argv):
     p.add_argument("--test-windows", type=int, default=1000)
     p.add_argument("--window", type=int, default=2,
                    help="context half-width (window = 2*W+1 words)")
+    p.add_argument("--cross-oov", type=_true_or_false, default=True,
+                   help="true (default): a test window may span a word "
+                   "outside the vocabulary, dropped as in training "
+                   "(cfg.json's cross_oov); false: such a word ends a run")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--train-out", help="write the corpus minus held-out "
                    "test lines here")
@@ -473,7 +488,8 @@ def _write_config(args, out, vocab, windows):
         f.writelines(" ".join(win) + "\n" for win in windows)
     cfg = {"data_name": args.data_name or Path(args.corpus[0]).stem,
            "bpe": args.bpe, "bs": args.bs, "target": args.target,
-           "window": args.window, "dim": args.dim, "model": args.model,
+           "window": args.window, "cross_oov": args.cross_oov,
+           "dim": args.dim, "model": args.model,
            **({"lr": args.lr} if args.lr is not None else {}),
            "seed": args.seed, "max_epochs": args.max_epochs,
            "max_rounds": args.max_rounds, "max_seconds": args.max_seconds}
@@ -500,7 +516,8 @@ def prepare(args):
             f"{_unsegmented_hint(counts)}")
     vocab_set = {w for w, _ in vocab}
     windows, held = hold_out(args.corpus, total, vocab_set, args.window,
-                             args.test_windows, args.seed, limit)
+                             args.test_windows, args.seed, limit,
+                             args.cross_oov)
     if not windows:
         raise PrepareError(f"{', '.join(args.corpus)}: no line holds "
                            f"{2 * args.window + 1} vocabulary words in a row; "
@@ -562,6 +579,7 @@ def prepare_job(corpora, out, options):
         argv += ["--model", options["model"]]
     args = parse_args(argv)
     for key in ("vocab_size", "min_count", "test_windows", "window", "seed",
+                "cross_oov",
                 "data_name", "stopwords", "similarity", "analogies",
                 "max_line_bytes"):
         if options.get(key) is not None:

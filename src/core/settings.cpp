@@ -211,7 +211,9 @@ const std::vector<Key>& keys() {
     k.push_back(number("sample", &Settings::sample, 0.0, 1.0,
                        "word2vec's subsampling threshold for frequent words (0: off; needs counts in vocab.txt)"));
     k.push_back(boolean("cross_lines", &Settings::cross_lines, "a window may span a line end"));
-    k.push_back(boolean("cross_oov", &Settings::cross_oov, "a window may span a word outside the vocabulary"));
+    k.push_back(boolean("cross_oov", &Settings::cross_oov,
+                        "a window may span a word outside the vocabulary, which is dropped as word2vec and gensim "
+                        "drop it (false: such a word ends the window's run)"));
     k.push_back(
         number("block_lr", &Settings::block_lr, 0.0, 100.0, "bmuf, diloco: step size of the outer update", true));
     k.push_back(

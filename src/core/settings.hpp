@@ -56,7 +56,7 @@ struct Settings {
   double max_epochs = 0.0;      // 0: no limit
   std::string model = "neg";
   bool cross_lines = false;
-  bool cross_oov = false;
+  bool cross_oov = true;
   double sample = 1e-3;
   bool train = true;
   StrategyKind strategy = StrategyKind::FedAvg;

@@ -48,7 +48,8 @@ nlohmann::json prepare_options(const core::CommandLine& line, std::int64_t max_l
   if (!line.prepare.similarity.empty()) o["similarity"] = line.prepare.similarity;
   if (!line.prepare.analogies.empty()) o["analogies"] = line.prepare.analogies;
   for (const auto& ov : line.overrides) {
-    if (ov.key != "window" && ov.key != "seed" && ov.key != "model" && ov.key != "data_name") continue;
+    if (ov.key != "window" && ov.key != "seed" && ov.key != "model" && ov.key != "data_name" && ov.key != "cross_oov")
+      continue;
     try {
       o[ov.key] = nlohmann::json::parse(ov.value);
     } catch (const nlohmann::json::parse_error&) {

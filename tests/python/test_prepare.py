@@ -58,8 +58,9 @@ def test_writes_loadable_config(tmp_path, corpus):
     cfg = json.loads((out / "cfg.json").read_text())
     # The one-command path's stop rule: 5 passes over the text.
     assert cfg == {"data_name": "toy", "bpe": 200, "bs": 64, "target": 0.0,
-                   "window": 2, "dim": 32, "model": "neg", "seed": 1,
-                   "max_epochs": 5.0, "max_rounds": 0, "max_seconds": 0.0}
+                   "window": 2, "cross_oov": True, "dim": 32, "model": "neg",
+                   "seed": 1, "max_epochs": 5.0, "max_rounds": 0,
+                   "max_seconds": 0.0}
     soft = run(tmp_path / "s", [corpus], "--test-windows", 50, "--model", "softmax", "--lr", 0.02,
                "--target", 6, "--epoch", 0)
     cfg = json.loads((soft / "cfg.json").read_text())
@@ -70,6 +71,16 @@ def test_writes_loadable_config(tmp_path, corpus):
     assert counts == [true[w] for w in words]
     assert sorted(zip(counts, words), key=lambda cw: (-cw[0], cw[1])) == \
         list(zip(counts, words))
+
+
+def test_test_windows_drop_words_outside_the_vocabulary_as_training_does():
+    vocab = {"a", "b", "c", "d", "e"}
+    line = ["a", "b", "rare", "c", "d", "e"]
+    # As word2vec and the Filter (cross_oov, the default): the word outside
+    # the vocabulary is dropped, and windows close over it.
+    assert prepare.line_windows(line, vocab, 2) == [["a", "b", "c", "d", "e"]]
+    # cross_oov false: it ends a run, and no run of 5 words is left.
+    assert prepare.line_windows(line, vocab, 2, cross_oov=False) == []
 
 
 def test_vocab_size_and_min_count(tmp_path, corpus):
@@ -124,11 +135,16 @@ def test_test_windows_are_held_out_of_train_output(tmp_path):
     assert not set(windows) & five_grams(kept)
 
 
-def test_windows_skip_oov_and_stay_in_line(tmp_path):
+def test_windows_close_over_oov_and_stay_in_line(tmp_path):
     path = tmp_path / "c.txt"
     path.write_text("aa bb cc dd zz ee aa bb\n" * 5 + "cc dd\nee aa\n" * 5)
     out = run(tmp_path, [path], "--min-count", 6, "--test-windows", 100,
               "--window", 1)
+    windows = {line for line in (out / "test.txt").read_text().splitlines()}
+    assert windows == {"aa bb cc", "bb cc dd", "cc dd ee", "dd ee aa",
+                       "ee aa bb"}
+    out = run(tmp_path, [path], "--min-count", 6, "--test-windows", 100,
+              "--window", 1, "--cross-oov", "false", out="no_cross")
     windows = {line for line in (out / "test.txt").read_text().splitlines()}
     assert windows == {"aa bb cc", "bb cc dd", "ee aa bb"}
 
