@@ -99,6 +99,19 @@ def shared_steps(opts, negatives, noise_power):
     return block, ((sharing - 1) * block * per_window).astype(np.float32)
 
 
+def _known_length(opts, args):
+    """Whether the run's length is known, for the "auto" schedule: a decay
+    length in model_args, or no target and a limit of rounds or passes (with
+    counts in vocab.txt to turn passes into steps)."""
+    if args["decay_steps"] is not None:
+        return True
+    if float(opts.get("target") or 0.0) > 0:
+        return False
+    return bool(opts.get("max_rounds")) or (
+        float(opts.get("max_epochs") or 0.0) > 0
+        and bool(_epoch_windows(opts)))
+
+
 def _planned_steps(opts):
     """A learner's steps over the whole run, for the linear schedule: bpe *
     max_rounds, or the steps of max_epochs passes (estimated from the
@@ -136,7 +149,7 @@ class FusedNegCBOW:
     buffer on a CPU, a copy of it on a GPU).
     """
 
-    _ARGS = {"negatives": 5, "noise_power": 0.75, "lr_schedule": "constant",
+    _ARGS = {"negatives": 5, "noise_power": 0.75, "lr_schedule": "auto",
              "decay_steps": None, "min_lr_ratio": 1e-4, "duplicates": "sqrt"}
 
     lr = 0.1  # default rate: plain SGD, constant (docs/models.md)
@@ -183,7 +196,7 @@ class FusedNegCBOW:
                 raise ValueError(f"cfg: model_args.{key} must be a number "
                                  f">= {low}, got {value!r}")
             args[key] = float(value)
-        for key, valid in (("lr_schedule", ("linear", "constant")),
+        for key, valid in (("lr_schedule", ("auto", "linear", "constant")),
                            ("duplicates", ("sqrt", "sum", "mean"))):
             if args[key] not in valid:
                 raise ValueError(f"cfg: model_args.{key} must be one of "
@@ -219,16 +232,21 @@ class FusedNegCBOW:
         self.sampler = NoiseSampler(opts.get("counts"), v,
                                     args["noise_power"], opts["seed"],
                                     int_arg("rank", opts.get("rank", 0), 0))
-        # Learning rate: "constant" (the default, for runs that stop at a
-        # target) or "linear", word2vec's schedule,
+        # Learning rate: "linear", word2vec's schedule,
         # lr_t = lr * max(min_lr_ratio, 1 - t / decay_steps), t counting
         # this learner's steps, decay_steps defaulting to the run's length
-        # (_planned_steps).
+        # (_planned_steps); "constant"; "auto" (the default): linear where
+        # the run's length is known (_known_length), else constant (a run
+        # that stops at its target).
         self.lr = opts["lr"]
         self.min_lr = opts["lr"] * args["min_lr_ratio"]
         self.decay_steps = None
         self._planned = False  # decay_steps is the run's length (plan_steps)
-        if args["lr_schedule"] == "linear":
+        self.schedule = args["lr_schedule"]
+        if self.schedule == "auto":
+            self.schedule = "linear" if _known_length(opts, args) \
+                else "constant"
+        if self.schedule == "linear":
             self.decay_steps = args["decay_steps"]
             if self.decay_steps is None:
                 self.decay_steps = _planned_steps(opts)

@@ -10,8 +10,8 @@
 namespace fedavg::core {
 namespace {
 
-// fastText's, gensim's and word2vec's names for settings keys (and for a key of model_args), where the meaning is
-// the same.
+// fastText's, gensim's and word2vec's names for settings keys (and for keys of model_args), where the meaning is
+// the same, and a flag of its own for the neg model's learning-rate schedule.
 const std::map<std::string, std::string>& aliases() {
   static const std::map<std::string, std::string> a = {{"epoch", "max_epochs"},
                                                        {"epochs", "max_epochs"},
@@ -21,7 +21,8 @@ const std::map<std::string, std::string>& aliases() {
                                                        {"vector_size", "dim"},
                                                        {"alpha", "lr"},
                                                        {"negative", "model_args.negatives"},
-                                                       {"neg", "model_args.negatives"}};
+                                                       {"neg", "model_args.negatives"},
+                                                       {"lr_schedule", "model_args.lr_schedule"}};
   return a;
 }
 
@@ -250,7 +251,8 @@ std::string usage() {
          "                 override a cfg.json key (below); fastText's, gensim's and word2vec's names work too:\n"
          "                 --epoch, --epochs, --iter (max_epochs), --ws (window), --size, --vector-size (dim),\n"
          "                 --alpha (lr), --negative, --neg (model_args negatives); --set model_args.KEY=VALUE\n"
-         "                 sets one key of model_args\n"
+         "                 sets one key of model_args; --lr-schedule auto|linear|constant (model_args lr_schedule:\n"
+         "                 auto, the default, decays linearly over a run of known length, docs/models.md)\n"
          "  --init-from RUN.h5  start this new run from the weights of an earlier run's checkpoint: a word both\n"
          "                 vocabularies hold keeps its vectors, a new word starts afresh\n"
          "  --vocab-size N, --min-count N, --test-windows N, --stopwords\n"

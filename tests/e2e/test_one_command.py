@@ -61,6 +61,28 @@ def test_raw_text_to_vectors_in_one_command(app, corpus, tmp_path):
     warm_start_on_new_text(app, out / "mytext.h5", tmp_path)
 
 
+def rates(stdout):
+    """The lr of each progress line."""
+    return [float(x) for x in re.findall(r"  lr ([0-9.e+-]+)  ", stdout)]
+
+
+def test_the_rate_decays_over_a_run_of_known_length_unless_told(app, corpus, tmp_path):
+    # One pass, no subsampling (which leaves the made-up text a few hundred windows a pass): about 20 rounds.
+    common = ["--bpe", 10, "--bs", 64, "--set", "dim=16", "--min-count", 1, "--set", "progress_seconds=0",
+              "--set", "sample=0", "--epoch", 1]
+    # The one command's run has a known length (5 passes, no target): the rate decays to zero over it.
+    proc = mpiexec(app, 6, ["--out", tmp_path / "auto", *common, corpus], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lr = rates(proc.stdout)
+    assert len(lr) > 3 and lr[0] < 0.1 and lr[-1] < 0.01 and lr == sorted(lr, reverse=True), lr
+    # --lr-schedule constant keeps it, as a run that stops at its target does.
+    proc = mpiexec(app, 6, ["--out", tmp_path / "constant", *common, "--lr-schedule", "constant", corpus], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert set(rates(proc.stdout)) == {0.1}, proc.stdout
+    cfg = json.loads((tmp_path / "constant" / "config" / "cfg.json").read_text())
+    assert cfg["model_args"] == {"lr_schedule": "constant"}
+
+
 def warm_start_on_new_text(app, old_h5, tmp_path):
     """A new run on new text from a finished run's checkpoint: the words both vocabularies hold keep their
     vectors (untrained here: train false), the new words start afresh."""

@@ -172,7 +172,8 @@ def test_duplicate_rows_scaled(mode, factor):
 
 def test_lr_schedules():
     cfg = {**CFG, "lr": 0.1, "bpe": 10, "max_rounds": 5}
-    model, _ = make(cfg)                           # default: constant
+    constant = {**cfg, "model_args": {"lr_schedule": "constant"}}
+    model, _ = make(constant)
     for i in range(30):
         engine.train_step(model, cyclic_windows(8, offset=i))
     assert model.step == 30
@@ -198,6 +199,20 @@ def test_lr_schedules():
     assert model.current_lr() == pytest.approx(0.01)
     with pytest.raises(ValueError, match="decay_steps, max_rounds .* or max_epochs"):
         make({**CFG, "model_args": {"lr_schedule": "linear"}})
+
+
+def test_the_default_schedule_is_linear_where_the_run_has_a_known_length():
+    # "auto": linear over max_rounds or max_epochs, or model_args' decay_steps; constant for a run that stops at
+    # its target, or that has no limit it can plan from.
+    base = {**CFG, "lr": 0.1, "bpe": 10, "sample": 0}
+    for limits, schedule in [({"max_rounds": 5}, "linear"),
+                             ({"max_rounds": 0, "max_epochs": 2}, "linear"),
+                             ({"max_rounds": 5, "target": 2.5}, "constant"),
+                             ({"max_rounds": 0, "max_epochs": 0, "max_seconds": 60}, "constant"),
+                             ({"target": 2.5, "model_args": {"decay_steps": 100}}, "linear")]:
+        model, _ = make({**base, **limits})
+        assert model.schedule == schedule, limits
+        assert (model.decay_steps is None) == (schedule == "constant"), limits
 
 
 def test_linear_schedule_over_max_epochs():
