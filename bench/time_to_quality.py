@@ -23,7 +23,7 @@ wall seconds since launch, rho, analogy accuracy), the first wall time at which 
 final rho with gensim's wall time and their ratio (goal <= 1.0), and where each system's time went.
 --strategies fedavg,hogwild makes one fedavg_mpi run per strategy.
 
-Usage: /usr/bin/python3 bench/time_to_quality.py [--epochs 5] [--eval-every 1] [--schedule constant|linear]
+Usage: /usr/bin/python3 bench/time_to_quality.py [--epochs 5] [--eval-every 1] [--schedule auto|constant|linear]
        [--lr X] [--strategies fedavg] [--in-run-analogies] [--json]
 """
 
@@ -81,8 +81,8 @@ def fedavg_command(text8, out, strategy, a):
         cmd += ["--analogies", str(corpus.ANALOGIES)]
     if a.lr:
         cmd += ["--lr", str(a.lr)]
-    if a.schedule != "constant":
-        cmd += ["--set", f"model_args.lr_schedule={a.schedule}"]
+    if a.schedule != "auto":
+        cmd += ["--lr-schedule", a.schedule]
     return cmd + [str(text8)]
 
 
@@ -216,7 +216,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--epochs", type=int, default=5, help="passes over the text, both systems")
     ap.add_argument("--eval-every", type=int, default=1, help="fedavg_mpi's eval_every, in rounds")
-    ap.add_argument("--schedule", choices=("constant", "linear"), default="constant",
+    ap.add_argument("--schedule", choices=("auto", "constant", "linear"), default="auto",
                     help="fedavg_mpi's model_args.lr_schedule")
     ap.add_argument("--lr", type=float, help="fedavg_mpi's lr (default: the model's)")
     ap.add_argument("--strategies", default="fedavg", help="comma-separated strategies, one fedavg_mpi run each")
