@@ -2,7 +2,7 @@
 
 Usage:
     /usr/bin/python3 python/prepare.py CORPUS [CORPUS ...] --out DIR
-        [--vocab-size 10000] [--min-count 5] [--stopwords]
+        [--vocab-size N] [--min-count 5] [--stopwords]
         [--test-windows 1000] [--window 2] [--seed 1] [--train-out PATH]
         [--data-name NAME] [--model neg|neg_autograd|softmax] [--bpe 200|50]
         [--bs 1024|256] [--dim 32] [--lr X] [--epoch 5] [--target 0]
@@ -13,8 +13,8 @@ Where two defaults are shown, the first is the neg models' (neg, the
 default --model, and neg_autograd, the same loss), the second softmax's;
 without --lr the model's own rate applies.
 
-The vocabulary is the --vocab-size most frequent words (ties alphabetical)
-seen at least --min-count times, tokenized exactly as the C++ pipeline does
+The vocabulary is every word seen at least --min-count times (with
+--vocab-size N, the N most frequent of them, ties alphabetical), tokenized exactly as the C++ pipeline does
 (textpipe).  Test windows come from lines held out at random (seeded), and
 from pieces of lines longer than 4 KiB (cut at spaces or other ASCII
 non-letters, so a corpus of one line trains too): runs of 2*window+1
@@ -207,7 +207,8 @@ def _unsegmented_hint(counts):
 
 
 def choose_vocab(counts, size, min_count, stopwords):
-    """Top ``size`` words by count (ties alphabetical) with count >= min."""
+    """Top ``size`` words (all if None) by count (ties alphabetical) with
+    count >= min."""
     ranked = sorted(((-c, w) for w, c in counts.items()
                      if c >= min_count and not (stopwords and w in STOPWORDS)))
     return [(w, -c) for c, w in ranked[:size]]
@@ -352,7 +353,9 @@ def parse_args(argv):
         description="Write vocab.txt, test.txt and cfg.json for fedavg_mpi.")
     p.add_argument("corpus", nargs="+", help="UTF-8 text file(s)")
     p.add_argument("--out", required=True, help="config folder to write")
-    p.add_argument("--vocab-size", type=int, default=10000)
+    p.add_argument("--vocab-size", type=int, default=None,
+                   help="keep at most this many words, the most frequent "
+                   "(default: no cap, every word of --min-count)")
     p.add_argument("--min-count", type=int, default=5)
     p.add_argument("--stopwords", action="store_true",
                    help="leave common English stop words out of the vocab")
@@ -399,7 +402,7 @@ def parse_args(argv):
             setattr(args, key, value)
     for name in ("vocab_size", "min_count", "test_windows", "window", "bpe",
                  "bs", "dim"):
-        if getattr(args, name) < 1:
+        if getattr(args, name) is not None and getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
     if args.max_line_bytes < 1024:
         p.error("--max-line-bytes must be >= 1024")

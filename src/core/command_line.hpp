@@ -14,7 +14,7 @@ namespace fedavg::core {
 
 // How the job prepares its config from the corpora when no --config is given (python/prepare.py's options).
 struct PrepareOptions {
-  int vocab_size = 10000;
+  int vocab_size = 0;  // 0: no cap, every word seen min_count times
   int min_count = 5;
   int test_windows = 1000;
   bool stopwords = false;

@@ -39,10 +39,10 @@ std::string read_file(const fs::path& p) {
 
 // prepare.prepare_job's options: the command line's preparation flags and the keys it needs.
 nlohmann::json prepare_options(const core::CommandLine& line, std::int64_t max_line_bytes) {
-  nlohmann::json o{{"vocab_size", line.prepare.vocab_size},
-                   {"min_count", line.prepare.min_count},
+  nlohmann::json o{{"min_count", line.prepare.min_count},
                    {"test_windows", line.prepare.test_windows},
                    {"stopwords", line.prepare.stopwords}};
+  if (line.prepare.vocab_size > 0) o["vocab_size"] = line.prepare.vocab_size;  // else no cap
   // prepare reads a line longer than this in pieces, as the Tokenizer does, and refuses a longer word first.
   o["max_line_bytes"] = max_line_bytes;
   if (!line.prepare.similarity.empty()) o["similarity"] = line.prepare.similarity;

@@ -97,6 +97,24 @@ def test_vocab_size_and_min_count(tmp_path, corpus):
     assert 0 < len(words) < len(true)
 
 
+def test_min_count_alone_decides_the_vocabulary(tmp_path):
+    # 10,500 words, each 5 times: more than any fixed cap of 10,000 would
+    # keep; none is left out unless --vocab-size asks for it.
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = [a + b + c for a in letters for b in letters for c in letters][:10500]
+    path = tmp_path / "many.txt"
+    path.write_text(("\n".join(" ".join(words[i:i + 20]) for i in range(0, len(words), 20)) + "\n") * 5)
+    kept, _ = textpipe.load_vocab(run(tmp_path, [path], "--test-windows", 10) / "vocab.txt")
+    assert len(kept) == len(words)
+    capped, _ = textpipe.load_vocab(run(tmp_path, [path], "--test-windows", 10, "--vocab-size", 10000,
+                                        out="capped") / "vocab.txt")
+    assert len(capped) == 10000
+    # The one command's options: no vocab_size unless the command line gives one.
+    prepare.prepare_job([path], tmp_path / "job", {"min_count": 5, "test_windows": 10})
+    job, _ = textpipe.load_vocab(tmp_path / "job" / "vocab.txt")
+    assert len(job) == len(words)
+
+
 def test_stopwords(tmp_path, corpus):
     plain, _ = textpipe.load_vocab(run(tmp_path, [corpus]) / "vocab.txt")
     assert {"the", "and", "of"} <= set(plain)
