@@ -14,11 +14,13 @@ default --model, and neg_autograd, the same loss), the second softmax's;
 without --lr the model's own rate applies.
 
 The vocabulary is every word seen at least --min-count times (with
---vocab-size N, the N most frequent of them, ties alphabetical), tokenized exactly as the C++ pipeline does
-(textpipe).  Test windows come from lines held out at random (seeded), and
-from pieces of lines longer than 4 KiB (cut at spaces or other ASCII
-non-letters, so a corpus of one line trains too): runs of 2*window+1
-vocabulary words with no unknown word between them.  A line is read in
+--vocab-size N, the N most frequent of them, ties alphabetical),
+tokenized exactly as the C++ pipeline does (textpipe).  Test windows come
+from lines held out at random (seeded), and from pieces of lines longer
+than 4 KiB (cut at spaces or other ASCII non-letters, so a corpus of one
+line trains too): runs of 2*window+1 vocabulary words once the words
+outside the vocabulary are dropped (--cross-oov false: with none of them
+between).  A line is read in
 parts of at most --max-line-bytes, as fedavg_mpi reads it, so a line of any
 length takes bounded memory.  --train-out writes the corpus without that
 text, so training never sees a test window.  The stop rule is fedavg_mpi's

@@ -43,14 +43,16 @@ std::int64_t next_cut(std::ifstream& in, const std::string& path, std::int64_t f
   return size - from <= max_line || boundary < 0 ? size : boundary;  // the file's end ends the line
 }
 
+constexpr std::int64_t kMinShardBytes = std::int64_t{16} << 10;
+constexpr std::int64_t kMaxShardBytes = std::int64_t{64} << 20;
+
 }  // namespace
 
 std::int64_t default_shard_bytes(const std::vector<std::int64_t>& file_sizes) {
   if (file_sizes.empty()) return kMaxShardBytes;
   const std::int64_t smallest = *std::min_element(file_sizes.begin(), file_sizes.end());
   const std::int64_t total = std::accumulate(file_sizes.begin(), file_sizes.end(), std::int64_t{0});
-  constexpr std::int64_t kMin = std::int64_t{16} << 10;
-  return std::min(kMaxShardBytes, std::max({kMin, smallest / 32, total / 1024}));
+  return std::min(kMaxShardBytes, std::max({kMinShardBytes, smallest / 32, total / 1024}));
 }
 
 std::vector<Shard> cut_shards(const std::vector<std::string>& corpora, std::int64_t shard_bytes,

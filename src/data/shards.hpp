@@ -24,12 +24,10 @@ struct Shard {
 std::int64_t default_shard_bytes(const std::vector<std::int64_t>& file_sizes);
 
 // Cuts every file into shards of at least `shard_bytes` (0: default_shard_bytes; the last of a file may be
-// shorter; a file smaller than that is one shard): each shard ends at the first line end at or after `shard_bytes` past
-// its start, or, where none follows within `max_line_bytes` (a line longer than that, which data::LineReader reads in
-// pieces), just after the first word boundary there. Reads only around the cuts. Throws core::CorpusError naming the
-// file if it is not a regular file, cannot be read or is empty (data::CorpusFile).
-inline constexpr std::int64_t kMaxShardBytes = std::int64_t{64} << 20;
-
+// shorter; a file smaller than that is one shard): each shard ends at the first line end at or after `shard_bytes`
+// past its start, or, where none follows within `max_line_bytes` (a line longer than that, which data::LineReader
+// reads in pieces), just after the first word boundary there. Reads only around the cuts. Throws core::CorpusError
+// naming the file if it is not a regular file, cannot be read or is empty (data::CorpusFile).
 std::vector<Shard> cut_shards(const std::vector<std::string>& corpora, std::int64_t shard_bytes,
                               std::int64_t max_line_bytes = std::int64_t{1} << 62);
 

@@ -29,12 +29,12 @@ class Periods::DispatcherLoop {
         trained_(run.no_windows()),
         backoff_(ctx_.waits.prompt()) {}
 
-  // Until every learner has its Stop: answers each report, and closes a round every `learners` reports, and the
-  // pipelines' shard requests between them. Then takes the states still on their way.
+  // Until every learner has its Stop: answers each report, and closes a round every `learners` reports. Then takes
+  // the states still on their way. The pipelines' shard requests are answered before each sleep (the wait
+  // policy's between_polls) and after each report, as a loop busy with reports may not sleep for long.
   void run() {
     while (running_ > 0) {
       check_liveness();
-      run_.serve_pipelines();
       const bool got_state = take_states();
       const auto a = ctx_.world.probe(comm::kAnySource, comm::Tag::PeriodDone);
       if (!a) {
@@ -44,6 +44,7 @@ class Periods::DispatcherLoop {
       }
       backoff_.reset();
       answer(*a);
+      run_.serve_pipelines();
     }
     comm::poll_until(
         [&] {
