@@ -6,11 +6,28 @@
 #include "core/error.hpp"
 
 namespace fedavg::core {
+namespace {
+
+template <typename Bad> Fault pause(Fault f, const std::string& seconds, const Bad& bad) {
+  std::size_t used = 0;
+  try {
+    f.seconds = std::stod(seconds, &used);
+  } catch (const std::logic_error&) {
+    throw bad("pause needs a number of seconds");
+  }
+  if (used != seconds.size() || !(f.seconds >= 0.0 && f.seconds <= 86400.0))
+    throw bad("pause needs a number of seconds from 0 to 86400");
+  f.kind = Fault::Kind::Pause;
+  return f;
+}
+
+}  // namespace
 
 Fault parse_fault(const std::string& spec) {
   const auto bad = [&](const std::string& why) {
     return InputError("command line: --inject-fault " + spec + ": " + why +
-                      " (expected RANK:ROUND:KIND, KIND one of exception, kill, crash, hang, kill_in_checkpoint)");
+                      " (expected RANK:ROUND:KIND, KIND one of exception, kill, crash, hang, kill_in_checkpoint, " +
+                      "pause=SECONDS)");
   };
   const auto a = spec.find(':');
   const auto b = a == std::string::npos ? a : spec.find(':', a + 1);
@@ -32,6 +49,7 @@ Fault parse_fault(const std::string& spec) {
   else if (kind == "crash") f.kind = Fault::Kind::Crash;
   else if (kind == "hang") f.kind = Fault::Kind::Hang;
   else if (kind == "kill_in_checkpoint") f.kind = Fault::Kind::KillInCheckpoint;
+  else if (kind.rfind("pause=", 0) == 0) f = pause(f, kind.substr(6), bad);
   else throw bad("unknown KIND \"" + kind + "\"");
   return f;
 }

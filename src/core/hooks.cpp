@@ -38,6 +38,10 @@ void Hooks::reached(long round) {
         case Fault::Kind::Hang:
           warn(me_, "injected fault: hanging at round " + std::to_string(r));
           for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+        case Fault::Kind::Pause:
+          warn(me_, "injected fault: pausing " + std::to_string(f.seconds) + " s at round " + std::to_string(r));
+          std::this_thread::sleep_for(std::chrono::duration<double>(f.seconds));
+          break;
         case Fault::Kind::KillInCheckpoint: break;
       }
     }

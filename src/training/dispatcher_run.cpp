@@ -107,6 +107,7 @@ void DispatcherRun::start_fresh() {
 }
 
 void DispatcherRun::resume_from(const core::Checkpoint& ck) {
+  ctx_.hooks.reached(ck.info.round);  // a fault planned for the resumed round strikes while the checkpoint is read
   resume_check_.check(ck);
   std::size_t off = 0;
   for (const auto& a : ck.arrays) {

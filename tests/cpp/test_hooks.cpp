@@ -1,6 +1,6 @@
 // core::Hooks: --inject-fault fires at the planned round (every round reached in between counts, but a resumed
 // run's first round does not fire the ones before it), only on its own rank; a slowed learner sleeps its step's
-// time again.
+// time again; a pause keeps the rank busy for its seconds.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -74,4 +74,18 @@ TEST(Hooks, ASlowedStepSleepsItsTimeAgain) {
   start = std::chrono::steady_clock::now();
   slowed.step_took(20ms);
   EXPECT_GE(std::chrono::steady_clock::now() - start, 40ms);  // (3 - 1) x 20 ms
+}
+
+TEST(Hooks, APauseKeepsTheRankBusyThenGoesOn) {
+  Fault pause = parse_fault("5:3:pause=0.05");
+  ASSERT_EQ(pause.kind, Fault::Kind::Pause);
+  Hooks h({pause}, kLearner);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(fired(h, 3), -1);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 50ms);
+}
+
+TEST(Hooks, APauseNeedsItsSeconds) {
+  for (const char* bad : {"5:3:pause", "5:3:pause=", "5:3:pause=x", "5:3:pause=-1", "5:3:pause=1s"})
+    EXPECT_THROW(parse_fault(bad), InputError) << bad;
 }
