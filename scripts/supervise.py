@@ -45,9 +45,12 @@ import time
 from pathlib import Path
 
 FAILURE = re.compile(r"\[fedavg\] rank (\d+) \((\w+)\): (.*)")
-# The learners a failure line names as the ones that did not report ("... on learner rank(s) 4, 5"): each reports
-# to the Dispatcher directly, so those are the stalled ones. A rank named as the peer of a collective ("the
-# weights of learner rank 4", the root of the learner tree) may itself wait on another, and does not count.
+# The ranks a failure line names as stalled: where the rank that failed asked the ranks it waited on what they
+# wait on, and followed the chain of waits, the ones at its end ("... stalled at rank(s) 5"); else the learners
+# that did not report ("... on learner rank(s) 4, 5"): each reports to the Dispatcher directly. A rank named as the
+# peer of a collective ("the weights of learner rank 4", the root of the learner tree) may itself wait on another,
+# and does not count.
+STALLED = re.compile(r"\bstalled at rank\(s\) (\d+(?:, \d+)*)")
 NAMED = re.compile(r"\bon learner rank\(s\) (\d+(?:, \d+)*)")
 # Failures that the same command would meet again: bad input, divergence, a checkpoint that is damaged or is not
 # this run's.
@@ -117,9 +120,12 @@ def restart_args(args, reason, has_checkpoint):
 
 
 def failed_ranks(failure):
-    """The ranks a failure line names, else the rank that printed it."""
-    named = [int(r) for m in NAMED.finditer(failure.group(3)) for r in m.group(1).split(", ")]
-    return named or [int(failure.group(1))]
+    """The ranks a failure line names as stalled, else the learners it names, else the rank that printed it."""
+    for pattern in (STALLED, NAMED):
+        named = [int(r) for m in pattern.finditer(failure.group(3)) for r in m.group(1).split(", ")]
+        if named:
+            return named
+    return [int(failure.group(1))]
 
 
 def rank_map_files(cmd):

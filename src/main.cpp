@@ -8,6 +8,7 @@
 #include "comm/abort.hpp"
 #include "comm/communicator.hpp"
 #include "comm/environment.hpp"
+#include "comm/wait_chain.hpp"
 #include "comm/wait_policy.hpp"
 #include "core/command_line.hpp"
 #include "core/error.hpp"
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     const auto world = comm::Communicator::world();
+    comm::WaitChain chain;  // every wait answers and asks through it (comm/wait_chain.hpp)
     double liveness = core::Settings{}.liveness_seconds;
     {
       bridge::Interpreter py(line.python_dir, core::torch_threads_hint(line));

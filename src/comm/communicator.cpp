@@ -37,6 +37,28 @@ Communicator::Communicator(MPI_Comm c) : comm_(c) {
   check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+  std::vector<int> members(static_cast<std::size_t>(size_));
+  for (int r = 0; r < size_; ++r) members[static_cast<std::size_t>(r)] = r;
+  world_ranks_.resize(members.size());
+  MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+  int rc = MPI_Comm_group(comm_, &group);
+  if (rc == MPI_SUCCESS) rc = MPI_Comm_group(MPI_COMM_WORLD, &world);
+  if (rc == MPI_SUCCESS) rc = MPI_Group_translate_ranks(group, size_, members.data(), world, world_ranks_.data());
+  if (world != MPI_GROUP_NULL) MPI_Group_free(&world);
+  if (group != MPI_GROUP_NULL) MPI_Group_free(&group);
+  check_mpi(rc, "MPI_Group_translate_ranks");
+}
+
+std::vector<int> Communicator::others() const {
+  std::vector<int> out;
+  for (int r = 0; r < size_; ++r)
+    if (r != rank_) out.push_back(world_rank(r));
+  return out;
+}
+
+int Communicator::world_rank(int rank) const {
+  if (rank < 0 || rank >= size_) return rank;
+  return world_ranks_[static_cast<std::size_t>(rank)];
 }
 
 Communicator Communicator::world() {
@@ -99,7 +121,10 @@ std::vector<std::string> Communicator::host_names() const {
 }
 
 Communicator::Communicator(Communicator&& o) noexcept
-    : comm_(std::exchange(o.comm_, MPI_COMM_NULL)), rank_(o.rank_), size_(o.size_) {}
+    : comm_(std::exchange(o.comm_, MPI_COMM_NULL)),
+      rank_(o.rank_),
+      size_(o.size_),
+      world_ranks_(std::move(o.world_ranks_)) {}
 
 Communicator& Communicator::operator=(Communicator&& o) noexcept {
   if (this != &o) {
@@ -107,6 +132,7 @@ Communicator& Communicator::operator=(Communicator&& o) noexcept {
     comm_ = std::exchange(o.comm_, MPI_COMM_NULL);
     rank_ = o.rank_;
     size_ = o.size_;
+    world_ranks_ = std::move(o.world_ranks_);
   }
   return *this;
 }
@@ -123,7 +149,7 @@ Request Communicator::isend_raw(const void* data, std::size_t n, MPI_Datatype ty
 #else
   check_mpi(MPI_Isend(data, to_count(n, what), type, dest, tag_value(tag), comm_, &r), what);
 #endif
-  return Request(r, what);
+  return Request(r, what, {world_rank(dest)}, true);
 }
 
 Request Communicator::isend_empty(int dest, Tag tag) const { return isend_raw(nullptr, 0, MPI_BYTE, dest, tag); }
@@ -144,7 +170,8 @@ std::optional<Arrival> Communicator::probe(int source, std::optional<Tag> tag) c
 Arrival Communicator::await_message(int source, Tag tag, const Deadline& deadline, const std::string& what,
                                     const Pace& pace) const {
   std::optional<Arrival> a;
-  poll_until([&] { return (a = probe(source, tag)).has_value(); }, deadline, what, pace);
+  const Deadline on = source == kAnySource || !deadline.peers.empty() ? deadline : deadline.on({world_rank(source)});
+  poll_until([&] { return (a = probe(source, tag)).has_value(); }, on, what, pace);
   return *a;
 }
 
@@ -170,20 +197,20 @@ void Communicator::size_mismatch(const Arrival& a, std::size_t want, std::size_t
 Request Communicator::ibarrier() const {
   MPI_Request r = MPI_REQUEST_NULL;
   check_mpi(MPI_Ibarrier(comm_, &r), "MPI_Ibarrier");
-  return Request(r, "barrier");
+  return Request(r, "barrier", others());
 }
 
 Request Communicator::ibcast_raw(void* data, std::size_t n, MPI_Datatype type, int root) const {
   MPI_Request r = MPI_REQUEST_NULL;
   const std::string what = "broadcast from rank " + std::to_string(root);
   check_mpi(MPI_Ibcast(data, to_int_count(n, what), type, root, comm_, &r), what);
-  return Request(r, what);
+  return Request(r, what, root == rank_ ? others() : std::vector<int>{world_rank(root)});
 }
 
 Request Communicator::iallreduce_raw(const void* in, void* out, std::size_t n, MPI_Datatype type, MPI_Op op) const {
   MPI_Request r = MPI_REQUEST_NULL;
   check_mpi(MPI_Iallreduce(in, out, to_int_count(n, "allreduce"), type, op, comm_, &r), "MPI_Iallreduce");
-  return Request(r, "allreduce");
+  return Request(r, "allreduce", others());
 }
 
 }  // namespace fedavg::comm

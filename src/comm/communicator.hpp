@@ -71,6 +71,10 @@ class Communicator {
   bool valid() const { return comm_ != MPI_COMM_NULL; }
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // The MPI_COMM_WORLD rank of member `rank` (kAnySource for kAnySource).
+  int world_rank(int rank) const;
+  // The MPI_COMM_WORLD ranks of the other members.
+  std::vector<int> others() const;
 
   // Starts a send of `n` elements; the buffer must stay alive and unchanged until the request completes.
   template <typename T> Request isend(const T* data, std::size_t n, int dest, Tag tag) const {
@@ -82,7 +86,8 @@ class Communicator {
   // A message from `source` (MPI_ANY_SOURCE allowed) with `tag` (nullopt: any tag) that has arrived, if any.
   std::optional<Arrival> probe(int source, std::optional<Tag> tag) const;
   // Waits, sleeping with backoff, until a message from `source` with `tag` has arrived, and returns it ready to
-  // receive. Throws comm::Timeout naming `what` once the deadline passes. `pace`: see WaitPolicy.
+  // receive. Throws comm::Timeout naming `what` once the deadline passes, unless `source`, asked, waits in turn
+  // (Verdict). `pace`: see WaitPolicy.
   Arrival await_message(int source, Tag tag, const Deadline& deadline, const std::string& what,
                         const Pace& pace = {}) const;
   // Receives a probed message into `out` (resized to fit). Returns at once: the message has arrived.
@@ -122,6 +127,7 @@ class Communicator {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = -1;
   int size_ = 0;
+  std::vector<int> world_ranks_;  // by member
 };
 
 }  // namespace fedavg::comm

@@ -1,5 +1,6 @@
 #include "comm/outbox.hpp"
 
+#include <algorithm>
 #include <exception>
 
 namespace fedavg::comm {
@@ -27,7 +28,11 @@ std::size_t Outbox::retire() {
 }
 
 void Outbox::flush(const Deadline& deadline) {
-  poll_until([this] { return retire() == 0; }, deadline,
+  std::vector<int> to;
+  for (const auto& e : entries_)
+    for (int p : e.req.peers())
+      if (std::find(to.begin(), to.end(), p) == to.end()) to.push_back(p);
+  poll_until([this] { return retire() == 0; }, deadline.peers.empty() ? deadline.on(to, true) : deadline,
              entries_.empty() ? std::string("send") : "delivery of " + entries_.front().req.what());
 }
 

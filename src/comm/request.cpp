@@ -12,6 +12,8 @@ Request& Request::operator=(Request&& o) noexcept {
     release_pending();
     r_ = std::exchange(o.r_, MPI_REQUEST_NULL);
     what_ = std::move(o.what_);
+    peers_ = std::move(o.peers_);
+    sending_ = o.sending_;
   }
   return *this;
 }
@@ -39,7 +41,8 @@ bool Request::test() {
 }
 
 Clock::time_point Request::wait_until(const Deadline& deadline, const Pace& pace) {
-  return poll_until([this] { return test(); }, deadline, what_, pace);
+  return poll_until([this] { return test(); }, deadline.peers.empty() ? deadline.on(peers_, sending_) : deadline, what_,
+                    pace);
 }
 
 }  // namespace fedavg::comm

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "comm/wait.hpp"
 
@@ -15,8 +16,15 @@ namespace fedavg::comm {
 class Request {
  public:
   Request() = default;
-  Request(MPI_Request r, std::string what) : r_(r), what_(std::move(what)) {}
-  Request(Request&& o) noexcept : r_(std::exchange(o.r_, MPI_REQUEST_NULL)), what_(std::move(o.what_)) {}
+  // `peers`: the world ranks whose part completes it (a send's receiver, a collective's other members); `sending`:
+  // it is a send.
+  Request(MPI_Request r, std::string what, std::vector<int> peers = {}, bool sending = false)
+      : r_(r), what_(std::move(what)), peers_(std::move(peers)), sending_(sending) {}
+  Request(Request&& o) noexcept
+      : r_(std::exchange(o.r_, MPI_REQUEST_NULL)),
+        what_(std::move(o.what_)),
+        peers_(std::move(o.peers_)),
+        sending_(o.sending_) {}
   Request& operator=(Request&& o) noexcept;
   Request(const Request&) = delete;
   Request& operator=(const Request&) = delete;
@@ -25,15 +33,19 @@ class Request {
   bool pending() const { return r_ != MPI_REQUEST_NULL; }
   // True once the operation has completed (the request is then released). Never blocks.
   bool test();
-  // Polls with backoff until complete; throws comm::Timeout naming `what` once the deadline passes. `pace`:
-  // see WaitPolicy. Returns when a poll last found it pending (see poll_until).
+  // Polls with backoff until complete; throws comm::Timeout naming `what` once the deadline passes, unless its
+  // peers, asked, wait in turn (Verdict; the deadline's peers, else the request's). `pace`: see WaitPolicy.
+  // Returns when a poll last found it pending (see poll_until).
   Clock::time_point wait_until(const Deadline& deadline, const Pace& pace = {});
   const std::string& what() const { return what_; }
+  const std::vector<int>& peers() const { return peers_; }
 
  private:
   void release_pending() noexcept;
   MPI_Request r_ = MPI_REQUEST_NULL;
   std::string what_;
+  std::vector<int> peers_;
+  bool sending_ = false;
 };
 
 }  // namespace fedavg::comm

@@ -29,8 +29,11 @@ enum class Tag : int {
   ReduceScatter = 32,  // Learner -> next learner in the ring (bsp; learner comm.): float partial sums of a segment
   Allgather = 33,      // Learner -> next learner in the ring and Dispatcher (bsp; learner comm.): a segment's sum
   RowRelay = 34,       // Learner -> its host's members (sparse exchange): uint8 another host's RowGlobal, passed on
-  Shutdown = 98,       // downstream -> upstream: stop producing (empty)
-  ShutdownAck = 99,    // upstream -> downstream: nothing more will follow (empty)
+  // On the wait chain's own communicator (comm/wait_chain.hpp), asked by a rank about to blame a peer for a stall:
+  WaitQuery = 40,    // any rank -> a rank it waits on: int64 [question, 0, 0, 0]
+  WaitAnswer = 41,   // that rank -> the asker, between its polls: int64 [question, rank it waits on, us, sending]
+  Shutdown = 98,     // downstream -> upstream: stop producing (empty)
+  ShutdownAck = 99,  // upstream -> downstream: nothing more will follow (empty)
 };
 
 constexpr int tag_value(Tag t) { return static_cast<int>(t); }

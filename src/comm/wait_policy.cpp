@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "comm/wait_chain.hpp"
+
 namespace fedavg::comm {
 namespace {
 
@@ -58,6 +60,7 @@ Pace WaitPolicy::recurring(const Cadence& c, Pace base) const {
 }
 
 void Backoff::sleep() {
+  if (auto* chain = WaitChain::active()) chain->serve();
   if (pace_.between_polls != nullptr && *pace_.between_polls) (*pace_.between_polls)();
   const auto waited = Clock::now() - start_;
   if (waited < pace_.quiet) {

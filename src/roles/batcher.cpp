@@ -172,7 +172,7 @@ class BatcherRun {
             return requests_.waiting() ? "windows from Filter rank " + std::to_string(filter_)
                                        : "a request from learner rank(s) " + rank_list(requests_.active());
           },
-          requests_.waiting() ? comm::kDirect : comm::kIndirect);
+          requests_.waiting() ? comm::kDirect : comm::kIndirect, awaited());
     }
     const auto deadline = comm::Deadline::after(s_.liveness_seconds);
     outbox_.flush(deadline);
@@ -180,6 +180,11 @@ class BatcherRun {
   }
 
  private:
+  // The ranks this Batcher waits on: its Filter while a request waits for windows, else its learners.
+  std::vector<int> awaited() const {
+    if (requests_.waiting()) return {filter_};
+    return {requests_.active().begin(), requests_.active().end()};
+  }
   // Keep prefetch_rounds rounds of windows per learner ready, in blocks of window_block windows.
   std::int32_t capacity_blocks() const {
     const std::int64_t want = s_.prefetch_rounds * ctx_.plan.windows_per_round(s_) *

@@ -50,7 +50,7 @@ class FilterRun {
             return have_tokens_ ? "a credit from " + to_batcher_.who()
                                 : "tokens from Tokenizer rank " + std::to_string(tokenizer_);
           },
-          have_tokens_ ? comm::kIndirect : comm::kDirect);
+          have_tokens_ ? comm::kIndirect : comm::kDirect, std::vector<int>{have_tokens_ ? batcher_ : tokenizer_});
     }
     const auto deadline = comm::Deadline::after(s_.liveness_seconds);
     comm::acknowledge_stop(outbox_, batcher_, deadline);

@@ -95,8 +95,9 @@ class TokenStream {
     outbox_.retire();
     return to_filter_.poll();
   }
-  template <typename Awaited> void end_pass(bool progressed, const Awaited& awaited) {
-    watch_.end_pass(progressed, awaited, comm::kIndirect);
+  // `from_dispatcher`: the pass waited for a shard, else for a credit.
+  template <typename Awaited> void end_pass(bool progressed, const Awaited& awaited, bool from_dispatcher = false) {
+    watch_.end_pass(progressed, awaited, comm::kIndirect, {from_dispatcher ? dispatcher_ : filter_});
   }
   // Sends the next block of `source` to the Filter against one credit; returns whether it ends a shard.
   bool send_block(data::TokenSource& source) {
@@ -183,9 +184,12 @@ class ShardReader {
       progress = take_grants() || progress;
       if (!reading_ && !granted_.empty()) start_shard();
       progress = send_block() || progress;
-      stream_.end_pass(progress, [&] {
-        return reading_ ? "a credit from " + stream_.filter_name() : std::string("a shard from the Dispatcher");
-      });
+      stream_.end_pass(
+          progress,
+          [&] {
+            return reading_ ? "a credit from " + stream_.filter_name() : std::string("a shard from the Dispatcher");
+          },
+          !reading_);
     }
     stream_.acknowledge_stop();
     // Take the grants still on their way (one for each ShardDone sent), so that no message is left unreceived.

@@ -54,7 +54,7 @@ void DispatcherControl::await_reports(comm::Tag tag, long round, double factor,
           return std::string(tag == comm::Tag::Ready ? "the start" : "the end") + " of round " + std::to_string(round) +
                  " on learner rank(s) " + who;
         },
-        factor);
+        factor, std::vector<int>(missing.begin(), missing.end()));
   }
 }
 

@@ -63,6 +63,11 @@ class Hosts:
         """Takes host `host`'s network link down for good, as a failed switch port would."""
         subprocess.run(["ip", "-n", self.names[host], "link", "set", "eth0", "down"], check=True, timeout=10)
 
+    def slow(self, host, rate):
+        """Caps what host `host` sends at `rate` (tc's units: 1mbit), as a slow or congested link would."""
+        subprocess.run(["ip", "netns", "exec", self.names[host], "tc", "qdisc", "add", "dev", "eth0", "root", "tbf",
+                        "rate", rate, "burst", "32kb", "latency", "50ms"], check=True, timeout=10)
+
     def processes(self, host):
         """The processes still running in host `host`'s namespaces."""
         out = subprocess.run(["ip", "netns", "pids", self.names[host]], capture_output=True, text=True, timeout=10)

@@ -3,8 +3,9 @@ one host, the learners on another, so batches and weights cross the network (che
 counters); the job trains to its target and exits by itself, with the dense or the sparse exchange; the learner
 tree and bsp's ring cross between hosts once per host, and so does each owner's message in the sparse exchange;
 a learner killed on the remote host costs one round and no human step (scripts/supervise.py restarts the job
-from its checkpoint), even with its host left out (never one that runs a pipeline, as the job's rank map says); a
-host cut off from the network leaves no process behind."""
+from its checkpoint), even with its host left out (never one that runs a pipeline, as the job's rank map says), and
+so does a host whose link turns slow, which the failure names; a host cut off from the network leaves no process
+behind."""
 
 import csv
 import json
@@ -280,6 +281,27 @@ def test_the_supervisor_leaves_out_a_learner_host_cut_off_for_good(hosts, toy, t
         assert "on learner rank(s) 5 " in restart, restart
     else:
         assert "(host fedavgt-h2 cannot be reached)" in restart, restart
+
+
+def test_the_supervisor_leaves_out_a_learner_host_whose_link_turns_slow(hosts, toy, tmp_path):
+    """The last learner host's link slows to 1 Mbit/s while the job trains, with weights (dim 4096) that then take
+    seconds to leave it. The Dispatcher waits on the learner tree's root, which waits on that host's learner: the
+    root, asked, says so, and the chain of waits leads to the slow host's learner, which the failure names as
+    stalled (not the root on the healthy host). The restart leaves the slow host out and the job finishes."""
+    h = hosts(3)
+    cfg = config(toy, tmp_path, target=0, max_rounds=40, dim=4096, liveness_seconds=4)
+    out = tmp_path / "out"
+    proc = supervised(h, [(0, 4), (1, 1), (2, 1)], cfg, toy, out,
+                      ["--restarts", "2", "--drop-failed-hosts", "--start-seconds", str(start_seconds())])
+    when_training(out, proc)
+    h.slow(2, "1mbit")
+    _, stderr = finish(proc, JOB_TIMEOUT)
+    assert proc.returncode == 0, stderr[-3000:]
+    s = stats(out)
+    assert s["rounds"] == "40" and s["restarts"] == "1" and s["learners"] == "1", (s, stderr[-3000:])
+    restart = (out / "toy_stats.txt").read_text().splitlines()[1]
+    assert "liveness limit:" in restart and "stalled at rank(s) 5" in restart, restart
+    assert restart.endswith("(its host left out)"), restart
 
 
 def test_the_supervisor_keeps_a_host_that_runs_a_pipeline_with_pipelines(hosts, toy, tmp_path):
