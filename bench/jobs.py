@@ -16,10 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("FEDAVG_BUILD_DIR", ROOT / "build"))
 APP = (BUILD if BUILD.is_absolute() else ROOT / BUILD) / "src" / "fedavg_mpi"
 PYTHON = "/usr/bin/python3"
-# python/prepare.py's command line: the script and the stop rule these benchmarks were measured with (its own
-# defaults are the one-command path's 5 passes).
-PREPARE = [PYTHON, str(ROOT / "python" / "prepare.py"), "--epoch", "0", "--target", "2.5", "--max-rounds", "200",
-           "--max-seconds", "600"]
+# python/prepare.py's command line: the script, the model size and the stop rule these benchmarks were measured with
+# (its own defaults are dim 100 and the one-command path's 5 passes).
+PREPARE = [PYTHON, str(ROOT / "python" / "prepare.py"), "--dim", "32", "--epoch", "0", "--target", "2.5",
+           "--max-rounds", "200", "--max-seconds", "600"]
 TICKS = os.sysconf("SC_CLK_TCK")
 GRACE = 120  # seconds past a job's time limit before mpiexec kills it; as many again before the runner kills mpiexec
 TIMEOUT_RC = 124  # the exit status recorded for a job the runner killed

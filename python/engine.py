@@ -60,7 +60,7 @@ class ConfigError(ValueError):
         self.message = message
 
 
-_DEFAULTS = {"dim": 32, "window": 2, "seed": 1, "model": "neg",
+_DEFAULTS = {"dim": 100, "window": 2, "seed": 1, "model": "neg",
              "torch_threads": 1, "bs": 1024, "device": "auto"}
 
 # The weights copy even on a CPU (tests of the GPU path on machines

@@ -5,7 +5,7 @@ Usage:
         [--vocab-size N] [--min-count 5] [--stopwords]
         [--test-windows 1000] [--window 2] [--seed 1] [--train-out PATH]
         [--data-name NAME] [--model neg|neg_autograd|softmax] [--bpe 200|50]
-        [--bs 1024|256] [--dim 32] [--lr X] [--epoch 5] [--target 0]
+        [--bs 1024|256] [--dim 100] [--lr X] [--epoch 5] [--target 0]
         [--max-rounds 0] [--max-seconds 0] [--similarity F] [--analogies F]
         [--max-line-bytes 1048576]
 
@@ -381,7 +381,7 @@ def parse_args(argv):
     p.add_argument("--target", type=float, default=0.0,
                    help="test loss at which training stops (default 0: "
                    "none; neg's loss starts near 4.16)")
-    p.add_argument("--dim", type=int, default=32)
+    p.add_argument("--dim", type=int, default=100)
     p.add_argument("--lr", type=float,
                    help="learning rate (default: the model's own)")
     p.add_argument("--epoch", "--epochs", "--max-epochs", dest="max_epochs",

@@ -48,7 +48,7 @@ struct Settings {
   int bs = 0;
   double target = 0.0;  // 0: no target
   int window = 2;
-  int dim = 32;
+  int dim = 100;
   double lr = 0.0;  // 0: the model's own
   std::uint64_t seed = 1;
   int max_rounds = 1000;        // 0: no limit

@@ -33,7 +33,7 @@ TEST(Config, ReportKeysAndDefaults) {
   EXPECT_EQ(s.bs, 32);
   EXPECT_DOUBLE_EQ(s.target, 5.5);
   EXPECT_EQ(s.window, 2);
-  EXPECT_EQ(s.dim, 32);
+  EXPECT_EQ(s.dim, 100);
   EXPECT_EQ(s.window_width(), 5);
   EXPECT_FALSE(s.cross_lines);
 }
@@ -351,7 +351,7 @@ TEST(Config, HelpListsEveryKeyWithItsDefault) {
   const auto at = help.find("\n  dim ");
   ASSERT_NE(at, std::string::npos);
   const std::string dim = help.substr(at + 1, help.find('\n', at + 1) - at - 1);
-  for (const char* part : {"(integer 1..4096)", " 32 ", "embedding dimension"})
+  for (const char* part : {"(integer 1..4096)", " 100 ", "embedding dimension"})
     EXPECT_NE(dim.find(part), std::string::npos) << dim;
 }
 

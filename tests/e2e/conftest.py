@@ -90,12 +90,12 @@ def app():
 
 @pytest.fixture(scope="session")
 def toy_config(tmp_path_factory):
-    """A corpus and the config python/prepare.py writes for it (shared, read-only)."""
+    """A corpus and the config python/prepare.py writes for it (shared, read-only), at dim 32: small and quick."""
     d = tmp_path_factory.mktemp("toy")
     corpus = write_corpus(d / "toy.txt")
     subprocess.run([PYTHON, str(ROOT / "python" / "prepare.py"), str(corpus), "--out", str(d / "config"),
                     "--train-out", str(d / "train.txt"), "--data-name", "toy", "--min-count", "1",
-                    "--test-windows", "200", "--seed", "3",
+                    "--test-windows", "200", "--seed", "3", "--dim", "32",
                     "--epoch", "0", "--target", "2.5", "--max-rounds", "200", "--max-seconds", "600"],
                    check=True, capture_output=True, text=True,
                    timeout=60)

@@ -62,7 +62,7 @@ def three_files(app, toy_config, tmp_path_factory):
     whole.write_text("".join(f.read_text() for f in files))
     subprocess.run([PYTHON, str(ROOT / "python" / "prepare.py"), str(whole), "--out", str(d / "config"),
                     "--train-out", str(d / "train.txt"), "--data-name", "parts", "--min-count", "1",
-                    "--test-windows", "200", "--seed", "3"],
+                    "--test-windows", "200", "--seed", "3", "--dim", "32"],
                    check=True, capture_output=True, text=True, timeout=60)
     return files, d / "config"
 

@@ -198,7 +198,7 @@ def test_shuffled_batches_learn_both_halves_of_a_two_topic_corpus(run_job, tmp_p
     mixed.write_text("\n".join(a + "\n" + b for a, b in zip(first, second)) + "\n")
     subprocess.run([PYTHON, str(ROOT / "python" / "prepare.py"), str(mixed), "--out", str(tmp_path / "config"),
                     "--train-out", str(tmp_path / "train.txt"), "--data-name", "toy", "--min-count", "1",
-                    "--test-windows", "200", "--seed", "3",
+                    "--test-windows", "200", "--seed", "3", "--dim", "32",
                     "--epoch", "0", "--target", "2.5", "--max-rounds", "200", "--max-seconds", "600"],
                    check=True, capture_output=True, text=True,
                    timeout=60)

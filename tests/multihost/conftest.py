@@ -99,7 +99,7 @@ def toy(tmp_path_factory):
     corpus = e2e.write_corpus(d / "toy.txt")
     subprocess.run([PYTHON, str(ROOT / "python" / "prepare.py"), str(corpus), "--out", str(d / "config"),
                     "--train-out", str(d / "train.txt"), "--data-name", "toy", "--min-count", "1",
-                    "--test-windows", "200", "--seed", "3",
+                    "--test-windows", "200", "--seed", "3", "--dim", "32",
                     "--epoch", "0", "--target", "2.5", "--max-rounds", "200", "--max-seconds", "600"],
                    check=True, capture_output=True, text=True, timeout=60)
     return d

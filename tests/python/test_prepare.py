@@ -58,7 +58,7 @@ def test_writes_loadable_config(tmp_path, corpus):
     cfg = json.loads((out / "cfg.json").read_text())
     # The one-command path's stop rule: 5 passes over the text.
     assert cfg == {"data_name": "toy", "bpe": 200, "bs": 64, "target": 0.0,
-                   "window": 2, "cross_oov": True, "dim": 32, "model": "neg",
+                   "window": 2, "cross_oov": True, "dim": 100, "model": "neg",
                    "seed": 1, "max_epochs": 5.0, "max_rounds": 0,
                    "max_seconds": 0.0}
     soft = run(tmp_path / "s", [corpus], "--test-windows", 50, "--model", "softmax", "--lr", 0.02,
