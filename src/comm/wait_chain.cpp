@@ -144,8 +144,9 @@ std::string Verdict::judge_peers(int& via, int& next) const {
   std::ostringstream os;
   os.precision(1);
   if (count > 0) {
-    os << "; stalled at rank(s) " << silent << ", which " << (count == 1 ? "does" : "do")
-       << " not answer what it waits on (asked " << std::fixed << seconds_since(asked_at_) << " s before)";
+    os << "; stalled at rank(s) " << silent
+       << (count == 1 ? ", which does not answer what it waits on" : ", which do not answer what they wait on")
+       << " (asked " << std::fixed << seconds_since(asked_at_) << " s before)";
     return os.str();
   }
   for (int p : peers_) {

@@ -57,7 +57,7 @@ def test_a_crashed_rank_is_named_and_ends_the_job(rank, run_job):
 ])
 def test_hung_rank_is_named_by_its_peer(rank, blamed, run_job):
     t0 = time.monotonic()
-    job = run_job(6, cfg={"max_rounds": 50, "liveness_seconds": 3}, extra=["--inject-fault", f"{rank}:2:hang"])
+    job = run_job(6, cfg={"max_rounds": 50, "liveness_seconds": 2}, extra=["--inject-fault", f"{rank}:2:hang"])
     assert job.rc != 0
     first = [ln for ln in job.stderr.splitlines() if "liveness limit" in ln][0]
     assert blamed in first, job.stderr
