@@ -184,7 +184,7 @@ def test_resume_with_another_strategy_is_refused(run_job, finished_copy):
 def test_asynchronous_strategies_name_a_learner_that_stops(run_job, strategy, what):
     """The other learner keeps the Dispatcher busy, so it must watch each learner's silence."""
     t0 = time.monotonic()
-    job = run_job(7, cfg={"max_rounds": 100000, "strategy": strategy, "liveness_seconds": 3},
+    job = run_job(7, cfg={"max_rounds": 100000, "strategy": strategy, "liveness_seconds": 2},
                   extra=["--inject-fault", "6:3:hang"])
     assert job.rc != 0
     first = [ln for ln in job.stderr.splitlines() if "liveness limit" in ln][0]
