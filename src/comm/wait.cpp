@@ -42,15 +42,16 @@ Clock::time_point poll_until(const std::function<bool()>& done, const Deadline& 
                              const Pace& pace) {
   const WaitChain::Waiting waiting(deadline.peers.size() == 1 ? deadline.peers.front() : WaitChain::kAnyone,
                                    deadline.sending);
-  Verdict verdict(deadline.peers, deadline.seconds, deadline.sending);
+  std::optional<Verdict> verdict;  // once the deadline has passed
   Backoff backoff(pace);
   auto missed = Clock::now();
   auto at = deadline.at;
   while (!done()) {
     missed = Clock::now();
     if (missed >= at) {
+      if (!verdict) verdict.emplace(deadline.peers, deadline.seconds, deadline.sending);
       std::string why;
-      const auto more = verdict.at_deadline(why);
+      const auto more = verdict->at_deadline(why);
       if (!more) liveness_timeout(what, deadline.seconds, why);
       at = *more;
     }

@@ -6,6 +6,7 @@
 
 #include "comm/error.hpp"
 #include "comm/tags.hpp"
+#include "comm/wait.hpp"
 
 namespace fedavg::comm {
 namespace {
@@ -113,8 +114,7 @@ Verdict::Verdict(std::vector<int> peers, double seconds, bool sending)
 Clock::time_point Verdict::ask(int rank) {
   chain_->ask(rank);
   asked_at_ = Clock::now();
-  const double grace = std::max(kMinGraceSeconds, kGraceShare * seconds_);
-  return asked_at_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace));
+  return Deadline::after(std::max(kMinGraceSeconds, kGraceShare * seconds_)).at;
 }
 
 std::optional<Clock::time_point> Verdict::at_deadline(std::string& why) {
@@ -215,7 +215,7 @@ std::optional<Clock::time_point> Verdict::extend(std::string& why) {
   ++extensions_;
   asked_peers_ = false;
   followed_.clear();
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds_));
+  return Deadline::after(seconds_).at;
 }
 
 std::string Verdict::chain_text() const {

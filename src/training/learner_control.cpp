@@ -11,7 +11,7 @@ comm::Control LearnerControl::next() {
   auto wire = comm::Control{}.encode();
   const auto start = comm::Clock::now();
   const auto missed = learners_.ibcast(wire.data(), wire.size(), 0)
-                          .wait_until(comm::Deadline::after(liveness_ * comm::kNextRound).on({learners_.world_rank(0)}),
+                          .wait_until(comm::Deadline::after(liveness_ * comm::kNextRound),
                                       waits_.recurring(control_wait_, waits_.collective()));
   control_wait_.record(start, missed);
   return comm::Control::decode(wire);
