@@ -5,8 +5,8 @@ Hosts are emulated with network namespaces (scripts/emulate_hosts.sh: UCX uses T
 memory within one). For the default `neg` model and the report's `softmax` model, on the King James Bible with
 2 learners, it alternates runs on one host (every rank together) and on two (the Dispatcher and the pipeline on
 one, the learners on the other) and compares their median round and weight exchange (sync_seconds). Then, on one
-host, it alternates checkpoint_every 1 (the default) with checkpoint_every 1000000 and reports the share of a round
-the checkpoint takes. Every run must exit by itself.
+host, it alternates checkpoint_every 1 with checkpoints only at the end (checkpoint_every 0, checkpoint_seconds 0)
+and reports the share of a round a checkpoint takes. Every run must exit by itself.
 
 Usage: /usr/bin/python3 bench/multihost.py [--pairs 3] [--json]     (needs root; about 5 minutes)
 """
@@ -80,8 +80,9 @@ def main():
                 }
             every, never = [], []
             for k in range(args.pairs):
-                every.append(run(tmp, f"ck1_{k}", [6], corpus, max_rounds=30)[0])
-                never.append(run(tmp, f"ck0_{k}", [6], corpus, max_rounds=30, checkpoint_every=1000000)[0])
+                every.append(run(tmp, f"ck1_{k}", [6], corpus, max_rounds=30, checkpoint_every=1)[0])
+                never.append(run(tmp, f"ck0_{k}", [6], corpus, max_rounds=30, checkpoint_every=0,
+                                 checkpoint_seconds=0)[0])
                 figures["clean_exits"] += 2
             figures["checkpoint_round"] = statistics.median(every)
             figures["no_checkpoint_round"] = statistics.median(never)

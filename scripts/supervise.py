@@ -10,8 +10,9 @@ same command runs again with --resume (or, if the job died before its first chec
 most K times (default 3). It never adds --overwrite and never deletes anything: a restart that finds an earlier
 run it would have to replace is refused by the program, and then the supervisor stops. Each restart passes the
 reason (the failing rank's "[fedavg] rank N (Role): ..." line) with --restarted, so the run's checkpoint, metrics
-(column restarts) and statistics (restart lines) keep it. At
-most the round in progress when the job died is lost (checkpoint_every 1, the default).
+(column restarts) and statistics (restart lines) keep it. What
+is lost is the training since the last checkpoint: at most checkpoint_seconds of it and the round in progress (10 s
+by default; checkpoint_every 1 loses at most that round).
 
 The failed ranks are the learners the failure line names as not having reported ("... on learner rank(s) 4, 5"),
 or else the rank that printed it: a rank that waits on a stalled peer reports the peer. A peer named in a

@@ -6,7 +6,9 @@
 
 namespace fedavg::comm {
 
-Control::Wire Control::encode() const { return {static_cast<std::int64_t>(command), round, steps, plan}; }
+Control::Wire Control::encode() const {
+  return {static_cast<std::int64_t>(command), round, steps, plan, checkpoint ? 1 : 0};
+}
 
 Control Control::decode(const Wire& w) {
   if (w[0] != static_cast<std::int64_t>(Command::Train) && w[0] != static_cast<std::int64_t>(Command::Stop))
@@ -14,13 +16,14 @@ Control Control::decode(const Wire& w) {
   if (w[1] < 0) throw Error("Control message with negative round " + std::to_string(w[1]));
   if (w[2] < 0 || w[3] < 0)
     throw Error("Control message with negative steps " + std::to_string(w[2]) + " or plan " + std::to_string(w[3]));
-  return Control{static_cast<Command>(w[0]), w[1], w[2], w[3]};
+  if (w[4] != 0 && w[4] != 1) throw Error("Control message with checkpoint flag " + std::to_string(w[4]));
+  return Control{static_cast<Command>(w[0]), w[1], w[2], w[3], w[4] == 1};
 }
 
 Answer::Wire Answer::encode() const { return {static_cast<std::int64_t>(command), round, send_state ? 1 : 0}; }
 
 Answer Answer::decode(const Wire& w) {
-  const Control c = Control::decode({w[0], w[1], 0, 0});
+  const Control c = Control::decode({w[0], w[1], 0, 0, 0});
   if (w[2] != 0 && w[2] != 1) throw Error("Answer message with send_state " + std::to_string(w[2]));
   return Answer{c.command, c.round, w[2] == 1};
 }

@@ -15,12 +15,13 @@ struct Control {
   enum class Command : std::int64_t { Train = 1, Stop = 2 };
   Command command = Command::Train;
   std::int64_t round = 0;
-  std::int64_t steps = 0;  // Train: the batches each learner trains this round; 0: bpe
-  std::int64_t plan = 0;   // Train: a learner's steps over the whole run, once known (max_epochs); 0: unknown
+  std::int64_t steps = 0;   // Train: the batches each learner trains this round; 0: bpe
+  std::int64_t plan = 0;    // Train: a learner's steps over the whole run, once known (max_epochs); 0: unknown
+  bool checkpoint = false;  // Train: the round ends with a checkpoint, so every learner sends its LearnerState
 
-  using Wire = std::array<std::int64_t, 4>;
+  using Wire = std::array<std::int64_t, 5>;
   Wire encode() const;
-  // Throws comm::Error on an unknown command, a negative round, steps or plan.
+  // Throws comm::Error on an unknown command, a negative round, steps or plan, or a checkpoint flag not 0 or 1.
   static Control decode(const Wire& w);
 };
 

@@ -258,7 +258,11 @@ const std::vector<Key>& keys() {
                         "a Batcher serves its learners in a fixed rotation (reproducible runs)"));
     k.push_back(integer("shuffle_windows", &Settings::shuffle_windows, 0, 1 << 28,
                         "batches are drawn at random from this many windows (0: text order)"));
-    k.push_back(integer("checkpoint_every", &Settings::checkpoint_every, 1, 100'000'000, "rounds between checkpoints"));
+    k.push_back(integer("checkpoint_every", &Settings::checkpoint_every, 0, 100'000'000,
+                        "a checkpoint every this many rounds (0: by time only)"));
+    k.push_back(number("checkpoint_seconds", &Settings::checkpoint_seconds, 0.0, 1e9,
+                       "a checkpoint after the first round that ends this many training seconds after the last "
+                       "one (0: by rounds only; with both 0, only at the end)"));
     k.push_back(choice("checkpoint_background", &Settings::checkpoint_background, kCheckpointBackground,
                        "write checkpoints on a thread of their own while the rounds go on (auto: from 8M "
                        "parameters on)"));

@@ -95,7 +95,8 @@ struct Settings {
   std::string token_cache_dir;  // empty: OUT/cache
   int prefetch_rounds = 2;
   int shuffle_windows = 1 << 18;
-  int checkpoint_every = 1;
+  int checkpoint_every = 0;          // 0: by time only (checkpoint_seconds)
+  double checkpoint_seconds = 10.0;  // 0: by rounds only (checkpoint_every)
   CheckpointBackground checkpoint_background = CheckpointBackground::Auto;
   int eval_every = 0;
   double max_loss_ratio = 10.0;

@@ -120,7 +120,7 @@ void DispatcherRun::resume_from(const core::Checkpoint& ck) {
   train_loss_ = ck.info.train_loss;
   first_loss_ = ck.info.first_loss;
   windows_per_learner_ = ck.info.windows_per_learner;
-  seconds_before_ = evaluated_at_ = ck.info.seconds;
+  seconds_before_ = evaluated_at_ = checkpointed_at_ = ck.info.seconds;
   progress_.resumed(seconds_before_, windows_per_learner_);
   sync_bytes_ = ck.info.sync_bytes;
   resume_pipelines(ck);
@@ -286,6 +286,15 @@ void DispatcherRun::training_begins() {
         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(evaluated_at_ - seconds_before_));
 }
 
+bool DispatcherRun::checkpoint_due(long round) {
+  due_rounds_.erase(due_rounds_.begin(), due_rounds_.lower_bound(round_));
+  const auto [it, decided] = due_rounds_.try_emplace(round, false);
+  if (decided)
+    it->second = (s_.checkpoint_every > 0 && round % s_.checkpoint_every == 0) ||
+                 (s_.checkpoint_seconds > 0 && elapsed() - checkpointed_at_ >= s_.checkpoint_seconds);
+  return it->second;
+}
+
 void DispatcherRun::end_round(const comm::WindowTotals& trained, double sync_seconds) {
   windows_per_learner_ += trained.windows / learners_;
   train_loss_ = trained.mean_loss();
@@ -357,6 +366,7 @@ void DispatcherRun::checkpoint() {
                              core::OutputFolder::commit(dir);
                            });  // what --overwrite replaced may go now
   last_checkpoint_ = round_;
+  checkpointed_at_ = info.seconds;
 }
 
 void DispatcherRun::flushed(double bytes, double inbound) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,8 +73,11 @@ class DispatcherRun {
   // Every learner has set up and joined the first exchange: the clock of training time, stopped since the
   // round-0 evaluation (or the resumed checkpoint), runs again from there, so seconds never go backwards.
   void training_begins();
-  // True if the current round ends with a checkpoint (checkpoint_every).
-  bool checkpoint_due() const { return round_ % s_.checkpoint_every == 0; }
+  // True if round `round` (the current one or the next) ends with a checkpoint: every checkpoint_every rounds,
+  // and the first round that begins checkpoint_seconds of training after the last checkpoint. Decided when a
+  // round is first asked about, and kept: the learners learn it with that round's Control or Answer.
+  bool checkpoint_due(long round);
+  bool checkpoint_due() { return checkpoint_due(round_); }
   // Books the current round: what the learners trained in it (windows, loss, learning rate, windows per
   // pipeline) and how long its weight exchange took; evaluates, checkpoints if due, logs and prints the progress
   // line.
@@ -163,7 +167,9 @@ class DispatcherRun {
   std::string stopped_;
   std::vector<std::string> restarts_;  // "round R: why the run before failed", all runs of a job
   long last_checkpoint_ = -1;
-  bool steps_planned_ = false;  // round_steps() has been asked once (after await_small_passes)
+  double checkpointed_at_ = 0.0;     // training time of the last checkpoint (or of the run's start)
+  std::map<long, bool> due_rounds_;  // checkpoint_due's decisions, from the current round on
+  bool steps_planned_ = false;       // round_steps() has been asked once (after await_small_passes)
 };
 
 }  // namespace fedavg::training

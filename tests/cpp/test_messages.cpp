@@ -12,16 +12,22 @@ using namespace fedavg::comm;
 
 TEST(Messages, ControlRoundTrip) {
   for (auto cmd : {Control::Command::Train, Control::Command::Stop}) {
-    const Control c{cmd, 1234567890123};
-    const Control d = Control::decode(c.encode());
-    EXPECT_EQ(d.command, cmd);
-    EXPECT_EQ(d.round, 1234567890123);
+    for (bool checkpoint : {false, true}) {
+      const Control c{cmd, 1234567890123, 3, 400, checkpoint};
+      const Control d = Control::decode(c.encode());
+      EXPECT_EQ(d.command, cmd);
+      EXPECT_EQ(d.round, 1234567890123);
+      EXPECT_EQ(d.steps, 3);
+      EXPECT_EQ(d.plan, 400);
+      EXPECT_EQ(d.checkpoint, checkpoint);
+    }
   }
 }
 
 TEST(Messages, ControlRejectsGarbage) {
   EXPECT_THROW(Control::decode({7, 1}), Error);
   EXPECT_THROW(Control::decode({1, -1}), Error);
+  EXPECT_THROW(Control::decode({1, 1, 0, 0, 2}), Error);
 }
 
 TEST(Messages, AnswerRoundTrip) {

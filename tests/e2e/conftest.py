@@ -88,10 +88,10 @@ def app():
     return APP
 
 
-@pytest.fixture(scope="session")
-def toy_config(tmp_path_factory):
-    """A corpus and the config python/prepare.py writes for it (shared, read-only), at dim 32: small and quick."""
-    d = tmp_path_factory.mktemp("toy")
+def prepare_toy(d):
+    """Writes a toy corpus into folder d and the config python/prepare.py makes for it (d/config, d/train.txt), at
+    dim 32: small and quick. Its checkpoints come every round (checkpoint_every 1), not every checkpoint_seconds:
+    the tests of crashes, resumes and restarts count in rounds."""
     corpus = write_corpus(d / "toy.txt")
     subprocess.run([PYTHON, str(ROOT / "python" / "prepare.py"), str(corpus), "--out", str(d / "config"),
                     "--train-out", str(d / "train.txt"), "--data-name", "toy", "--min-count", "1",
@@ -99,7 +99,15 @@ def toy_config(tmp_path_factory):
                     "--epoch", "0", "--target", "2.5", "--max-rounds", "200", "--max-seconds", "600"],
                    check=True, capture_output=True, text=True,
                    timeout=60)
+    cfg_path = d / "config" / "cfg.json"
+    cfg_path.write_text(json.dumps({**json.loads(cfg_path.read_text()), "checkpoint_every": 1}, indent=2))
     return d
+
+
+@pytest.fixture(scope="session")
+def toy_config(tmp_path_factory):
+    """The toy corpus and config (prepare_toy), shared and read-only."""
+    return prepare_toy(tmp_path_factory.mktemp("toy"))
 
 
 # What run_job sets over the toy config: short rounds, no stop but max_rounds, and a shuffle pool of 32768 windows

@@ -95,11 +95,4 @@ def hosts(request):
 @pytest.fixture(scope="session")
 def toy(tmp_path_factory):
     """A toy corpus and its config (python/prepare.py), as in the single-host end-to-end tests."""
-    d = tmp_path_factory.mktemp("toy")
-    corpus = e2e.write_corpus(d / "toy.txt")
-    subprocess.run([PYTHON, str(ROOT / "python" / "prepare.py"), str(corpus), "--out", str(d / "config"),
-                    "--train-out", str(d / "train.txt"), "--data-name", "toy", "--min-count", "1",
-                    "--test-windows", "200", "--seed", "3", "--dim", "32",
-                    "--epoch", "0", "--target", "2.5", "--max-rounds", "200", "--max-seconds", "600"],
-                   check=True, capture_output=True, text=True, timeout=60)
-    return d
+    return e2e.prepare_toy(tmp_path_factory.mktemp("toy"))

@@ -81,7 +81,7 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     // The wait for Ready is the learners finishing the previous round's exchange (applying what it brought) and
     // counts with it, but for the first round: that is the learners' start-up.
     auto sync_start = Clock::now();
-    control.send({comm::Control::Command::Train, round, run.round_steps(), run.planned_steps()});
+    control.send({comm::Control::Command::Train, round, run.round_steps(), run.planned_steps(), run.checkpoint_due()});
     control.await_reports(comm::Tag::Ready, round, comm::kDirect);
     double sync_seconds = first ? 0.0 : DispatcherRun::seconds_since(sync_start);
     if (first) run.training_begins();
@@ -140,7 +140,7 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     }
     if (share_) share_->finish();  // the round's result is in the shared weights
     control.complete_reports();
-    if (c.round % s.checkpoint_every == 0) run.send_state();
+    if (c.checkpoint) run.send_state();
   }
   if (exchange && exchange->flush(w) && share_) share_->flushed();
   run.send_state();

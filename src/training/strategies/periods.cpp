@@ -112,7 +112,7 @@ class Periods::DispatcherLoop {
     }
     const auto start = Clock::now();
     strategy_.apply_report(run_, rank);
-    const bool send_state = (run_.round() + 1) % run_.settings().checkpoint_every == 0;
+    const bool send_state = run_.checkpoint_due(run_.round() + 1);
     run_.outbox().send(comm::Answer{comm::Control::Command::Train, run_.round() + 1, send_state}.encode(), rank,
                        comm::Tag::Answer);
     if (send_state) ++owed_[l];
