@@ -27,7 +27,9 @@ std::int64_t WindowPool::fetch(std::int64_t n) {
 void WindowPool::draw(std::int64_t count, std::vector<std::int32_t>& out) {
   if (count > size_) throw std::logic_error("WindowPool::draw: more windows than the pool holds");
   const auto w = static_cast<std::size_t>(width_);
-  out.reserve(out.size() + static_cast<std::size_t>(count) * w);
+  const std::size_t first = out.size();
+  out.resize(first + static_cast<std::size_t>(count) * w);
+  std::int32_t* next = out.data() + first;
   std::int32_t* pool = data_.data();
   // Draw k takes one of the size_ - k windows left. Its index is drawn kAhead draws early and its cache line
   // fetched then: the pool is megabytes, shared with the learners' caches, so most picks would wait on memory.
@@ -39,8 +41,9 @@ void WindowPool::draw(std::int64_t count, std::vector<std::int32_t>& out) {
     // Move the window out and fill its slot with the last one: O(width) per window, copied inline (a library
     // call per 20-byte window cost more than the copy).
     const std::int32_t* last = pool + static_cast<std::size_t>(size_ - 1) * w;
-    for (std::size_t c = 0; c < w; ++c) out.push_back(picked[c]);
+    for (std::size_t c = 0; c < w; ++c) next[c] = picked[c];
     for (std::size_t c = 0; c < w; ++c) picked[c] = last[c];
+    next += w;
     --size_;
   }
   data_.resize(static_cast<std::size_t>(size_) * w);

@@ -21,7 +21,7 @@ class WindowPool {
   void draw(std::int64_t count, std::vector<std::int32_t>& out);
 
  private:
-  static constexpr std::int64_t kAhead = 8;  // draws whose window is fetched ahead of its copy
+  static constexpr std::int64_t kAhead = 32;  // draws whose window is fetched ahead of its copy
 
   // Uniform in [0, n).
   std::int64_t below(std::int64_t n);

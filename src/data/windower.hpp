@@ -45,7 +45,10 @@ class Windower {
   int window_;
   bool cross_lines_;
   bool cross_oov_;
-  std::vector<std::int32_t> run_;  // the last < 2w+1 ids of the current unbroken run
+  // The current unbroken run's ids, run_len_ of them at the front; its last 2w+1 are the next window. When the
+  // buffer fills, its last 2w ids move to its front: a window costs a copy of its own ids, no shift.
+  std::vector<std::int32_t> run_;
+  std::size_t run_len_ = 0;
   std::int64_t epoch_windows_ = 0;
   bool empty_epoch_ = false;
   std::vector<std::int64_t> finished_;

@@ -63,6 +63,27 @@ TEST(Windower, StopsAtMaxWindowsAndResumes) {
   EXPECT_EQ(pos, 5u);
 }
 
+TEST(Windower, LongRunsFedInPiecesGiveEverySlidingWindow) {
+  // A run far longer than the windower keeps in hand, fed in pieces that stop mid-run, with dropped words.
+  Windower w(2, false, false);
+  V tokens, kept;
+  for (int i = 0; i < 5000; ++i) {
+    tokens.push_back(i % 7 == 3 ? Windower::kDropped : i);
+    if (i % 7 != 3) kept.push_back(i);
+  }
+  V out, piece;
+  for (std::size_t pos = 0; pos < tokens.size();) {
+    piece.clear();
+    pos = w.feed(tokens.data(), tokens.size(), pos, piece, 37);
+    out.insert(out.end(), piece.begin(), piece.end());
+  }
+  ASSERT_EQ(out.size(), 5 * (kept.size() - 4));
+  for (std::size_t k = 0; k + 4 < kept.size(); ++k)
+    ASSERT_EQ(V(out.begin() + static_cast<long>(5 * k), out.begin() + static_cast<long>(5 * k + 5)),
+              V(kept.begin() + static_cast<long>(k), kept.begin() + static_cast<long>(k + 5)))
+        << "window " << k;
+}
+
 TEST(Windower, ReportsAnEpochWithoutWindows) {
   Windower w(2, false, false);
   all_windows(w, {1, 2, B, 3, O, 4, E});
