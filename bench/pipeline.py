@@ -3,15 +3,16 @@
 
 - pipeline throughput: windows/s one pipeline delivers with training switched off (cfg "train": false);
 - what the learners consume at the default settings, and the ratio of the two;
-- CPU share of every role while training (waiting ranks should sleep, not spin), and the pipeline's CPU per
-  window the learners consume (Tokenizer, Filter and Batcher: on a small machine it comes out of the learners');
+- CPU share of every role while training (waiting ranks should sleep, not spin), and the CPU of every role per
+  window the learners train, at 2 and 8 learners, with the whole job's CPU over the learners' own (on a small
+  machine whatever the other roles use comes out of the learners');
 - peak RSS of every role;
 - the averaging share of a round: the weight exchange (broadcast + averaging collectives, timed by the
   Dispatcher once every learner is in them: the metrics' sync_seconds) against the whole round;
 - the CPU of ranks that only wait (slow softmax learners: pipeline and Dispatcher idle);
-- the cost of a round with no training at all (exchange + test loss + checkpoint + messages).
+- the cost of a round with no training at all (exchange + test loss + messages; checkpoints follow time).
 
-Usage: /usr/bin/python3 bench/pipeline.py [--seconds 20] [--json]
+Usage: /usr/bin/python3 bench/pipeline.py [--seconds 20] [--dim D] [--json]
 """
 
 import argparse
@@ -32,6 +33,24 @@ def rate(metrics, learners):
     return windows / (last["seconds"] - first["seconds"])
 
 
+def cpu_per_window(metrics, samples, learners):
+    """Each role's CPU (all its ranks) per window trained, in ns, from 5 s after the first sample to 1 s before the
+    last (start-up and the final outputs left out), and the whole job's CPU over the learners' own."""
+    start = samples[0][0][0] + 5.0
+    end = max(s[0] for s in samples[0]) - 1.0
+    windows_per_s = rate(metrics, learners)
+    ranks, share = {}, {}
+    for rank, series in sorted(samples.items()):
+        role = jobs.role_of(rank, 1)
+        cpu = jobs.cpu_share(series, start, end)
+        ranks.setdefault(role, []).append({"rank": rank, "cpu_share": cpu,
+                                           "peak_rss_mib": max(s[3] for s in series)})
+        share[role] = share.get(role, 0.0) + cpu
+    return {"ranks": ranks, "cpu_share": share, "windows_per_s": windows_per_s,
+            "ns_per_window": {role: 1e9 * c / windows_per_s for role, c in share.items()},
+            "job_over_learners": sum(share.values()) / share["Learner"]}
+
+
 def round_seconds(metrics):
     return statistics.median(b["seconds"] - a["seconds"] for a, b in zip(metrics[1:], metrics[2:]))
 
@@ -39,8 +58,10 @@ def round_seconds(metrics):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=20, help="training time of the default-settings run")
+    ap.add_argument("--dim", type=int, default=0, help="the model's dim (default: the Bible config's, 32)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    extra = {"dim": args.dim} if args.dim else {}
     corpus = jobs.bible_corpus()
     figures = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -50,28 +71,20 @@ def main():
         m, samples, _ = jobs.run(5, [corpus], cfg, tmp / "p" / "out")
         figures["pipeline_windows_per_s"] = rate(m, 1)
 
-        # 2. Default settings, 2 learners: consumption, CPU per role, RSS per role, round time.
-        cfg = jobs.bible_config(tmp / "d", target=0, max_rounds=100000, max_seconds=args.seconds)
-        m, samples, _ = jobs.run(6, [corpus], cfg, tmp / "d" / "out")
-        figures["learners_windows_per_s"] = rate(m, 2)
+        # 2. Default settings, 2 and 8 learners: consumption, CPU per role per window trained, RSS, round time.
+        for learners in (2, 8):
+            cfg = jobs.bible_config(tmp / f"d{learners}", target=0, max_rounds=100000, max_seconds=args.seconds,
+                                    **extra)
+            m, samples, _ = jobs.run(4 + learners, [corpus], cfg, tmp / f"d{learners}" / "out")
+            figures[f"cpu_{learners}"] = cpu_per_window(m, samples, learners)
+            if learners == 2:
+                figures["learners_windows_per_s"] = rate(m, 2)
+                figures["roles"] = figures["cpu_2"]["ranks"]
+                figures["default_round_seconds"] = round_seconds(m)
+                figures["sync_seconds"] = statistics.median(r["sync_seconds"] for r in m[1:])
         figures["pipeline_over_learners"] = figures["pipeline_windows_per_s"] / figures["learners_windows_per_s"]
-        start = max(s[0] for s in samples[0][:1]) + 5.0  # skip start-up (imports)
-        end = max(s[0] for s in samples[0]) - 1.0
-        roles = {}
-        for rank, series in sorted(samples.items()):
-            role = jobs.role_of(rank, 1)
-            roles.setdefault(role, []).append({
-                "rank": rank,
-                "cpu_share": jobs.cpu_share(series, start, end),
-                "peak_rss_mib": max(s[3] for s in series),
-            })
-        figures["roles"] = roles
-        # CPU seconds per window consumed, from the share of a core and the windows per second of the same span.
         for role in ("Tokenizer", "Filter", "Batcher"):
-            figures[f"{role.lower()}_ns_per_window"] = (
-                1e9 * sum(r["cpu_share"] for r in roles.get(role, [])) / figures["learners_windows_per_s"])
-        figures["default_round_seconds"] = round_seconds(m)
-        figures["sync_seconds"] = statistics.median(r["sync_seconds"] for r in m[1:])
+            figures[f"{role.lower()}_ns_per_window"] = figures["cpu_2"]["ns_per_window"][role]
         figures["averaging_share"] = figures["sync_seconds"] / figures["default_round_seconds"]
 
         # 3. Waiting ranks: with the slow softmax model the pipeline and the Dispatcher spend almost all their
@@ -104,7 +117,7 @@ def main():
         ["round at default settings", f"{figures['default_round_seconds']:.3f} s"],
         ["weight exchange per round (broadcast + averaging)",
          f"{figures['sync_seconds'] * 1000:.1f} ms ({100 * figures['averaging_share']:.1f} % of a round)"],
-        ["round with no training (broadcast + average + test loss + checkpoint)",
+        ["round with no training (broadcast + average + test loss; checkpoints by time)",
          f"{figures['overhead_round_seconds']:.3f} s ({100 * figures['overhead_share']:.1f} % of a round)"],
     ], ["figure", "value"]))
     print()
@@ -116,6 +129,12 @@ def main():
     print("\nWaiting ranks (softmax model: learners are the bottleneck, everyone else waits):\n")
     print(jobs.table([[role, f"{100 * share:.1f} %"] for role, share in figures["waiting"].items()],
                      ["role", "CPU"]))
+    print("\nCPU per window trained, by role (default settings; ns of CPU per window the learners train):\n")
+    rows = []
+    for role in ("Dispatcher", "Tokenizer", "Filter", "Batcher", "Learner"):
+        rows.append([role] + [f"{figures[f'cpu_{n}']['ns_per_window'][role]:.0f} ns" for n in (2, 8)])
+    rows.append(["whole job / learners"] + [f"{figures[f'cpu_{n}']['job_over_learners']:.3f}" for n in (2, 8)])
+    print(jobs.table(rows, ["role", "2 learners", "8 learners"]))
 
 
 if __name__ == "__main__":
