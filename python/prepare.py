@@ -175,19 +175,26 @@ def count_words(paths, max_line_bytes=None):
     total, first = 0, 0
     limit = max_line_bytes or MAX_LINE_BYTES
 
+    ascii_counts = collections.Counter()  # bytes -> count: decoded once each
+
     def count(part):  # parts end at word boundaries: no word is split
-        counts.update(_words(part))
+        if part.isascii():
+            ascii_counts.update(textpipe.ascii_words(part))
+        else:
+            counts.update(_words(part))
 
     for path in paths:
-        before = sum(counts.values())
+        before = sum(counts.values()) + sum(ascii_counts.values())
         last = first - 1
         for key, _, _ in _units(path, first, limit, count):
             total += 1
             last = key if isinstance(key, int) else key[0]
-        if sum(counts.values()) == before:
+        if sum(counts.values()) + sum(ascii_counts.values()) == before:
             raise PrepareError(f"{path}: no words (the tokenizer found no "
                                "letters)")
         first = last + 1
+    for word, n in ascii_counts.items():
+        counts[word.decode("ascii")] += n
     return counts, total
 
 

@@ -18,6 +18,7 @@ of the negative markers below.
 Public surface (see docs/python_interface.md):
     BREAK, OOV                      token markers
     tokenize_words(text)            the tokenization rule, as a list of words
+    ascii_words(data)               the rule on ASCII bytes, as a list of bytes
     load_vocab(path)                vocab.txt -> (words, counts or None)
     load_test(path, vocab, window)  test.txt  -> int32 [T, 2*window+1]
     Tokenizer(vocab).tokenize(data) UTF-8 bytes -> int32 token ids
@@ -47,6 +48,14 @@ _NON_ASCII_NON_WORD_RE = re.compile(r"[^\w\x00-\x7f]+")
 def tokenize_words(text: str) -> list:
     """Return the words of ``text`` under the tokenization rule."""
     return _WORD_RE.findall(text.lower())
+
+
+def ascii_words(data: bytes) -> list:
+    """Return the words of ASCII ``data`` under the tokenization rule, as
+    bytes: one translate and one split in C, several times faster than
+    the regex of tokenize_words (ASCII letters are the only ASCII letters
+    the rule knows)."""
+    return data.translate(_ASCII_WORD_TABLE).split()
 
 
 def _is_valid_word(word: str) -> bool:
@@ -169,6 +178,8 @@ def _byte_table() -> bytes:
 
 
 _BYTE_TABLE = _byte_table()
+# The same for ASCII words alone: a newline is a space like any non-letter.
+_ASCII_WORD_TABLE = _BYTE_TABLE.replace(b"\x01", b" ")
 
 
 class Tokenizer:

@@ -133,6 +133,15 @@ def test_fast_paths_match_reference_on_random_text():
             data
 
 
+def test_ascii_words_follow_the_rule():
+    pieces = list("abcXYZ '.,-\n\r\t\x0b\x7f0_9@[`{") + ["the", "Cat"]
+    rng = random.Random(11)
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        assert [w.decode() for w in textpipe.ascii_words(text.encode())] == \
+            textpipe.tokenize_words(text), text
+
+
 def test_textpipe_does_not_import_torch():
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import textpipe; "
             "assert 'torch' not in sys.modules, 'torch imported'")
