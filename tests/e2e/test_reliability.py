@@ -128,9 +128,6 @@ def test_checkpoints_follow_training_time_by_default(strategy, run_job):
     with h5py.File(job.out / "toy.h5", "r") as f:
         assert 2 <= int(f.attrs["round"]) < 10  # written before the kill (hogwild's rounds may run one ahead)
         assert len(f["learner_state"]) == 2
-    job = run_job(6, cfg={**by_time, "checkpoint_seconds": 0.001}, extra=["--resume"])
-    assert job.rc == 0, job.stderr
-    assert job.stats()["rounds"] == "10"
 
 
 @pytest.mark.parametrize("background", ["never", "always"])
