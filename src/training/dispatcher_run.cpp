@@ -306,12 +306,12 @@ void DispatcherRun::end_round(const comm::WindowTotals& trained, double sync_sec
   evaluated_at_ = elapsed();
   metrics_->row(metrics_row(sync_seconds, sc));
   pipelines_.drain();
-  progress_.show(progress_round(trained.mean_lr(), sc));
+  progress_.show(progress_round(trained.mean_lr(), sc, sync_seconds));
 }
 
-Progress::Round DispatcherRun::progress_round(double lr, const bridge::Scores::Result& sc) const {
-  Progress::Round r{round_, evaluated_at_, windows_per_learner_, loss_, train_loss_, lr,
-                    {},     true,          Evaluation::text(sc)};
+Progress::Round DispatcherRun::progress_round(double lr, const bridge::Scores::Result& sc, double sync_seconds) const {
+  Progress::Round r{round_, evaluated_at_, windows_per_learner_, loss_,       train_loss_, lr,
+                    {},     true,          Evaluation::text(sc), sync_seconds};
   // With shards the epoch is global: one figure.
   for (int p = 0; p < (pipelines_.sharded() ? 1 : ctx_.map.pipelines()); ++p) {
     r.epochs.push_back(pipelines_.epochs_estimate(p));

@@ -122,8 +122,8 @@ class DispatcherRun {
   void note_restart();
   // A corpus given twice is read twice an epoch: a warning, since it may be meant as a weight.
   void warn_of_repeated_corpora() const;
-  // The progress line's figures for the current round.
-  Progress::Round progress_round(double lr, const bridge::Scores::Result& sc) const;
+  // The progress line's figures for the current round, whose weight exchange took sync_seconds.
+  Progress::Round progress_round(double lr, const bridge::Scores::Result& sc, double sync_seconds = 0.0) const;
   void checkpoint();
   // Before the first round of a max_epochs run: waits a little for the windows of a whole pass over each corpus
   // small enough that its pipeline reads a whole pass before it can serve that round, so it can be cut to fit.

@@ -1,8 +1,8 @@
 // The Dispatcher's progress line: per round, how far the run is towards the limit that will end it first
 // (percent and ETA, which never go back; "~" while they rest on estimated passes), windows per second per learner and
-// in all (the current rate: since the line before), the learners' learning rate, the train and test loss, and the pass
-// over the corpus each pipeline is on. Plain lines, at most one per progress_seconds (the first round's and the last
-// always), so short rounds do not flood a log.
+// in all and the weight exchange's share of the training time (both since the line before), the learners' learning
+// rate, the train and test loss, and the pass over the corpus each pipeline is on. Plain lines, at most one per
+// progress_seconds (the first round's and the last always), so short rounds do not flood a log.
 #pragma once
 
 #include <chrono>
@@ -29,11 +29,13 @@ class Progress {
     std::vector<double> epochs;  // per pipeline; NaN if unknown
     bool epochs_exact = true;    // false: estimated from the read positions
     std::string scores;          // "  similarity 0.41 ..." when scored
+    double sync_seconds = 0;     // this round's weight exchange (the metrics' sync_seconds)
   };
 
   Progress(const core::Settings& s, int learners) : s_(s), learners_(learners) {}
 
-  // Prints the line for `r` unless one was printed less than progress_seconds ago. Every round's test loss counts
+  // Prints the line for `r` unless one was printed less than progress_seconds ago; its exchange seconds count
+  // towards the next line printed. Every round's test loss counts
   // towards the warning the line carries once it has risen kRising rounds in a row.
   void show(const Round& r);
   static constexpr int kRising = 3;
@@ -59,6 +61,7 @@ class Progress {
   std::chrono::steady_clock::time_point printed_{};
   double rate_from_seconds_ = std::nan("");  // training seconds and windows per learner at the last line printed
   double rate_from_windows_ = 0.0;
+  double sync_since_ = 0.0;  // exchange seconds of the rounds since the last line printed, the next one's included
   double shown_done_ = 0.0;  // the share done that the last line printed showed
   double last_test_loss_ = std::nan("");
   int rises_ = 0;  // rounds in a row whose test loss rose

@@ -40,6 +40,22 @@ TEST(Progress, WindowsPerSecondIsTheRateSinceTheLineBefore) {
   EXPECT_EQ(rate(Progress(s, 1).line(now)), "windows/s 182/learner 182");  // nothing before: since the start
 }
 
+TEST(Progress, TheExchangeShareCountsEveryRoundSinceTheLineBefore) {
+  fedavg::core::Settings s;
+  s.progress_seconds = 1e6;  // the first line, then only what flush() prints
+  Progress p(s, 2);
+  const double nan = std::nan("");
+  testing::internal::CaptureStdout();
+  p.show({0, 0.0, 0.0, 3.0, nan, nan, {}, true, "", 0.0});
+  p.show({1, 2.0, 100.0, 3.0, nan, nan, {}, true, "", 0.5});  // not printed: its exchange counts towards the next
+  p.show({2, 4.0, 200.0, 3.0, nan, nan, {}, true, "", 0.5});
+  p.flush();
+  const std::string out = testing::internal::GetCapturedStdout();
+  const std::string first = out.substr(0, out.find('\n')), last = out.substr(out.find('\n') + 1);
+  EXPECT_EQ(first.find("exchange"), std::string::npos) << first;          // no exchange yet: nothing shown
+  EXPECT_NE(last.find("  exchange 25.0%  "), std::string::npos) << last;  // 1 s of the 4 s
+}
+
 TEST(Progress, PercentNeverGoesBackAndSaysWhenItIsAnEstimate) {
   fedavg::core::Settings s;
   s.progress_seconds = 0;
