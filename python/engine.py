@@ -440,6 +440,11 @@ def _windows(model, windows):
         low, high = 0, 0
     else:
         low, high = int(windows.min()), int(windows.max())
+    if low == -1:
+        raise ValueError("windows: a window a line's end cut short (an "
+                         "empty context slot, -1): edge_windows needs the "
+                         "neg model's fused step on a CPU; this model's "
+                         "step takes whole windows only (edge_windows false)")
     if low < 0 or high >= model.vocab_size:
         bad = low if low < 0 else high
         raise ValueError(f"windows: word id {bad} outside "

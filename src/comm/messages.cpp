@@ -82,11 +82,14 @@ Credit Credit::decode(const Wire& w) {
   return Credit{w[0]};
 }
 
-std::size_t check_windows(const std::int32_t* data, std::size_t elements, int width, std::int32_t vocab_size) {
+std::size_t check_windows(const std::int32_t* data, std::size_t elements, int width, std::int32_t vocab_size,
+                          bool empty_slots) {
   if (width <= 0 || elements % static_cast<std::size_t>(width) != 0)
     throw Error("windows payload of " + std::to_string(elements) + " ids is not a whole number of windows of " +
                 std::to_string(width));
+  const auto target = static_cast<std::size_t>(width / 2);
   for (std::size_t i = 0; i < elements; ++i) {
+    if (empty_slots && data[i] == -1 && i % static_cast<std::size_t>(width) != target) continue;
     if (data[i] < 0 || data[i] >= vocab_size)
       throw Error("windows payload holds id " + std::to_string(data[i]) + " outside the vocabulary of " +
                   std::to_string(vocab_size));

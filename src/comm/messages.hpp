@@ -101,7 +101,9 @@ struct Credit {
 };
 
 // Number of windows in a Windows/Batch payload of `elements` int32 values; throws comm::Error unless it is a
-// whole number of windows of `width` ids, each id in [0, vocab_size).
-std::size_t check_windows(const std::int32_t* data, std::size_t elements, int width, std::int32_t vocab_size);
+// whole number of windows of `width` ids, each id in [0, vocab_size) or, with `empty_slots` (edge_windows), -1 in a
+// context slot.
+std::size_t check_windows(const std::int32_t* data, std::size_t elements, int width, std::int32_t vocab_size,
+                          bool empty_slots = false);
 
 }  // namespace fedavg::comm

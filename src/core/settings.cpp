@@ -214,6 +214,13 @@ const std::vector<Key>& keys() {
     k.push_back(boolean("cross_oov", &Settings::cross_oov,
                         "a window may span a word outside the vocabulary, which is dropped as word2vec and gensim "
                         "drop it (false: such a word ends the window's run)"));
+    k.push_back(boolean("edge_windows", &Settings::edge_windows,
+                        "every word of a line (of a run of two words or more) is a target, its window cut short at "
+                        "the line's ends as gensim's (false: windows are whole, so a line's first and last window "
+                        "words are context only); needs the neg model's fused step on a CPU"));
+    k.push_back(boolean("reduced_windows", &Settings::reduced_windows,
+                        "each target's context reaches a random 1 to window words on each side, drawn per target "
+                        "(word2vec's and gensim's reduced window); implies edge_windows"));
     k.push_back(
         number("block_lr", &Settings::block_lr, 0.0, 100.0, "bmuf, diloco: step size of the outer update", true));
     k.push_back(

@@ -12,7 +12,11 @@ enum class Duplicates { kSum, kSqrt, kMean };
 
 // A batch of windows on a [2V, D] float32 table: the V input vectors (the embeddings), then the V output vectors.
 // Ids is int32 or int64, [n, 2*window+1], the target in the middle; noise is [n, negatives]. Every id must be in
-// [0, V); the kernels throw std::out_of_range naming the first that is not, before they write anything.
+// [0, V), but for kNoWord in context slots (a window a line's end cut short: edge_windows), which the window's
+// context mean leaves out; a window needs one context word. The kernels throw std::out_of_range naming the first id
+// that breaks this, before they write anything.
+inline constexpr std::int64_t kNoWord = -1;
+
 template <typename Id> struct NegBatch {
   float* table;
   std::int64_t vocab;
@@ -25,7 +29,8 @@ template <typename Id> struct NegBatch {
 };
 
 // The summed loss of the batch's windows: sum over windows of softplus(-u_t.h) + sum over noise words n != t of
-// softplus(u_n.h), h the mean of the context's input vectors. Writes nothing.
+// softplus(u_n.h), h the mean of the context's input vectors (those of its words: kNoWord slots left out). Writes
+// nothing.
 template <typename Id> double neg_cbow_loss(const NegBatch<Id>& b);
 
 // One SGD step of rate lr on the batch, every gradient taken at the weights before the step (a minibatch step, the

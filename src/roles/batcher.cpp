@@ -198,7 +198,7 @@ class BatcherRun {
     while (auto a = ctx_.world.probe(filter_, comm::Tag::Windows)) {
       std::vector<std::int32_t> block;
       ctx_.world.receive(*a, block);
-      const auto windows = comm::check_windows(block.data(), block.size(), width_, vocab_size_);
+      const auto windows = comm::check_windows(block.data(), block.size(), width_, vocab_size_, s_.windows_cut_short());
       stock_.add(std::move(block), static_cast<std::int64_t>(windows));
       any = true;
     }

@@ -111,3 +111,25 @@ TEST(NegCbow, ABadIdOrALossThatIsNotFiniteWritesNothing) {
   for (std::size_t i = 0; i < table.size(); ++i) EXPECT_EQ(table[i], infinite[i]);
   for (bool w : written) EXPECT_FALSE(w);
 }
+
+TEST(NegCbow, AWindowCutShortByALineEndIsTheSmallerWindowOfItsWords) {
+  // Window 2 with its outer slots empty (kNoWord) against window 1 over the same words: the same loss and step,
+  // the empty slots' rows untouched, and in a batch their rows count no occurrence (the kSqrt scale).
+  constexpr auto no = static_cast<std::int32_t>(fk::kNoWord);
+  const std::vector<std::int32_t> cut{no, 4, 2, 11, no, 6, 7, 3, no, no}, small{4, 2, 11, 7, 3, 6};
+  const std::vector<std::int64_t> noise{7, 9, 13, 14, 15, 16};
+  auto a = random_table(5), b = random_table(5);
+  bool written[2 * kV] = {};
+  const double loss_cut = fk::neg_cbow_step(batch(a, cut, noise), 0.1f, fk::Duplicates::kSqrt, written);
+  const fk::NegBatch<std::int32_t> one{b.data(), kV, kD, small.data(), noise.data(), 2, 1, kK};
+  const double loss_small = fk::neg_cbow_step(one, 0.1f, fk::Duplicates::kSqrt, nullptr);
+  EXPECT_NEAR(loss_cut, loss_small, 1e-5);
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-6) << "element " << i;
+  EXPECT_TRUE(written[4] && written[11] && written[6] && written[7]);
+  EXPECT_FALSE(written[1] || written[5] || written[8]);
+  // A window with no context word at all is refused before anything is written.
+  const auto before = a;
+  const std::vector<std::int32_t> empty{no, no, 2, no, no};
+  EXPECT_THROW(fk::neg_cbow_step(batch(a, empty, {7, 9, 13}), 0.1f, fk::Duplicates::kSqrt, nullptr), std::out_of_range);
+  EXPECT_EQ(a, before);
+}

@@ -92,3 +92,61 @@ TEST(Windower, ReportsAnEpochWithoutWindows) {
   all_windows(ok, {1, 2, 3, E, 1});
   EXPECT_FALSE(ok.empty_epoch_seen());
 }
+
+TEST(Windower, EdgeWindowsMakeEveryWordOfALineATarget) {
+  constexpr auto N = Windower::kNoWord;
+  Windower w(1, false, false, true);
+  EXPECT_EQ(all_windows(w, {1, 2, 3, B}), (V{N, 1, 2, 1, 2, 3, 2, 3, N}));
+  EXPECT_EQ(all_windows(w, {5, B, 6, O, 7, E}), V{});  // runs of one word: no context, no window
+  Windower two(2, false, false, true);
+  EXPECT_EQ(all_windows(two, {1, 2, B}), (V{N, N, 1, 2, N, N, 1, 2, N, N}));
+  // Dropped words close the window over them; the end of the file ends the run.
+  EXPECT_EQ(all_windows(two, {1, Windower::kDropped, 2, 3, E}), (V{N, N, 1, 2, 3, N, 1, 2, 3, N, 1, 2, 3, N, N}));
+}
+
+TEST(Windower, EdgeWindowsOfALongRunFedInPiecesAreTheWholeOnesAndTheEnds) {
+  constexpr auto N = Windower::kNoWord;
+  Windower whole(2, false, false), edges(2, false, false, true);
+  V tokens;
+  for (int i = 0; i < 3000; ++i) tokens.push_back(i);
+  tokens.push_back(B);
+  V inner, out, piece;
+  for (std::size_t pos = 0; pos < tokens.size();) {
+    piece.clear();
+    pos = edges.feed(tokens.data(), tokens.size(), pos, piece, 37);
+    out.insert(out.end(), piece.begin(), piece.end());
+  }
+  whole.feed(tokens.data(), tokens.size(), 0, inner, 100000);
+  ASSERT_EQ(out.size(), 5u * 3000);  // a window per word
+  EXPECT_EQ(V(out.begin(), out.begin() + 10), (V{N, N, 0, 1, 2, N, 0, 1, 2, 3}));
+  EXPECT_EQ(V(out.begin() + 10, out.end() - 10), inner);
+  EXPECT_EQ(V(out.end() - 10, out.end()), (V{2996, 2997, 2998, 2999, N, 2997, 2998, 2999, N, N}));
+}
+
+TEST(Windower, ReducedWindowsReachOneToWWordsOnEachSideDrawnPerTarget) {
+  constexpr auto N = Windower::kNoWord;
+  Windower w(3, false, false, false, true, 5);
+  V tokens;
+  for (int i = 0; i < 2000; ++i) tokens.push_back(i);
+  tokens.push_back(B);
+  V out;
+  w.feed(tokens.data(), tokens.size(), 0, out, 5000);
+  ASSERT_EQ(out.size(), 7u * 2000);
+  std::vector<int> reaches(4, 0);
+  for (std::size_t k = 0; k < 2000; ++k) {
+    const V win(out.begin() + static_cast<long>(7 * k), out.begin() + static_cast<long>(7 * k + 7));
+    ASSERT_EQ(win[3], static_cast<std::int32_t>(k));
+    int left = 0, right = 0;
+    for (int j = 2; j >= 0 && win[static_cast<std::size_t>(j)] != N; --j) ++left;
+    for (int j = 4; j < 7 && win[static_cast<std::size_t>(j)] != N; ++j) ++right;
+    // Both sides reach as far as the draw, or as the line allows; the words are the neighbours, in order.
+    const int reach = std::max(left, right);
+    ASSERT_TRUE(reach >= 1 && reach <= 3);
+    if (k >= 3 && k + 3 < 2000) ASSERT_EQ(left, right) << "window " << k;
+    for (int j = 0; j < 7; ++j)
+      if (win[static_cast<std::size_t>(j)] != N)
+        ASSERT_EQ(win[static_cast<std::size_t>(j)], static_cast<int>(k) + j - 3);
+    ++reaches[static_cast<std::size_t>(reach)];
+  }
+  for (int r = 1; r <= 3; ++r) EXPECT_GT(reaches[static_cast<std::size_t>(r)], 550) << "reach " << r;  // about 667
+}

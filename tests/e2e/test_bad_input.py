@@ -189,7 +189,7 @@ def test_a_corpus_that_subsampling_empties_names_sample(toy_config, tmp_path, ru
     assert job.rc != 0
     assert (f"rank 2 (Filter): corpus {corpus}: no window in the whole file of 5 consecutive vocabulary words "
             "within one line, after subsampling (sample 0.001") in job.stderr, job.stderr
-    assert "(see cross_lines / cross_oov / sample in cfg.json)" in job.stderr
+    assert "(see edge_windows / cross_lines / cross_oov / sample in cfg.json)" in job.stderr
     assert run_job(5, corpora=[corpus], cfg={"sample": 0}, timeout=60).rc == 0
 
 

@@ -355,3 +355,22 @@ def test_the_fused_kernel_checks_before_it_writes():
     loss = kernels.neg_cbow_step(table, ids, noise, W, 0.1, "sqrt", None)
     assert not math.isfinite(loss)
     assert np.array_equal(table, before, equal_nan=True)
+
+
+@fused_only
+def test_windows_cut_short_train_the_fused_step_and_no_other():
+    """edge_windows / reduced_windows: -1 in a context slot is no word. The
+    fused step takes the mean of the words there are; the torch ops, and
+    any other step, refuse such a batch naming the setting."""
+    (fused, _), (ops, _) = make(), make()
+    ops._kernels = None
+    ids = cyclic_windows(8)
+    ids[:, 0] = -1
+    ids[0, 3:] = -1                     # window 0: one context word left
+    assert math.isfinite(engine.train_step(fused, ids))
+    with pytest.raises(ValueError, match="edge_windows"):
+        engine.train_step(ops, ids)
+    ids[1, :2] = -1
+    ids[1, 3:] = -1                     # window 1: no context word at all
+    with pytest.raises(ValueError, match="no context word"):
+        engine.train_step(fused, ids)
