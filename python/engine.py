@@ -436,11 +436,14 @@ def _windows(model, windows):
                          f"{getattr(windows, 'shape', '')}")
     # A model whose step checks every id itself (checks_ids: a fused kernel
     # does, in the same pass) is spared two more passes over the batch.
+    cut = getattr(model, "takes_cut_windows", False)
     if model.checks_ids:
         low, high = 0, 0
     else:
         low, high = int(windows.min()), int(windows.max())
-    if low == -1:
+        if cut and low == -1:  # empty context slots: never the target
+            low = min(0, int(windows[:, model.window].min()))
+    if low == -1 and not cut:
         raise ValueError("windows: a window a line's end cut short (an "
                          "empty context slot, -1): edge_windows needs the "
                          "neg model's fused step on a CPU; this model's "

@@ -69,6 +69,10 @@ class Runnable(Protocol):
     def checks_ids(self) -> bool:
         """Whether its step checks every word id itself (engine then does not)."""
 
+    @property
+    def takes_cut_windows(self) -> bool:
+        """Whether its step takes windows with empty context slots (-1: edge_windows, reduced_windows)."""
+
     def train_step(self, ids: torch.Tensor) -> float:
         """One optimizer step on a batch of windows; the batch's mean loss before it."""
 

@@ -277,6 +277,12 @@ class FusedNegCBOW:
         return self._kernels is not None
 
     @property
+    def takes_cut_windows(self):
+        """Both steps take windows with empty context slots (-1): the
+        context mean is over the words there are."""
+        return True
+
+    @property
     def checks_ids(self):
         """The fused kernel checks every word id before it writes, so
         engine.py need not (an id out of range: ValueError "windows: ...")."""
@@ -364,12 +370,24 @@ class FusedNegCBOW:
         ws.out[:, 0] = ws.ids[:, self.window]
         ws.out[:, 1:].copy_(torch.from_numpy(noise.reshape(n, k)))
         ws.out.add_(self.vocab_size)
+        # Windows cut short (edge_windows, reduced_windows): a -1 slot is no
+        # word; it gathers row 0, which its mask then leaves out.
+        ws.mask = (ws.ctx >= 0) if bool((ws.ctx < 0).any()) else None
+        if ws.mask is not None:
+            ws.ctx.clamp_(min=0)
+            if not bool(ws.mask.any(1).all()):
+                raise ValueError("windows: a window has no context word")
         torch.index_select(self.stacked, 0, ws.rows, out=ws.gathered)
+        if ws.mask is not None:
+            ws.ctx_rows.mul_(ws.mask.unsqueeze(2))
         # h = mean of the context rows (adds: faster than sum over dim 1).
         torch.add(ws.ctx_rows[:, 0], ws.ctx_rows[:, 1], out=ws.h)
         for j in range(2, 2 * self.window):
             ws.h.add_(ws.ctx_rows[:, j])
-        ws.h.mul_(1.0 / (2 * self.window))
+        if ws.mask is None:
+            ws.h.mul_(1.0 / (2 * self.window))
+        else:
+            ws.h.div_(ws.mask.sum(1, keepdim=True))
         if self._numpy:
             np.einsum("nkd,nd->nk", ws.u_rows_np, ws.h_np, out=ws.z_np)
         else:
@@ -411,10 +429,15 @@ class FusedNegCBOW:
             self._row_scales(ws)
             g.mul_(ws.u_scale)
             torch.mul(grad_h.unsqueeze(1), ws.e_scale, out=ws.e_step)
+        if ws.mask is not None:             # an empty slot's row 0 moves not
+            ws.e_step.mul_(ws.mask.unsqueeze(2))
         torch.mul(g.unsqueeze(2), ws.h.unsqueeze(1), out=ws.u_step)
         # One scatter-add of every step into the stacked [E; U] rows.
         self.stacked.index_put_((ws.rows,), ws.steps, accumulate=True)
-        self._written.mark(ws.rows)
+        self._written.mark(ws.rows if ws.mask is None else
+                           ws.rows[torch.cat((ws.mask.view(-1),
+                                              ws.keep.new_ones(ws.out.numel(),
+                                                               dtype=torch.bool)))])
         return loss
 
     def _check_finite(self, loss, lr):
@@ -428,8 +451,15 @@ class FusedNegCBOW:
         c the number of times that row occurs in the batch.  Counting uses
         a [2V] scratch vector, reset after use: O(batch), not O(V)."""
         counts = self._row_counts
-        counts.index_put_((ws.rows,), self._one, accumulate=True)
+        if ws.mask is None:
+            counts.index_put_((ws.rows,), self._one, accumulate=True)
+        else:                               # empty slots count no row
+            ones = torch.ones_like(ws.scale)
+            ones[:ws.ctx.numel()] = ws.mask.view(-1)
+            counts.index_put_((ws.rows,), ones, accumulate=True)
         torch.index_select(counts, 0, ws.rows, out=ws.scale)
+        if ws.mask is not None:             # empty slots: a scale of 1, unused
+            ws.scale[:ws.ctx.numel()].masked_fill_(~ws.mask.view(-1), 1.0)
         counts.index_fill_(0, ws.rows, 0.0)
         if self.duplicates == "sqrt":
             ws.scale.rsqrt_()

@@ -70,6 +70,7 @@ class Trainer:
 
     fused = False       # its steps run as torch ops and blocks.py's kernels
     checks_ids = False  # engine.py checks a batch's word ids
+    takes_cut_windows = False  # whole windows only
 
     def __init__(self, model, decl, opts, placement, init):
         self.model = model

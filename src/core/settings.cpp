@@ -217,10 +217,10 @@ const std::vector<Key>& keys() {
     k.push_back(boolean("edge_windows", &Settings::edge_windows,
                         "every word of a line (of a run of two words or more) is a target, its window cut short at "
                         "the line's ends as gensim's (false: windows are whole, so a line's first and last window "
-                        "words are context only); needs the neg model's fused step on a CPU"));
+                        "words are context only); the neg model only"));
     k.push_back(boolean("reduced_windows", &Settings::reduced_windows,
                         "each target's context reaches a random 1 to window words on each side, drawn per target "
-                        "(word2vec's and gensim's reduced window); implies edge_windows"));
+                        "(word2vec's and gensim's reduced window); implies edge_windows; the neg model only"));
     k.push_back(
         number("block_lr", &Settings::block_lr, 0.0, 100.0, "bmuf, diloco: step size of the outer update", true));
     k.push_back(

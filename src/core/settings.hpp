@@ -57,8 +57,8 @@ struct Settings {
   std::string model = "neg";
   bool cross_lines = false;
   bool cross_oov = true;
-  bool edge_windows = false;     // a run's first and last words are targets too, their windows cut short
-  bool reduced_windows = false;  // each target's context reaches a random 1..window words each side
+  bool edge_windows = false;    // a run's first and last words are targets too, their windows cut short
+  bool reduced_windows = true;  // each target's context reaches a random 1..window words each side
   double sample = 1e-3;
   bool train = true;
   StrategyKind strategy = StrategyKind::FedAvg;
@@ -106,8 +106,9 @@ struct Settings {
   nlohmann::json model_args = nlohmann::json::object();
 
   int window_width() const { return 2 * window + 1; }
-  // Windows may hold empty context slots (-1): edge_windows or reduced_windows.
-  bool windows_cut_short() const { return edge_windows || reduced_windows; }
+  // Windows may hold empty context slots (-1): edge_windows or reduced_windows, with the neg model (the others'
+  // steps take whole windows).
+  bool windows_cut_short() const { return (edge_windows || reduced_windows) && model == "neg"; }
   // The dict handed to python/engine.py, as the user wrote it (model set-up adds the vocabulary, the run plan's
   // bpe, and the CPU where the plan keeps the weights in host memory).
   nlohmann::json to_json() const;

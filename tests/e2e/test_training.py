@@ -226,16 +226,21 @@ def test_a_round_whose_exchange_dwarfs_its_training_is_warned_of(run_job, finish
     assert "the exchange will take most of every round" not in finished_run.stderr  # run_job(6, cfg={"max_rounds": 2})
 
 
-def test_edge_windows_train_lines_shorter_than_a_window(run_job, toy_config, tmp_path):
-    """Lines of three words: no whole window of 5 fits in one, so the Filter refuses the corpus; with edge_windows
-    every word of it is a target once a pass (its window cut short at the line's ends)."""
+@pytest.mark.parametrize("cut", ["edge_windows", "reduced_windows"])
+def test_windows_cut_short_train_lines_shorter_than_a_window(cut, run_job, toy_config, tmp_path):
+    """Lines of three words: no whole window of 5 fits in one, so with whole windows the Filter refuses the corpus;
+    with edge_windows (or reduced_windows, the default) every word of it is a target once a pass, its window cut
+    short at the line's ends."""
     words = (toy_config / "train.txt").read_text().split()[:3000]
     corpus = tmp_path / "short.txt"
     corpus.write_text("".join(" ".join(words[i:i + 3]) + "\n" for i in range(0, len(words), 3)))
-    cfg = {"sample": 0, "max_rounds": 0, "max_epochs": 1, "bpe": 5, "bs": 64}
-    job = run_job(6, corpora=[corpus], cfg=cfg, timeout=60)
-    assert job.rc != 0 and "no window in the whole file of 5 consecutive vocabulary words" in job.stderr, job.stderr
-    job = run_job(6, corpora=[corpus], cfg={**cfg, "edge_windows": True}, extra=["--overwrite"])
+    cfg = {"sample": 0, "max_rounds": 0, "max_epochs": 1, "bpe": 5, "bs": 64, "edge_windows": False,
+           "reduced_windows": False}
+    if cut == "edge_windows":
+        job = run_job(6, corpora=[corpus], cfg=cfg, timeout=60)
+        assert job.rc != 0 and "no window in the whole file of 5 consecutive vocabulary words" in job.stderr, \
+            job.stderr
+    job = run_job(6, corpora=[corpus], cfg={**cfg, cut: True}, extra=["--overwrite"])
     assert job.rc == 0, job.stderr
     stats = job.stats()
     assert stats["stopped"] == "max_epochs"
@@ -243,4 +248,3 @@ def test_edge_windows_train_lines_shorter_than_a_window(run_job, toy_config, tmp
     assert len(words) <= trained < len(words) + 2 * 64, (trained, len(words))  # a pass, to within a batch each
     rows = job.metrics()
     assert rows[-1]["test_loss"] < rows[0]["test_loss"]
-

@@ -358,19 +358,36 @@ def test_the_fused_kernel_checks_before_it_writes():
 
 
 @fused_only
-def test_windows_cut_short_train_the_fused_step_and_no_other():
+@pytest.mark.parametrize("mode", ["sqrt", "sum"])
+def test_windows_cut_short_are_the_same_step_fused_or_not(mode):
     """edge_windows / reduced_windows: -1 in a context slot is no word. The
-    fused step takes the mean of the words there are; the torch ops, and
-    any other step, refuse such a batch naming the setting."""
-    (fused, _), (ops, _) = make(), make()
+    fused kernel and the torch ops take the mean of the words there are and
+    move no row for an empty slot; a step for whole windows only (the
+    autograd model) refuses such a batch naming the setting."""
+    cfg = {**CFG, "lr": 0.3, "model_args": {"duplicates": mode}}
+    (fused, wf), (ops, wo) = make(cfg), make(cfg)
     ops._kernels = None
-    ids = cyclic_windows(8)
-    ids[:, 0] = -1
-    ids[0, 3:] = -1                     # window 0: one context word left
-    assert math.isfinite(engine.train_step(fused, ids))
+    for m in (fused, ops):
+        engine.written_rows(m)
+    rng = np.random.default_rng(2)
+    for _ in range(10):
+        ids = rng.integers(1, V, (64, 2 * W + 1)).astype(np.int32)
+        empty = rng.random((64, 2 * W + 1)) < 0.4
+        empty[:, W] = False                     # never the target
+        empty[:, W + 1] = False                 # a context word is left
+        ids[empty] = -1
+        assert engine.train_step(fused, ids) == \
+            pytest.approx(engine.train_step(ops, ids), rel=1e-5)
+    assert np.allclose(wf, wo, rtol=1e-4, atol=1e-6)
+    written = engine.written_rows(fused)
+    for a, b in zip(written, engine.written_rows(ops)):
+        assert np.array_equal(a, b)
+    assert 0 not in written[0]                   # row 0: only empty slots
+    ids[0, :W] = -1
+    ids[0, W + 1:] = -1                          # no context word at all
+    for m in (fused, ops):
+        with pytest.raises(ValueError, match="no context word"):
+            engine.train_step(m, ids)
+    autograd, _ = make({**CFG, "model": "neg_autograd"})
     with pytest.raises(ValueError, match="edge_windows"):
-        engine.train_step(ops, ids)
-    ids[1, :2] = -1
-    ids[1, 3:] = -1                     # window 1: no context word at all
-    with pytest.raises(ValueError, match="no context word"):
-        engine.train_step(fused, ids)
+        engine.train_step(autograd, ids)
