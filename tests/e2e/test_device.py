@@ -35,7 +35,7 @@ def assert_same_run(copied, direct):
         assert a[name].tobytes() == b[name].tobytes(), name
     losses = [r["test_loss"] for r in copied.metrics()]
     assert losses == [r["test_loss"] for r in direct.metrics()]
-    assert losses[-1] < losses[0] - 0.3, losses
+    assert losses[-1] < losses[0] - 0.2, losses
 
 
 @pytest.fixture
@@ -46,7 +46,7 @@ def copying_python(broken_python):
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_a_model_on_a_copy_ends_with_the_same_weights(name, run_job, copying_python):
     ranks, settings = RUNS[name]
-    # A constant rate: the loss must fall by 0.3 in 4 rounds, which a decay over them (the default) does not give.
+    # A constant rate: the loss must fall by 0.2 in 4 rounds, which a decay over them (the default) does not give.
     cfg = {"max_rounds": 4, "fixed_batch_order": True, "model_args": {"lr_schedule": "constant"}, **settings}
     assert_same_run(run_job(ranks, cfg=cfg, python_dir=copying_python, timeout=JOB_TIMEOUT),
                     run_job(ranks, cfg=cfg, timeout=JOB_TIMEOUT))

@@ -118,7 +118,7 @@ def test_checkpoints_follow_training_time_by_default(strategy, run_job):
     # checkpoint_every 0 is the default: a checkpoint once checkpoint_seconds of training have passed since the
     # last one. A round of the toy takes milliseconds, so 0.001 s asks for one nearly every round and an hour for
     # none before the end; the learner killed in round 6 shows which were written.
-    by_time = {"strategy": strategy, "max_rounds": 10, "checkpoint_every": 0}
+    by_time = {"strategy": strategy, "max_rounds": 40, "checkpoint_every": 0}
     job = run_job(6, cfg={**by_time, "checkpoint_seconds": 3600}, extra=["--inject-fault", "4:6:kill"])
     assert job.rc != 0
     assert not (job.out / "toy.h5").exists()
@@ -126,7 +126,7 @@ def test_checkpoints_follow_training_time_by_default(strategy, run_job):
     job = run_job(6, cfg={**by_time, "checkpoint_seconds": 0.001}, extra=["--inject-fault", "4:6:kill", "--overwrite"])
     assert job.rc != 0
     with h5py.File(job.out / "toy.h5", "r") as f:
-        assert 2 <= int(f.attrs["round"]) < 10  # written before the kill (hogwild's rounds may run one ahead)
+        assert 2 <= int(f.attrs["round"]) < 40  # written before the kill (hogwild's rounds may run ahead of it)
         assert len(f["learner_state"]) == 2
 
 

@@ -322,7 +322,9 @@ def test_the_supervisor_keeps_a_host_that_runs_a_pipeline_with_pipelines(hosts, 
     assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-3000:]
     assert "supervise: not leaving out a host: " in job.stderr and "too few ranks" not in job.stderr, job.stderr
     s = stats(out)
-    assert s["rounds"] == "6" and s["restarts"] == "1" and s["learners"] == "2" and s["pipelines"] == "2", s
+    # The Filter dies at its third token block, before or after round 1's checkpoint as the prefetch goes: a job
+    # that dies before its first checkpoint starts again afresh, and keeps no restart count.
+    assert s["rounds"] == "6" and s["restarts"] in ("0", "1") and s["learners"] == "2" and s["pipelines"] == "2", s
     ranks = json.loads((out / "toy_ranks.json").read_text())["ranks"]
     roles = ["Dispatcher"] + ["Tokenizer", "Filter", "Batcher"] * 2 + ["Learner"] * 2
     on = [h.names[0]] * 4 + [h.names[1]] * 3 + [h.names[2]] * 2
