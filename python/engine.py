@@ -444,10 +444,10 @@ def _windows(model, windows):
         if cut and low == -1:  # empty context slots: never the target
             low = min(0, int(windows[:, model.window].min()))
     if low == -1 and not cut:
-        raise ValueError("windows: a window a line's end cut short (an "
-                         "empty context slot, -1): edge_windows needs the "
-                         "neg model's fused step on a CPU; this model's "
-                         "step takes whole windows only (edge_windows false)")
+        raise ValueError("windows: a window cut short (an empty context "
+                         "slot, -1): reduced_windows and edge_windows are "
+                         "for the neg model; this model's step takes whole "
+                         "windows only (set both false)")
     if low < 0 or high >= model.vocab_size:
         bad = low if low < 0 else high
         raise ValueError(f"windows: word id {bad} outside "
