@@ -142,10 +142,14 @@ TEST(Windower, ReducedWindowsReachOneToWWordsOnEachSideDrawnPerTarget) {
     // Both sides reach as far as the draw, or as the line allows; the words are the neighbours, in order.
     const int reach = std::max(left, right);
     ASSERT_TRUE(reach >= 1 && reach <= 3);
-    if (k >= 3 && k + 3 < 2000) ASSERT_EQ(left, right) << "window " << k;
-    for (int j = 0; j < 7; ++j)
-      if (win[static_cast<std::size_t>(j)] != N)
+    if (k >= 3 && k + 3 < 2000) {
+      ASSERT_EQ(left, right) << "window " << k;
+    }
+    for (int j = 0; j < 7; ++j) {
+      if (win[static_cast<std::size_t>(j)] != N) {
         ASSERT_EQ(win[static_cast<std::size_t>(j)], static_cast<int>(k) + j - 3);
+      }
+    }
     ++reaches[static_cast<std::size_t>(reach)];
   }
   for (int r = 1; r <= 3; ++r) EXPECT_GT(reaches[static_cast<std::size_t>(r)], 550) << "reach " << r;  // about 667
