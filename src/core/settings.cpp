@@ -268,8 +268,8 @@ const std::vector<Key>& keys() {
     k.push_back(integer("checkpoint_every", &Settings::checkpoint_every, 0, 100'000'000,
                         "a checkpoint every this many rounds (0: by time only)"));
     k.push_back(number("checkpoint_seconds", &Settings::checkpoint_seconds, 0.0, 1e9,
-                       "a checkpoint after the first round that ends this many training seconds after the last "
-                       "one (0: by rounds only; with both 0, only at the end)"));
+                       "a checkpoint at the end of the first round that begins this many training seconds after "
+                       "the last one (0: by rounds only; with both 0, only at the end)"));
     k.push_back(choice("checkpoint_background", &Settings::checkpoint_background, kCheckpointBackground,
                        "write checkpoints on a thread of their own while the rounds go on (auto: from 8M "
                        "parameters on)"));
