@@ -60,7 +60,7 @@ std::size_t Windower::feed(const std::int32_t* tokens, std::size_t n, std::size_
       epoch_windows_ = 0;
     } else if (t == kDropped) {
       // A subsampled word: removed from the text, so the window closes over it.
-    } else if ((t == kBreak && !cross_lines_) || (t == kOov && !cross_oov_) || (t != kBreak && t != kOov)) {
+    } else if (breaks(t)) {
       run_len_ = 0;
     }
   }
