@@ -316,14 +316,15 @@ def test_the_supervisor_keeps_a_host_that_runs_a_pipeline_with_pipelines(hosts, 
                  window_block=256)
     out = tmp_path / "out"
     job = h.mpiexec([(0, 4), (1, 3), (2, 2)],
-                    ["--config", cfg, "--out", out, "--pipelines", "2", "--inject-fault", "5:3:kill",
+                    ["--config", cfg, "--out", out, "--pipelines", "2", "--inject-fault", "5:2:kill",
                      toy / "train.txt"],
                     supervise=["--restarts", "1", "--drop-failed-hosts"], timeout=JOB_TIMEOUT)
     assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-3000:]
     assert "supervise: not leaving out a host: " in job.stderr and "too few ranks" not in job.stderr, job.stderr
     s = stats(out)
-    # The Filter dies at its third token block, before or after round 1's checkpoint as the prefetch goes: a job
-    # that dies before its first checkpoint starts again afresh, and keeps no restart count.
+    # The Filter dies at its second token block (its third may come after the last round), before or after
+    # round 1's checkpoint as the prefetch goes: a job that dies before its first checkpoint starts again afresh,
+    # and keeps no restart count.
     assert s["rounds"] == "6" and s["restarts"] in ("0", "1") and s["learners"] == "2" and s["pipelines"] == "2", s
     ranks = json.loads((out / "toy_ranks.json").read_text())["ranks"]
     roles = ["Dispatcher"] + ["Tokenizer", "Filter", "Batcher"] * 2 + ["Learner"] * 2
