@@ -261,6 +261,10 @@ const std::vector<Key>& keys() {
                         "disagree (|sum|^2 <= sum of squares), by less as they agree (false: k^add_power only)"));
     k.push_back(integer("add_bpe", &Settings::add_bpe, 0, 1'000'000,
                         "fedavg, combine add, several learners: batches per learner per round (0: bpe)"));
+    k.push_back(number("exchange_share", &Settings::exchange_share, 0.0, 0.9,
+                       "across hosts whose learners share the weights: rounds grow from add_bpe (or bpe) until the "
+                       "time that is not training (exchange, evaluation) is at most this share of a round (0: "
+                       "rounds stay add_bpe or bpe)"));
     k.push_back(boolean("fixed_batch_order", &Settings::fixed_batch_order,
                         "a Batcher serves its learners in a fixed rotation (reproducible runs)"));
     k.push_back(integer("shuffle_windows", &Settings::shuffle_windows, 0, 1 << 28,

@@ -72,10 +72,11 @@ struct Settings {
   bool balance_rounds = false;
   bool share_host = true;  // fedavg, bsp, bmuf, diloco: a host's learners train one shared copy of the weights
   Combine combine = Combine::Add;
-  double add_power = 0.6;     // add: a row changed by k members moves by at least their mean times k^add_power
-                              // (given, else training::RunPlan's)
-  bool add_agreement = true;  // add: ... and by up to their sum where their changes disagree
-  int add_bpe = 1;            // add, several learners: batches per learner per round (0: bpe)
+  double add_power = 0.6;       // add: a row changed by k members moves by at least their mean times k^add_power
+                                // (given, else training::RunPlan's)
+  bool add_agreement = true;    // add: ... and by up to their sum where their changes disagree
+  int add_bpe = 1;              // add, several learners: batches per learner per round (0: bpe)
+  double exchange_share = 0.1;  // hosts of sharing learners: rounds grow until their overhead is this share
   Exchange exchange = Exchange::Auto;
   double sparse_rows = 1.0;
   ExchangeType sparse_values = ExchangeType::Float16;

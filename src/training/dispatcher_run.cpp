@@ -53,7 +53,9 @@ DispatcherRun::DispatcherRun(const Context& ctx, Strategy& strategy)
       outbox_(ctx.world),
       checkpoint_writer_(
           s_.checkpoint_background == core::CheckpointBackground::Always ||
-          (s_.checkpoint_background == core::CheckpointBackground::Auto && weights_.size() >= core::kLargeModel)) {
+          (s_.checkpoint_background == core::CheckpointBackground::Auto && weights_.size() >= core::kLargeModel)),
+      // A round's training stays well inside the liveness limit that its slowest member's wait runs under.
+      length_(ctx.plan.learner_bpe, ctx.plan.link_sized_rounds ? s_.exchange_share : 0.0, s_.liveness_seconds / 4) {
   for (int l = 0; l < learners_; ++l) learner_ranks_.push_back(ctx.map.learner_rank(l));
   const auto [model, edited_elsewhere] = lib_.model_origin({{"model", s_.model}}, core::default_python_dir().string());
   std::printf(
@@ -256,20 +258,29 @@ void DispatcherRun::await_small_passes() {
 }
 
 std::int64_t DispatcherRun::round_steps() {
-  if (s_.max_epochs <= 0) return 0;
+  const std::int64_t bpe = ctx_.plan.learner_bpe;
+  std::int64_t want = bpe;
+  if (length_.adapts()) want = s_.max_seconds > 0 ? length_.steps_within(s_.max_seconds - elapsed()) : length_.steps();
+  round_steps_ = want == bpe ? 0 : want;
+  if (s_.max_epochs <= 0) return round_steps_;
   if (!steps_planned_ && !pipelines_.sharded()) await_small_passes();
   steps_planned_ = true;
   std::int64_t steps = 0;
   for (int p = 0; p < (pipelines_.sharded() ? 1 : ctx_.map.pipelines()); ++p) {
     const double left = pipelines_.windows_to(s_.max_epochs, p);
-    if (std::isnan(left)) return 0;
+    if (std::isnan(left)) return round_steps_;
     steps = std::max(steps, static_cast<std::int64_t>(std::ceil(left / (static_cast<double>(readers(p)) * s_.bs))));
   }
-  return steps >= ctx_.plan.learner_bpe ? 0 : std::max<std::int64_t>(steps, 1);
+  if (steps < want) round_steps_ = std::max<std::int64_t>(steps, 1);
+  return round_steps_;
 }
 
 std::int64_t DispatcherRun::planned_steps() const {
-  const std::int64_t by_rounds = static_cast<std::int64_t>(s_.max_rounds) * ctx_.plan.learner_bpe;
+  const std::int64_t bpe = ctx_.plan.learner_bpe;
+  std::int64_t by_rounds = static_cast<std::int64_t>(s_.max_rounds) * bpe;
+  if (length_.adapts() && s_.max_rounds > 0)
+    by_rounds = steps_timed_ + (round_ - 1 - rounds_timed_) * bpe +
+                std::max<std::int64_t>(s_.max_rounds - round_ + 1, 0) * length_.steps();
   if (s_.max_epochs <= 0) return by_rounds;
   std::int64_t by_epochs = 0;
   for (int p = 0; p < (pipelines_.sharded() ? 1 : ctx_.map.pipelines()); ++p) {
@@ -279,6 +290,13 @@ std::int64_t DispatcherRun::planned_steps() const {
                                         std::ceil(s_.max_epochs * pass / (static_cast<double>(readers(p)) * s_.bs))));
   }
   return by_rounds > 0 ? std::min(by_rounds, by_epochs) : by_epochs;
+}
+
+void DispatcherRun::round_took(double training_seconds, double round_seconds) {
+  const std::int64_t steps = round_steps_ > 0 ? round_steps_ : ctx_.plan.learner_bpe;
+  length_.took(steps, training_seconds, round_seconds);
+  steps_timed_ += steps;
+  ++rounds_timed_;
 }
 
 void DispatcherRun::training_begins() {

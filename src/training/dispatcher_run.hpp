@@ -26,6 +26,7 @@
 #include "training/pipelines.hpp"
 #include "training/progress.hpp"
 #include "training/resume_check.hpp"
+#include "training/round_length.hpp"
 #include "training/strategy.hpp"
 
 namespace fedavg::training {
@@ -64,12 +65,17 @@ class DispatcherRun {
   // Says so when max_epochs stopped the run far past its passes (a corpus smaller than one step).
   void warn_overshoot() const;
   bool should_stop();
-  // The batches each learner trains in the next round of a lock-step strategy (Control's steps): fewer than bpe
-  // when that is enough to reach max_epochs, so the run stops within a batch per learner of it; 0: bpe.
+  // The batches each learner trains in the next round of a lock-step strategy (Control's steps): with
+  // link-sized rounds as many as RoundLength says (fewer where max_seconds ends the run sooner), fewer when that
+  // is enough to reach max_epochs, so the run stops within a batch per learner of it; 0: bpe.
   std::int64_t round_steps();
-  // A learner's steps over the whole run (Control's plan, for the model's schedule): bpe x max_rounds, or the
-  // steps of max_epochs passes once a whole pass's windows are known, the fewer; 0 while not known.
+  // A learner's steps over the whole run (Control's plan, for the model's schedule): bpe x max_rounds (with
+  // link-sized rounds: the steps so far, then the current round length for the rounds left), or the steps of
+  // max_epochs passes once a whole pass's windows are known, the fewer; 0 while not known.
   std::int64_t planned_steps() const;
+  // The current round trained for `training_seconds` (from the exchange's opening to the last RoundDone) of the
+  // `round_seconds` from its Control to the end of end_round: sizes the next round (link-sized rounds).
+  void round_took(double training_seconds, double round_seconds);
   // Every learner has set up and joined the first exchange: the clock of training time, stopped since the
   // round-0 evaluation (or the resumed checkpoint), runs again from there, so seconds never go backwards.
   void training_begins();
@@ -170,6 +176,10 @@ class DispatcherRun {
   double checkpointed_at_ = 0.0;     // training time of the last checkpoint (or of the run's start)
   std::map<long, bool> due_rounds_;  // checkpoint_due's decisions, from the current round on
   bool steps_planned_ = false;       // round_steps() has been asked once (after await_small_passes)
+  RoundLength length_;               // the next round's batches per learner
+  std::int64_t round_steps_ = 0;     // the current round's, as round_steps() gave them (0: bpe)
+  std::int64_t steps_timed_ = 0;     // per learner, in the rounds round_took() timed
+  long rounds_timed_ = 0;
 };
 
 }  // namespace fedavg::training

@@ -90,26 +90,29 @@ comm::WindowTotals LearnerRun::train(long round, const std::function<void(std::i
                                      std::int64_t steps) {
   const auto batch_ints = static_cast<std::size_t>(s_.bs * s_.window_width());
   double loss_sum = 0.0;
-  int b = 0;
-  const int last = steps > 0 && steps < ctx_.plan.learner_bpe ? static_cast<int>(steps) : ctx_.plan.learner_bpe;
+  std::int64_t b = 0;  // batches trained this round
+  int at = 0;          // of which from batch_ since it was last refilled
+  const std::int64_t last = steps > 0 ? steps : ctx_.plan.learner_bpe;
   // Between periods the buffer holds the weights, for the strategy's exchange; a model on a GPU trains its copy.
   lib_.load_weights();
   for (; b < last; ++b) {
     if (round > 0 && b > 0 && cut(round)) break;
+    if (at == ready_) {  // a round longer than a period (link-sized rounds): the next period's batches
+      drop_trained(at);
+      at = 0;
+      next_batch();
+    }
     const auto start = std::chrono::steady_clock::now();
     if (s_.train) {
-      loss_sum += lib_.train_step(batch_.data() + static_cast<std::size_t>(b) * batch_ints,
+      loss_sum += lib_.train_step(batch_.data() + static_cast<std::size_t>(at) * batch_ints,
                                   static_cast<std::size_t>(s_.bs), s_.window_width());
       if (after_step) after_step(s_.bs);
     }
+    ++at;
     ctx_.hooks.step_took(std::chrono::steady_clock::now() - start);
   }
   lib_.store_weights();
-  // What a cut left stays for the next period, first in line (nothing moves when the period was whole).
-  std::copy(batch_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(b) * batch_ints),
-            batch_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(ready_) * batch_ints),
-            batch_.begin());
-  ready_ -= b;
+  drop_trained(at);
   comm::WindowTotals trained{static_cast<double>(b) * s_.bs, loss_sum * s_.bs, 0.0, 0.0,
                              std::vector<double>(static_cast<std::size_t>(ctx_.map.pipelines()), 0.0)};
   trained.pipeline_windows[static_cast<std::size_t>(ctx_.map.pipeline_of_learner(learner_))] = trained.windows;
@@ -119,6 +122,15 @@ comm::WindowTotals LearnerRun::train(long round, const std::function<void(std::i
     trained.lr_reports = 1;
   }
   return trained;
+}
+
+void LearnerRun::drop_trained(int n) {
+  // What a cut left stays for the next period, first in line (nothing moves when the period was whole).
+  const auto batch_ints = static_cast<std::size_t>(s_.bs * s_.window_width());
+  std::copy(batch_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(n) * batch_ints),
+            batch_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(ready_) * batch_ints),
+            batch_.begin());
+  ready_ -= n;
 }
 
 void LearnerRun::plan(std::int64_t steps) {

@@ -41,7 +41,7 @@ class LearnerRun {
   void next_batch();
   // Runs the period's bpe steps, fewer if the Dispatcher cuts `round` short (balance_rounds; 0: never cut).
   // `after_step(windows)` runs after each step. Returns what was trained, with the model's learning rate.
-  // `steps`: the batches to train, at most bpe (0: bpe).
+  // `steps`: the batches to train (0: bpe); more than a period's (link-sized rounds) waits for the next periods'.
   comm::WindowTotals train(long round = 0, const std::function<void(std::int64_t)>& after_step = {},
                            std::int64_t steps = 0);
   // The Dispatcher's plan of this learner's steps over the whole run (Control's plan): tells the model once it is
@@ -56,6 +56,8 @@ class LearnerRun {
   // balance_rounds: true once the Dispatcher has cut `round` short (older rounds' cuts are dropped).
   bool cut(long round) const;
   void request_batch();
+  // Drops the first `n` batches of batch_, which were trained; those after them move to its front.
+  void drop_trained(int n);
 
   const Context& ctx_;
   const core::Settings& s_;

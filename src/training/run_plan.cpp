@@ -30,6 +30,7 @@ RunPlan RunPlan::of(const core::Settings& s, const Topology& topology, bool add_
   const bool adds = traits.adds && members > 1;
   const int bpe = adds && s.add_bpe > 0 ? s.add_bpe : s.bpe;
   plan.learner_bpe = plan.shares_hosts ? (bpe + most - 1) / most : bpe;
+  plan.link_sized_rounds = plan.shares_hosts && host_count > 1 && s.exchange_share > 0;
   plan.add_power = add_power_given ? s.add_power : plan.shares_hosts ? kHostAddPower : core::Settings{}.add_power;
   plan.cpu_only = traits.host_memory;
   return plan;

@@ -33,6 +33,11 @@ struct RunPlan {
   // or the hosts where their learners share the weights, and then a host's learners divide the round's batches
   // among them. One learner trains bpe either way.
   int learner_bpe = 0;
+  // Rounds grow from learner_bpe until what is not training is at most exchange_share of a round (RoundLength):
+  // where the members of a lock-step exchange are several hosts whose learners share the weights. Single
+  // learners as members keep fixed rounds: their added changes are stable only over short rounds, and a fixed
+  // seed replays them.
+  bool link_sized_rounds = false;
   // combine add's power: add_power as given, else kHostAddPower where shares_hosts, else the Settings default.
   double add_power = 0.0;
   // The models run on the CPU whatever `device` says: the weights live in the host's shared memory.

@@ -94,3 +94,14 @@ TEST(RunPlan, HogwildKeepsTheWeightsOnTheCpuAndAWindowCountFollowsTheLearnersBat
   EXPECT_EQ(plan(fedavg, {0}).windows_per_round(fedavg), 10 * 32);
   EXPECT_EQ(fedavg.bpe, 10);
 }
+
+TEST(RunPlan, RoundsAreSizedByTheLinkOnlyWhereHostsOfSharingLearnersAreTheMembers) {
+  const std::string base = R"({"data_name": "x", "bpe": 200, "bs": 1, "target": 1)";
+  const auto plain = parse_settings(base + "}", "cfg.json");
+  EXPECT_TRUE(plan(plain, {0, 0, 1, 1}).link_sized_rounds);
+  EXPECT_FALSE(plan(plain, {0, 0, 0, 0}).link_sized_rounds);  // one host: no exchange to pay for
+  EXPECT_FALSE(plan(plain, {0, 1, 2, 3}).link_sized_rounds);  // single learners: fixed rounds, replayable
+  EXPECT_FALSE(plan(parse_settings(base + R"(, "share_host": false})", "cfg.json"), {0, 0, 1, 1}).link_sized_rounds);
+  EXPECT_FALSE(plan(parse_settings(base + R"(, "exchange_share": 0})", "cfg.json"), {0, 0, 1, 1}).link_sized_rounds);
+  EXPECT_FALSE(plan(parse_settings(base + R"(, "strategy": "easgd"})", "cfg.json"), {0, 0, 1, 1}).link_sized_rounds);
+}

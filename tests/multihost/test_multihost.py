@@ -70,20 +70,49 @@ def test_training_across_two_hosts_reaches_the_target_over_the_network(hosts, to
 
 
 def test_hosts_of_learners_sharing_their_weights_reach_what_one_learner_reached(hosts, toy, tmp_path):
-    # The defaults: two learners on each of two hosts share their host's weights, and the two hosts' changes are
-    # added after every batch (combine add). One learner alone on one host is the reference: the four reach the
-    # test loss it had after 6 rounds of 10 batches (60 batches). How many windows that takes each of them depends
-    # on how the steps on a shared copy interleave, which timing and load decide: bench/learner_speedup.py
-    # reports such counts as medians over seeds.
+    # Two learners on each of two hosts share their host's weights, and the two hosts' changes are added after
+    # every batch (combine add, rounds of add_bpe: exchange_share 0 keeps them from growing with the link's
+    # cost). One learner alone on one host is the reference: the four reach the test loss it had after 6 rounds
+    # of 10 batches (60 batches). How many windows that takes each of them depends on how the steps on a shared
+    # copy interleave, which timing and load decide: bench/learner_speedup.py reports such counts as medians over
+    # seeds.
     h = hosts(3)
     one = config(toy, tmp_path / "one", target=0, max_rounds=6, fixed_batch_order=True)
     s1, _, _ = train_across(h, [(0, 5)], one, toy, tmp_path / "one" / "out")
     target = float(s1["final_loss"])
-    four = config(toy, tmp_path / "four", target=target, max_rounds=400, fixed_batch_order=True)
+    four = config(toy, tmp_path / "four", target=target, max_rounds=400, fixed_batch_order=True, exchange_share=0)
     s, _, _ = train_across(h, [(0, 4), (1, 2), (2, 2)], four, toy, tmp_path / "four" / "out")
     assert s["stopped"] == "target" and s["learners"] == "4", s
     # A round is one batch per learner (add_bpe), which its host's two learners share.
     assert float(s["windows_per_learner"]) == int(s["rounds"]) * 64, (s, target)
+
+
+@pytest.mark.parametrize("share", [0.1, 0.0])
+def test_rounds_across_hosts_grow_until_the_exchange_is_a_small_share_of_them(hosts, toy, tmp_path, share):
+    # Two hosts of two learners: a toy batch trains in well under a millisecond, a round's exchange and
+    # evaluation take several. By default (exchange_share 0.1) the Dispatcher lengthens the rounds, at most twofold
+    # a round, until what is not training is a tenth of a round, so the job trains many more windows a second;
+    # with exchange_share 0 every round stays one batch per learner (add_bpe).
+    h = hosts(3)
+    cfg = config(toy, tmp_path, target=0, max_rounds=12, exchange_share=share)
+    s, _, _ = train_across(h, [(0, 4), (1, 2), (2, 2)], cfg, toy, tmp_path / "out")
+    assert s["stopped"] == "max_rounds" and s["rounds"] == "12", s
+    rows = metrics(tmp_path / "out")
+    per_round = [float(b["windows_per_learner"]) - float(a["windows_per_learner"]) for a, b in zip(rows, rows[1:])]
+    assert len(per_round) == 12, per_round
+    if not share:
+        assert per_round == [64.0] * 12, per_round
+        return
+    assert per_round[:2] == [64.0, 64.0], per_round  # the plan's batch, until a round has been timed
+    assert all(b <= 2 * a for a, b in zip(per_round, per_round[1:])), per_round
+    assert per_round[-1] >= 16 * 64, per_round
+
+    def windows_per_second(first, last):
+        seconds = float(rows[last]["seconds"]) - float(rows[first - 1]["seconds"])
+        return sum(per_round[first - 1:last]) / seconds
+
+    early, late = windows_per_second(2, 4), windows_per_second(10, 12)
+    assert late > 4 * early, (early, late, per_round)
 
 
 def test_the_sparse_exchange_crosses_the_network_once_per_round(hosts, toy, tmp_path):

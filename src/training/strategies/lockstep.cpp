@@ -75,16 +75,21 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
   const auto exchange = this->exchange(ctx, s, run.learner_ranks(), run.weights().size(), nullptr);
   DispatcherControl control(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks());
   bool first = true;
+  auto training_began = Clock::time_point::max();
   while (!run.should_stop()) {
     const long round = run.next_round();
     ctx.hooks.reached(round);
     // The wait for Ready is the learners finishing the previous round's exchange (applying what it brought) and
     // counts with it, but for the first round: that is the learners' start-up.
-    auto sync_start = Clock::now();
+    const auto round_start = Clock::now();
+    auto sync_start = round_start;
     control.send({comm::Control::Command::Train, round, run.round_steps(), run.planned_steps(), run.checkpoint_due()});
     control.await_reports(comm::Tag::Ready, round, comm::kDirect);
     double sync_seconds = first ? 0.0 : DispatcherRun::seconds_since(sync_start);
-    if (first) run.training_begins();
+    if (first) {
+      run.training_begins();
+      training_began = Clock::now();
+    }
     // Every learner is in the collectives once Ready/RoundDone arrived: these spans are pure weight exchange.
     const double bytes_before = exchange->bytes();
     const double inbound_before = exchange->inbound_bytes();
@@ -94,7 +99,9 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     first = false;
     std::function<void(const std::set<int>&)> cut;
     if (s.balance_rounds) cut = CutRound{run.outbox(), round};
+    const auto training_start = Clock::now();
     control.await_reports(comm::Tag::RoundDone, round, comm::kSlowPeer, cut);
+    const double training_seconds = DispatcherRun::seconds_since(training_start);
     sync_start = Clock::now();
     const comm::WindowTotals total = exchange->totals(run.no_windows());
     exchange->close(run.weights(), 0.0, round);
@@ -103,6 +110,8 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     run.add_inbound_bytes(exchange->inbound_bytes() - inbound_before);
     if (run.checkpoint_due()) run.collect_states();  // learners send theirs after the closing exchange
     run.end_round(total, sync_seconds);
+    // The first round's wait for Ready is the learners' start-up, not a cost of rounds.
+    if (round_start > training_began) run.round_took(training_seconds, DispatcherRun::seconds_since(round_start));
   }
   control.send({comm::Control::Command::Stop, run.round()});
   const double bytes_before = exchange->bytes();

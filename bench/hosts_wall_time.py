@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Wall time to a test-loss target across emulated hosts on capped links, against one host with the same learners.
+
+Hosts are network namespaces of this machine (scripts/emulate_hosts.sh), so every layout shares the same cores and
+a gap between them is the cost of the exchange and of the rounds it asks for. Each host's link is capped both ways
+by a tbf qdisc (`emulate_hosts.sh limit RATE`). For every seed, in one pass, it runs one host of L learners, then
+for every link H hosts of L/H learners each (the Dispatcher and the pipeline on the first), all with the same
+config and a test-loss target, and prints per layout the medians over the seeds of:
+
+  to target (s)     training seconds until the test loss first reached the target (the metrics' seconds)
+  job (s)           the job's wall time from launch to exit (it stops at the target)
+  vs one host       to target, over the one-host run of the same seed
+  windows/s         windows trained per second by the whole job
+  exchange          the share of training time the rounds' weight exchange took (the metrics' sync_seconds)
+  link MB/s         bytes the hosts sent on their links per second of the job
+  windows/learner   windows per learner to the target
+  batches/round     batches per learner per round, in the run's last rounds
+
+--old-app runs the one-host layout with another build as well (e.g. a `git worktree` of an older commit), in the
+same pass. The corpus is the text8 prefix in lines of 1000 words (or --corpus FILE), prepared once by
+python/prepare.py with the vocabulary and dim given.
+
+Usage: /usr/bin/python3 bench/hosts_wall_time.py --out DIR [--learners 8] [--hosts 2,4] [--links 1gbit,100mbit]
+           [--seeds 1,2,3] [--vocab-size 30000] [--min-count 3] [--dim 300] [--target 2.1] [--time-limit 200]
+           [--set KEY=VALUE ...] [--old-app PATH] [--corpus FILE]      (needs root)
+"""
+
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpus  # noqa: E402
+import jobs  # noqa: E402
+
+PREFIX = "fedavgb"
+PIPELINE_RANKS = 4  # the Dispatcher and one pipeline's Tokenizer, Filter and Batcher
+
+
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, required=True, help="work folder (the prepared config, every run)")
+    ap.add_argument("--learners", type=int, default=8)
+    ap.add_argument("--hosts", type=jobs.comma_list(int), default=[2, 4], help="host counts besides one")
+    ap.add_argument("--links", type=jobs.comma_list(str), default=["1gbit", "100mbit"],
+                    help="tc rates of each host's link (none: no cap)")
+    ap.add_argument("--seeds", type=jobs.comma_list(int), default=[1, 2, 3])
+    ap.add_argument("--vocab-size", type=int, default=30000)
+    ap.add_argument("--min-count", type=int, default=3)
+    ap.add_argument("--dim", type=int, default=300)
+    ap.add_argument("--target", type=float, default=2.1)
+    ap.add_argument("--time-limit", type=float, default=200.0, help="max_seconds of every run")
+    ap.add_argument("--set", type=jobs.parse_set, action="append", default=[], metavar="KEY=VALUE",
+                    help="a cfg.json key for every run (value parsed as JSON)")
+    ap.add_argument("--old-app", type=Path, help="another build's fedavg_mpi, run on one host beside this one")
+    ap.add_argument("--corpus", type=Path, help="a text file instead of the text8 prefix")
+    args = ap.parse_args(argv)
+    for h in args.hosts:
+        if h < 2 or args.learners % h:
+            ap.error(f"--hosts {h}: needs at least 2 hosts that divide --learners {args.learners}")
+    return args
+
+
+def prepare(args):
+    """The prepared config folder and the training text, made once in args.out."""
+    data = args.out / "data"
+    train = data / "train.txt"
+    if not (data / "config" / "cfg.json").exists():
+        data.mkdir(parents=True, exist_ok=True)
+        text = data / "corpus.txt"
+        text.write_text(args.corpus.read_text(encoding="utf-8") if args.corpus else corpus.read_corpus("text8"))
+        cmd = [jobs.PYTHON, str(jobs.ROOT / "python" / "prepare.py"), str(text), "--out", str(data / "config"),
+               "--train-out", str(train), "--vocab-size", str(args.vocab_size), "--min-count", str(args.min_count),
+               "--dim", str(args.dim), "--epoch", "0", "--target", str(args.target), "--data-name", "bench"]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"prepare.py failed: {done.stderr.strip().splitlines()[-1]}")
+    return data / "config", train
+
+
+def layout(learners, hosts):
+    """Ranks per emulated host: the Dispatcher, the pipeline and learners/hosts learners on the first."""
+    per = learners // hosts
+    return [PIPELINE_RANKS + per] + [per] * (hosts - 1)
+
+
+def link_bytes():
+    out = subprocess.run(["bash", str(jobs.EMULATE_HOSTS), "bytes", PREFIX], capture_output=True, text=True,
+                         check=True).stdout
+    return sum(int(f[1]) for f in (line.split() for line in out.splitlines()))
+
+
+def hosts_up(n, rate):
+    subprocess.run(["bash", str(jobs.EMULATE_HOSTS), "down", PREFIX], capture_output=True)
+    subprocess.run(["bash", str(jobs.EMULATE_HOSTS), "up", str(n), PREFIX], check=True, capture_output=True)
+    subprocess.run(["bash", str(jobs.EMULATE_HOSTS), "limit", rate, PREFIX], check=True, capture_output=True)
+
+
+def figures(rows, target, learners, wall, sent, bs):
+    """The printed figures of one finished run from its metrics rows."""
+    last = rows[-1]
+    seconds = float(last["seconds"])
+    reached = next((r for r in rows[1:] if float(r["test_loss"]) <= target), None)
+    rounds = rows[1:]
+    per_round = [(float(b["windows_per_learner"]) - float(a["windows_per_learner"])) for a, b in zip(rows, rows[1:])]
+    tail_windows = per_round[len(per_round) // 2:] or per_round
+    return {
+        "to_target": float(reached["seconds"]) if reached else float("nan"),
+        "job": wall,
+        "windows_s": float(last["windows_per_learner"]) * learners / seconds if seconds > 0 else float("nan"),
+        "exchange": sum(float(r["sync_seconds"]) for r in rounds) / seconds if seconds > 0 else float("nan"),
+        "link_mb_s": sent / wall / 1e6,
+        "windows_learner": float(reached["windows_per_learner"]) if reached else float("nan"),
+        "batches_round": statistics.median(tail_windows) / bs if tail_windows else float("nan"),
+        "last_loss": float(last["test_loss"]),
+    }
+
+
+def run(args, app, name, hosts, rate, seed, config, train):
+    """One job on `hosts` emulated hosts with links capped at `rate`; its figures."""
+    run_dir = args.out / "runs" / name
+    cfg = json.loads((config / "cfg.json").read_text())
+    cfg.update({"target": args.target, "max_seconds": args.time_limit, "max_rounds": 0, "seed": seed,
+                "progress_seconds": 5})
+    cfg.update(dict(args.set))
+    hosts_up(max(hosts, 1), rate)
+    try:
+        before = link_bytes()
+        cmd = jobs.emulated_mpiexec(PREFIX, layout(args.learners, hosts) if hosts > 1
+                                    else [PIPELINE_RANKS + args.learners])
+        cmd += [str(app), "--config", str(run_dir / "config"), "--out", str(run_dir / "out"), str(train)]
+        start = time.monotonic()
+        rc, _ = jobs.run_in(run_dir, config, cfg, cmd, {"cfg": cfg, "cmd": cmd}, args.time_limit, fresh=True)
+        wall = time.monotonic() - start
+        sent = link_bytes() - before
+    finally:
+        subprocess.run(["bash", str(jobs.EMULATE_HOSTS), "down", PREFIX], capture_output=True)
+    if rc != 0:
+        raise RuntimeError(f"{name} failed ({rc}): {jobs.error_line(run_dir)}")
+    with open(run_dir / "out" / "bench_metrics.csv") as f:
+        rows = list(csv.DictReader(f))
+    return figures(rows, args.target, args.learners, wall, sent, int(cfg["bs"]))
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if os.geteuid() != 0:
+        print("hosts_wall_time: not measured: emulating hosts needs root")
+        return
+    args.out.mkdir(parents=True, exist_ok=True)
+    config, train = prepare(args)
+    apps = [("one host", jobs.APP)] + ([("one host, old build", args.old_app)] if args.old_app else [])
+    layouts = [(label, app, 1, "none") for label, app in apps]
+    layouts += [(f"{h} hosts, {rate}", jobs.APP, h, rate) for rate in args.links for h in args.hosts]
+    results = {label: [] for label, *_ in layouts}
+    for seed in args.seeds:
+        for label, app, hosts, rate in layouts:
+            name = f"{label.replace(' ', '_').replace(',', '')}_s{seed}"
+            f = run(args, app, name, hosts, rate, seed, config, train)
+            results[label].append(f)
+            print(f"{label} seed {seed}: to target {f['to_target']:.1f} s, job {f['job']:.1f} s, "
+                  f"{f['windows_s']:.0f} windows/s, exchange {100 * f['exchange']:.0f} %, "
+                  f"batches/round {f['batches_round']:.1f}, last test loss {f['last_loss']:.3f}", flush=True)
+    one = [f["to_target"] for f in results["one host"]]
+    head = ["layout", "to target (s)", "job (s)", "vs one host", "windows/s", "exchange", "link MB/s",
+            "windows/learner", "batches/round"]
+    table = []
+    for label, *_ in layouts:
+        runs = results[label]
+        ratios = [f["to_target"] / o for f, o in zip(runs, one)]
+        med = {k: statistics.median(f[k] for f in runs) for k in runs[0]}
+        table.append([label, f"{med['to_target']:.1f}", f"{med['job']:.1f}", f"{statistics.median(ratios):.2f}",
+                      f"{med['windows_s']:.0f}", f"{100 * med['exchange']:.0f} %", f"{med['link_mb_s']:.1f}",
+                      f"{med['windows_learner']:.0f}", f"{med['batches_round']:.1f}"])
+    print(f"\n{args.learners} learners, vocabulary {args.vocab_size} (min count {args.min_count}), dim {args.dim}, "
+          f"target {args.target:g}; medians of seeds {','.join(map(str, args.seeds))} (NaN: not reached)\n")
+    print(jobs.table(table, head))
+
+
+if __name__ == "__main__":
+    main()
