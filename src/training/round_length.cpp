@@ -9,6 +9,9 @@ namespace {
 
 // Weight of the newest round in the averages: a few rounds smooth out one slow exchange.
 constexpr double kNewest = 0.3;
+// The most a round grows over the last: the overhead is measured again after every round, and grows itself with
+// longer rounds (more rows change), so the length approaches its mark from below within a few rounds.
+constexpr double kGrowth = 4.0;
 
 double blend(double average, double newest) { return average <= 0 ? newest : average + kNewest * (newest - average); }
 
@@ -24,7 +27,7 @@ void RoundLength::took(std::int64_t steps, double training_seconds, double round
   // overhead / (overhead + k * step) <= share
   const double wanted = overhead_seconds_ * (1.0 - share_) / (share_ * step_seconds_);
   const double longest = std::max(1.0, std::floor(longest_ / step_seconds_));
-  const double grown = 2.0 * static_cast<double>(std::max(steps, steps_));
+  const double grown = kGrowth * static_cast<double>(std::max(steps, steps_));
   const double next = std::min({std::ceil(wanted - 1e-6), longest, grown});
   steps_ = std::max(least_, static_cast<std::int64_t>(next));
 }

@@ -90,7 +90,7 @@ def test_hosts_of_learners_sharing_their_weights_reach_what_one_learner_reached(
 @pytest.mark.parametrize("share", [0.1, 0.0])
 def test_rounds_across_hosts_grow_until_the_exchange_is_a_small_share_of_them(hosts, toy, tmp_path, share):
     # Two hosts of two learners: a toy batch trains in well under a millisecond, a round's exchange and
-    # evaluation take several. By default (exchange_share 0.1) the Dispatcher lengthens the rounds, at most twofold
+    # evaluation take several. By default (exchange_share 0.1) the Dispatcher lengthens the rounds, at most fourfold
     # a round, until what is not training is a tenth of a round, so the job trains many more windows a second;
     # with exchange_share 0 every round stays one batch per learner (add_bpe).
     h = hosts(3)
@@ -104,7 +104,7 @@ def test_rounds_across_hosts_grow_until_the_exchange_is_a_small_share_of_them(ho
         assert per_round == [64.0] * 12, per_round
         return
     assert per_round[:2] == [64.0, 64.0], per_round  # the plan's batch, until a round has been timed
-    assert all(b <= 2 * a for a, b in zip(per_round, per_round[1:])), per_round
+    assert all(b <= 4 * a for a, b in zip(per_round, per_round[1:])), per_round
     assert per_round[-1] >= 16 * 64, per_round
 
     def windows_per_second(first, last):
