@@ -20,7 +20,7 @@ config and a test-loss target, and prints per layout the medians over the seeds 
 same pass. The corpus is the text8 prefix in lines of 1000 words (or --corpus FILE), prepared once by
 python/prepare.py with the vocabulary and dim given.
 
-Usage: /usr/bin/python3 bench/hosts_wall_time.py --out DIR [--learners 8] [--hosts 2,4] [--links 1gbit,100mbit]
+Usage: /usr/bin/python3 bench/hosts_wall_time.py [--out DIR] [--learners 8] [--hosts 2,4] [--links 1gbit,100mbit]
            [--seeds 1,2,3] [--vocab-size 30000] [--min-count 3] [--dim 300] [--target 2.1] [--time-limit 200]
            [--set KEY=VALUE ...] [--old-app PATH] [--corpus FILE]      (needs root)
 """
@@ -32,6 +32,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -45,7 +46,7 @@ PIPELINE_RANKS = 4  # the Dispatcher and one pipeline's Tokenizer, Filter and Ba
 
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, required=True, help="work folder (the prepared config, every run)")
+    ap.add_argument("--out", type=Path, help="work folder: the prepared config, every run (default: a temporary one)")
     ap.add_argument("--learners", type=int, default=8)
     ap.add_argument("--hosts", type=jobs.comma_list(int), default=[2, 4], help="host counts besides one")
     ap.add_argument("--links", type=jobs.comma_list(str), default=["1gbit", "100mbit"],
@@ -153,7 +154,14 @@ def main(argv=None):
     if os.geteuid() != 0:
         print("hosts_wall_time: not measured: emulating hosts needs root")
         return
-    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="hosts_wall_time.") as tmp:
+        if args.out is None:
+            args.out = Path(tmp)
+        args.out.mkdir(parents=True, exist_ok=True)
+        measure(args)
+
+
+def measure(args):
     config, train = prepare(args)
     apps = [("one host", jobs.APP)] + ([("one host, old build", args.old_app)] if args.old_app else [])
     layouts = [(label, app, 1, "none") for label, app in apps]
@@ -166,7 +174,8 @@ def main(argv=None):
             results[label].append(f)
             print(f"{label} seed {seed}: to target {f['to_target']:.1f} s, job {f['job']:.1f} s, "
                   f"{f['windows_s']:.0f} windows/s, exchange {100 * f['exchange']:.0f} %, "
-                  f"batches/round {f['batches_round']:.1f}, last test loss {f['last_loss']:.3f}", flush=True)
+                  f"batches/round {f['batches_round']:.1f}, last test loss {f['last_loss']:.3f}",
+                  file=sys.stderr, flush=True)
     one = [f["to_target"] for f in results["one host"]]
     head = ["layout", "to target (s)", "job (s)", "vs one host", "windows/s", "exchange", "link MB/s",
             "windows/learner", "batches/round"]
@@ -178,9 +187,13 @@ def main(argv=None):
         table.append([label, f"{med['to_target']:.1f}", f"{med['job']:.1f}", f"{statistics.median(ratios):.2f}",
                       f"{med['windows_s']:.0f}", f"{100 * med['exchange']:.0f} %", f"{med['link_mb_s']:.1f}",
                       f"{med['windows_learner']:.0f}", f"{med['batches_round']:.1f}"])
-    print(f"\n{args.learners} learners, vocabulary {args.vocab_size} (min count {args.min_count}), dim {args.dim}, "
-          f"target {args.target:g}; medians of seeds {','.join(map(str, args.seeds))} (NaN: not reached)\n")
+    print(f"### {args.learners} learners on one host and across emulated hosts, text8 prefix, vocabulary "
+          f"{args.vocab_size} (min count {args.min_count}), dim {args.dim}, test loss {args.target:g}; medians of "
+          f"seeds {','.join(map(str, args.seeds))} (nan: not reached)\n")
     print(jobs.table(table, head))
+    print("\nThe hosts are network namespaces of this machine, so every layout trains on the same cores; each "
+          "host's link is capped both ways by a tbf qdisc. \"to target\" is training time (the metrics' seconds), "
+          "\"job\" the job's wall time from launch to exit.")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 """Runs every benchmark in bench/ and writes docs/performance.md from what they print.
 
 Usage: /usr/bin/python3 bench/report.py [--quick] [--only SCRIPT ...]
-(15 to 30 minutes, by the machine; --quick: about half; --only: those benchmarks, the other sections kept)
+(30 to 45 minutes, by the machine; --quick: about half; --only: those benchmarks, the other sections kept)
 Each benchmark can also be run on its own; see its docstring.
 """
 
@@ -180,6 +180,8 @@ def main():
         ("Soak", "soak.py", ["--rounds", "300" if quick else "2000"]),
         ("Checkpoint write and read", "checkpoint.py", ["--reps", "3" if quick else "9"]),
         ("Many hosts", "multihost.py", ["--pairs", "3" if quick else "5"]),
+        ("Hosts on a capped link", "hosts_wall_time.py",
+         ["--seeds", "1", "--hosts", "2", "--links", "1gbit"] if quick else []),
         ("The weight exchange at a large vocabulary", "vocab_exchange.py",
          ["--rounds", "8", "--learners", "2", "4"] if quick else []),
         ("The sparse exchange on a many-core host", "exchange_threads.py",
@@ -213,7 +215,7 @@ def main():
     lines = ["# Performance", "",
              f"Measured on {cpu} (last regenerated {datetime.date.today()}), 2 cores, Debian 12, "
              "python3-torch 1.13 with OpenBLAS, "
-             "MPICH 4.0 (ch4:ucx). Regenerate with `/usr/bin/python3 bench/report.py` (15 to 30 minutes), or "
+             "MPICH 4.0 (ch4:ucx). Regenerate with `/usr/bin/python3 bench/report.py` (30 to 45 minutes), or "
              "one section with `--only SCRIPT`.",
              "Figures move by ±20 % between runs on this shared machine; peers (gensim) are measured in the "
              "same run as ours.", ""]

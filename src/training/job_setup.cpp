@@ -217,7 +217,8 @@ RunPlan plan_run(const core::Config& cfg, const Topology& topology, const Strate
                            ": \"exchange\": \"sparse\" applies to fedavg, bsp, bmuf and diloco (easgd exchanges "
                            "every weight; hogwild's learners share one copy)");
   }
-  const auto plan = RunPlan::of(cfg.settings, topology, cfg.origins.count("add_power") > 0, traits);
+  const auto plan = RunPlan::of(cfg.settings, topology,
+                                {cfg.origins.count("add_power") > 0, cfg.origins.count("combine") > 0}, traits);
   check_memory(cfg, plan);
   return plan;
 }

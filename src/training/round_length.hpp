@@ -3,7 +3,8 @@
 // Dispatcher reports how long its learners trained and how long the whole round took; what is not training (the
 // weight exchange, the copies around it, the evaluation) is the round's overhead. The next round trains enough
 // batches that this overhead is at most `share` of the round, by the averages of the last rounds: never fewer
-// than the plan's batches, at most four times the last round's, and short enough to stay well inside the liveness limit.
+// than the plan's batches, at most four times the last round's, and short enough to stay well inside the
+// liveness limit.
 #pragma once
 
 #include <cstdint>

@@ -20,18 +20,19 @@ std::pair<int, int> host_counts(const std::vector<int>& hosts) {
 
 }  // namespace
 
-RunPlan RunPlan::of(const core::Settings& s, const Topology& topology, bool add_power_given,
+RunPlan RunPlan::of(const core::Settings& s, const Topology& topology, const GivenSettings& given,
                     const StrategyTraits& traits) {
   const std::vector<int> hosts = topology.learner_hosts();
   const auto [most, host_count] = host_counts(hosts);
   RunPlan plan;
   plan.shares_hosts = s.share_host && traits.lock_step && most > 1;
   const int members = plan.shares_hosts ? host_count : static_cast<int>(hosts.size());
-  const bool adds = traits.adds && members > 1;
+  plan.link_sized_rounds = plan.shares_hosts && host_count > 1 && s.exchange_share > 0;
+  plan.combine = plan.link_sized_rounds && !given.combine ? core::Combine::Average : s.combine;
+  const bool adds = traits.adds && plan.combine == core::Combine::Add && members > 1;
   const int bpe = adds && s.add_bpe > 0 ? s.add_bpe : s.bpe;
   plan.learner_bpe = plan.shares_hosts ? (bpe + most - 1) / most : bpe;
-  plan.link_sized_rounds = plan.shares_hosts && host_count > 1 && s.exchange_share > 0;
-  plan.add_power = add_power_given ? s.add_power : plan.shares_hosts ? kHostAddPower : core::Settings{}.add_power;
+  plan.add_power = given.add_power ? s.add_power : plan.shares_hosts ? kHostAddPower : core::Settings{}.add_power;
   plan.cpu_only = traits.host_memory;
   return plan;
 }

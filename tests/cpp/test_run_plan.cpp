@@ -27,7 +27,7 @@ Topology placed(const std::vector<int>& hosts) {
 
 // The plan for `s` on `hosts`, with the traits of the strategy it names; add_power not given.
 RunPlan plan(const fedavg::core::Settings& s, const std::vector<int>& hosts) {
-  return RunPlan::of(s, placed(hosts), false, fedavg::training::Strategy::traits(s));
+  return RunPlan::of(s, placed(hosts), {}, fedavg::training::Strategy::traits(s));
 }
 
 int learner_bpe(const fedavg::core::Settings& s, const std::vector<int>& hosts) { return plan(s, hosts).learner_bpe; }
@@ -61,8 +61,11 @@ TEST(RunPlan, CombineAddTrainsAddBpeBatchesWithSeveralMembersOfTheExchange) {
   EXPECT_EQ(learner_bpe(plain, one), 200);          // one learner trains as before
   EXPECT_EQ(learner_bpe(plain, eight_apart), 1);    // eight hosts of one learner: add_bpe
   EXPECT_EQ(learner_bpe(plain, eight_on_one), 25);  // one host: its 8 learners share the round's 200 batches
-  EXPECT_EQ(learner_bpe(plain, two_of_four), 1);    // two hosts add their changes: add_bpe, shared
-  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "add_bpe": 8})", "cfg.json"), two_of_four), 2);
+  // Two hosts with fixed rounds add their changes: add_bpe, shared.
+  const auto fixed = parse_settings(base + R"(, "exchange_share": 0})", "cfg.json");
+  EXPECT_EQ(learner_bpe(fixed, two_of_four), 1);
+  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "exchange_share": 0, "add_bpe": 8})", "cfg.json"), two_of_four), 2);
+  EXPECT_EQ(learner_bpe(plain, two_of_four), 50);  // link-sized rounds average: from bpe, shared
   const auto own_copies = parse_settings(base + R"(, "share_host": false})", "cfg.json");
   EXPECT_EQ(learner_bpe(own_copies, eight_on_one), 1);
   EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "combine": "average"})", "cfg.json"), eight_apart), 200);
@@ -79,7 +82,8 @@ TEST(RunPlan, CombineAddTrainsAddBpeBatchesWithSeveralMembersOfTheExchange) {
   EXPECT_EQ(plan(own_copies, two_of_four).add_power, 0.6);
   // Given, it is kept.
   const auto given = parse_settings(base + R"(, "add_power": 0.9})", "cfg.json");
-  EXPECT_EQ(RunPlan::of(given, placed(two_of_four), true, fedavg::training::Strategy::traits(given)).add_power, 0.9);
+  EXPECT_EQ(RunPlan::of(given, placed(two_of_four), {true, false}, fedavg::training::Strategy::traits(given)).add_power,
+            0.9);
 }
 
 TEST(RunPlan, HogwildKeepsTheWeightsOnTheCpuAndAWindowCountFollowsTheLearnersBatches) {
@@ -104,4 +108,12 @@ TEST(RunPlan, RoundsAreSizedByTheLinkOnlyWhereHostsOfSharingLearnersAreTheMember
   EXPECT_FALSE(plan(parse_settings(base + R"(, "share_host": false})", "cfg.json"), {0, 0, 1, 1}).link_sized_rounds);
   EXPECT_FALSE(plan(parse_settings(base + R"(, "exchange_share": 0})", "cfg.json"), {0, 0, 1, 1}).link_sized_rounds);
   EXPECT_FALSE(plan(parse_settings(base + R"(, "strategy": "easgd"})", "cfg.json"), {0, 0, 1, 1}).link_sized_rounds);
+  // Their changes are averaged unless combine is given; elsewhere combine stays as it is.
+  using fedavg::core::Combine;
+  EXPECT_EQ(plan(plain, {0, 0, 1, 1}).combine, Combine::Average);
+  EXPECT_EQ(plan(plain, {0, 1, 2, 3}).combine, Combine::Add);
+  EXPECT_EQ(plan(plain, {0, 0, 0, 0}).combine, Combine::Add);
+  const auto add = parse_settings(base + R"(, "combine": "add"})", "cfg.json");
+  EXPECT_EQ(RunPlan::of(add, placed({0, 0, 1, 1}), {false, true}, fedavg::training::Strategy::traits(add)).combine,
+            Combine::Add);
 }

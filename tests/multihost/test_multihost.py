@@ -91,8 +91,9 @@ def test_hosts_of_learners_sharing_their_weights_reach_what_one_learner_reached(
 def test_rounds_across_hosts_grow_until_the_exchange_is_a_small_share_of_them(hosts, toy, tmp_path, share):
     # Two hosts of two learners: a toy batch trains in well under a millisecond, a round's exchange and
     # evaluation take several. By default (exchange_share 0.1) the Dispatcher lengthens the rounds, at most fourfold
-    # a round, until what is not training is a tenth of a round, so the job trains many more windows a second;
-    # with exchange_share 0 every round stays one batch per learner (add_bpe).
+    # a round, from bpe (10 batches a host, 5 a learner) until what is not training is a tenth of a round, and the
+    # hosts' changes are averaged, so the job trains many more windows a second; with exchange_share 0 every round
+    # stays one batch per learner (add_bpe) and the hosts add their changes.
     h = hosts(3)
     cfg = config(toy, tmp_path, target=0, max_rounds=12, exchange_share=share)
     s, _, _ = train_across(h, [(0, 4), (1, 2), (2, 2)], cfg, toy, tmp_path / "out")
@@ -103,9 +104,9 @@ def test_rounds_across_hosts_grow_until_the_exchange_is_a_small_share_of_them(ho
     if not share:
         assert per_round == [64.0] * 12, per_round
         return
-    assert per_round[:2] == [64.0, 64.0], per_round  # the plan's batch, until a round has been timed
+    assert per_round[:2] == [320.0, 320.0], per_round  # the plan's batches, until a round has been timed
     assert all(b <= 4 * a for a, b in zip(per_round, per_round[1:])), per_round
-    assert per_round[-1] >= 16 * 64, per_round
+    assert max(per_round) >= 8 * 320, per_round  # a slow step under load may shorten a later round again
 
     def windows_per_second(first, last):
         seconds = float(rows[last]["seconds"]) - float(rows[first - 1]["seconds"])

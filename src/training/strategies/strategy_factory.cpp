@@ -10,11 +10,11 @@
 namespace fedavg::training {
 
 std::unique_ptr<Strategy> Strategy::make(const core::Settings& s, const RunPlan& plan) {
-  // The combine rule of the lock-step strategies: fedavg's combine add (its power the plan's), else the
-  // window-weighted average.
+  // The combine rule of the lock-step strategies: fedavg's combine add (where the plan keeps it, with the plan's
+  // power), else the window-weighted average.
   const CombineRule average = CombineRule::average(s.sparse_weighting == core::SparseWeighting::Touched);
-  const CombineRule fedavg = s.combine == core::Combine::Add ? CombineRule::add(plan.add_power, s.add_agreement)
-                                                             : average;
+  const CombineRule fedavg = plan.combine == core::Combine::Add ? CombineRule::add(plan.add_power, s.add_agreement)
+                                                                : average;
   switch (s.strategy) {
     case core::StrategyKind::FedAvg: return std::make_unique<FedAvg>(fedavg);
     case core::StrategyKind::Bsp: return std::make_unique<Bsp>(average);
