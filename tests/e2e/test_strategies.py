@@ -191,3 +191,19 @@ def test_asynchronous_strategies_name_a_learner_that_stops(run_job, strategy, wh
     first = [ln for ln in job.stderr.splitlines() if "liveness limit" in ln][0]
     assert f"rank 0 (Dispatcher): liveness limit: {what} from learner rank 6" in first, job.stderr
     assert time.monotonic() - t0 < within(40)
+
+
+@pytest.mark.parametrize("name", ["bmuf", "diloco", "fedavg"])
+def test_learners_sharing_a_host_start_every_round_from_the_dispatchers_weights(name, run_job, toy_config):
+    # Two learners on one host share their weights. With block_lr 0.05 and no momentum, bmuf's and diloco's outer
+    # step moves the Dispatcher's weights a twentieth of the way to the host's each round, and every round starts
+    # from them: the learners' batch loss stays near the first round's. fedavg starts each round where the last
+    # ended, and its batch loss falls.
+    job = run_job(6, cfg={"strategy": name, "max_rounds": 8, "block_lr": 0.05, "block_momentum": 0.0})
+    assert job.rc == 0, job.stderr
+    train = [r["train_loss"] for r in job.metrics()[1:]]
+    fell = train[0] - min(train[-3:])
+    if name == "fedavg":
+        assert fell > 0.5, train
+    else:
+        assert fell < 0.25, train

@@ -21,6 +21,8 @@ class Bmuf : public Lockstep {
   // fedavg's exchanges; the Dispatcher then steps from the round's start along the averaged update.
   void open_round(RoundSync& sync, std::vector<float>& w, bool first) override;
   void close_round(RoundSync& sync, std::vector<float>& w, float share) override;
+  // Every round starts from the Dispatcher's weights after its outer step.
+  bool opens_with_weights() const override { return true; }
   // The same step on the rows the learners changed (the momentum of the others waits until they change: lazy).
   void outer_step(SparseDelta& average, const Layout& layout) override;
   bool has_outer_step() const override { return true; }

@@ -28,6 +28,11 @@ struct CutRound {
   }
 };
 
+// The floats of the weights that `layout` lays out.
+std::size_t params_of(const Layout& layout) {
+  return layout.empty() ? 0 : layout.back().offset + layout.back().rows * layout.back().cols;
+}
+
 }  // namespace
 
 void Lockstep::outer_step(SparseDelta&, const Layout&) {}
@@ -35,6 +40,8 @@ void Lockstep::outer_step(SparseDelta&, const Layout&) {}
 void Lockstep::after_sparse_round(RoundSync&, const std::vector<float>&) {}
 
 bool Lockstep::has_outer_step() const { return false; }
+
+bool Lockstep::opens_with_weights() const { return false; }
 
 bool Lockstep::shares_hosts(const Context& ctx) { return ctx.learners.valid() && ctx.plan.shares_hosts; }
 
@@ -131,13 +138,17 @@ void Lockstep::learner_rounds(LearnerRun& run) {
   std::vector<float>& w = share_ ? share_->copy() : run.weights();
   const auto exchange = !share_ || share_->leader() ? this->exchange(ctx, s, run.learner_ranks(), w.size(), &run)
                                                     : nullptr;
+  // Where every round's opening brings the Dispatcher's weights (the dense exchange of a strategy that sends them),
+  // the host's shared copy takes them each round, not only in the first (the same on all of a host's learners).
+  const bool reopens = share_ && opens_with_weights() &&
+                       !sparse_exchange(s, params_of(layout_), ctx.topology.one_host());
   bool first = true;
   for (comm::Control c = control.next(); c.command != comm::Control::Command::Stop; c = control.next()) {
     ctx.hooks.reached(c.round);
     run.plan(c.plan);
     control.report(comm::Tag::Ready, c.round);
     if (exchange) exchange->open(w, first);
-    if (share_ && first) share_->start();  // the shared weights hold the round's start
+    if (share_ && (first || reopens)) share_->start();  // the shared weights hold the round's start
     first = false;
     run.next_batch();
     comm::WindowTotals mine = run.train(s.balance_rounds ? c.round : 0, {}, c.steps);

@@ -35,6 +35,9 @@ class Lockstep : public Strategy {
   // Before training. Dispatcher: send what learners start from (`w` holds the global weights). Learner: bring
   // `w` to this round's starting point. `first`: this process's first round.
   virtual void open_round(RoundSync& sync, std::vector<float>& w, bool first) = 0;
+  // Whether open_round brings a learner new weights in every round (the Dispatcher's), not only in a process's
+  // first: with shared host weights the host's copy then takes them before it trains.
+  virtual bool opens_with_weights() const;
   // After training. Learner: contribute `w` scaled by `share`, its share of the round's windows. Dispatcher:
   // receive the contributions and leave the new global weights in `w` (its `share` is 0).
   virtual void close_round(RoundSync& sync, std::vector<float>& w, float share) = 0;
