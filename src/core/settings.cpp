@@ -252,7 +252,8 @@ const std::vector<Key>& keys() {
                         "combines the hosts (false: a copy per learner, every learner in the exchange)"));
     k.push_back(choice("combine", &Settings::combine, kCombines,
                        "fedavg: the learners' changes are added (a row changed by k learners: at least their mean "
-                       "change times k^add_power, their sum where the changes disagree), or averaged"));
+                       "change times k^add_power, their sum where the changes disagree), or averaged (not given: "
+                       "averaged across hosts with link-sized rounds, see exchange_share)"));
     k.push_back(number("add_power", &Settings::add_power, 0.0, 1.0,
                        "fedavg, combine add: a row changed by k learners moves by at least their mean change times "
                        "k^add_power (1: their sum)"));
@@ -262,9 +263,9 @@ const std::vector<Key>& keys() {
     k.push_back(integer("add_bpe", &Settings::add_bpe, 0, 1'000'000,
                         "fedavg, combine add, several learners: batches per learner per round (0: bpe)"));
     k.push_back(number("exchange_share", &Settings::exchange_share, 0.0, 0.9,
-                       "across hosts whose learners share the weights: rounds grow from add_bpe (or bpe) until the "
-                       "time that is not training (exchange, evaluation) is at most this share of a round (0: "
-                       "rounds stay add_bpe or bpe)"));
+                       "across hosts whose learners share the weights: rounds grow from bpe (add_bpe with combine "
+                       "add given) until the time that is not training (exchange, evaluation) is at most this share "
+                       "of a round, and the hosts' changes are averaged unless combine is given (0: fixed rounds)"));
     k.push_back(boolean("fixed_batch_order", &Settings::fixed_batch_order,
                         "a Batcher serves its learners in a fixed rotation (reproducible runs)"));
     k.push_back(integer("shuffle_windows", &Settings::shuffle_windows, 0, 1 << 28,
