@@ -112,7 +112,8 @@ def test_rounds_across_hosts_grow_until_the_exchange_is_a_small_share_of_them(ho
         seconds = float(rows[last]["seconds"]) - float(rows[first - 1]["seconds"])
         return sum(per_round[first - 1:last]) / seconds
 
-    early, late = windows_per_second(2, 4), windows_per_second(10, 12)
+    # The plan's rounds, whose overhead dwarfs their training, against the last ones.
+    early, late = windows_per_second(1, 2), windows_per_second(10, 12)
     assert late > 4 * early, (early, late, per_round)
 
 
