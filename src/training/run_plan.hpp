@@ -47,7 +47,7 @@ struct RunPlan {
   bool link_sized_rounds = false;
   // How fedavg combines the members' changes: `combine` as given; where it is not given and rounds are link-sized,
   // the average: over rounds of many batches each host's change is a long walk of its own, and adding them
-  // overshoots (4 hosts of 2 learners, text8 prefix at 30000 x 300, diverged within a minute).
+  // overshoots (docs/strategies.md, link-sized rounds).
   core::Combine combine = core::Combine::Add;
   // combine add's power: add_power as given, else kHostAddPower where shares_hosts, else the Settings default.
   double add_power = 0.0;
