@@ -84,7 +84,9 @@ def test_an_edited_model_with_adam_resumes_from_its_checkpoint(run_job, edited_p
     shutil.copytree(edited_python("hidden_layer"), python)
     subprocess.run(["patch", "--quiet", "--no-backup-if-mismatch", str(python / "library.py"),
                     str(RECIPES / "adam.diff")], check=True, timeout=30)
-    cfg = {"model": "neg_autograd", "max_rounds": 6}
+    # Six rounds on resume: two learners' Adam steps on a shared copy interleave by timing, and over fewer rounds
+    # the toy's test loss can stall near its floor.
+    cfg = {"model": "neg_autograd", "max_rounds": 9}
     job = run_job(6, cfg=cfg, python_dir=python, extra=["--inject-fault", "0:4:exception"])
     assert job.rc != 0
     with h5py.File(job.out / "toy.h5", "r") as f:
@@ -93,8 +95,8 @@ def test_an_edited_model_with_adam_resumes_from_its_checkpoint(run_job, edited_p
     job = run_job(6, cfg=cfg, python_dir=python, extra=["--resume"])
     assert job.rc == 0, job.stderr
     rows = job.metrics()
-    assert [int(r["round"]) for r in rows] == list(range(7))
-    assert rows[6]["test_loss"] < rows[3]["test_loss"] < rows[0]["test_loss"] - 0.3, rows
+    assert [int(r["round"]) for r in rows] == list(range(10))
+    assert rows[9]["test_loss"] < rows[3]["test_loss"] < rows[0]["test_loss"] - 0.3, rows
 
 
 # Appended to library.py: a model "bad" that is NegCBOW with one function broken.
