@@ -170,6 +170,10 @@ Layout layout_of(const std::vector<bridge::ParamShape>& shapes) {
   return layout;
 }
 
+std::size_t params_of(const Layout& layout) {
+  return layout.empty() ? 0 : layout.back().offset + layout.back().rows * layout.back().cols;
+}
+
 std::size_t SparseDelta::rows() const {
   std::size_t n = 0;
   for (const auto& p : parts) n += p.rows.size();

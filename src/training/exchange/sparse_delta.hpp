@@ -34,6 +34,8 @@ struct Table {
 using Layout = std::vector<Table>;
 // The layout of a model's parameters, in flat-buffer order.
 Layout layout_of(const std::vector<bridge::ParamShape>& shapes);
+// The floats of the flat weights that `layout` lays out.
+std::size_t params_of(const Layout& layout);
 
 struct SparseDelta {
   struct Part {

@@ -21,7 +21,7 @@ void Bmuf::close_round(RoundSync& sync, std::vector<float>& w, float share) {
 }
 
 void Bmuf::outer_step(SparseDelta& average, const Layout& layout) {
-  const std::size_t total = layout.empty() ? 0 : layout.back().offset + layout.back().rows * layout.back().cols;
+  const std::size_t total = params_of(layout);
   if (m_.size() != total) m_.assign(total, 0.0f);
   for (std::size_t t = 0; t < layout.size(); ++t) {
     auto& part = average.parts[t];

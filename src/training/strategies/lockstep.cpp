@@ -28,11 +28,6 @@ struct CutRound {
   }
 };
 
-// The floats of the weights that `layout` lays out.
-std::size_t params_of(const Layout& layout) {
-  return layout.empty() ? 0 : layout.back().offset + layout.back().rows * layout.back().cols;
-}
-
 }  // namespace
 
 void Lockstep::outer_step(SparseDelta&, const Layout&) {}
@@ -82,21 +77,18 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
   const auto exchange = this->exchange(ctx, s, run.learner_ranks(), run.weights().size(), nullptr);
   DispatcherControl control(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks());
   bool first = true;
-  auto training_began = Clock::time_point::max();
   while (!run.should_stop()) {
     const long round = run.next_round();
     ctx.hooks.reached(round);
     // The wait for Ready is the learners finishing the previous round's exchange (applying what it brought) and
     // counts with it, but for the first round: that is the learners' start-up.
+    const bool start_up = first;  // this round's wait for Ready is the learners' start-up, not a cost of rounds
     const auto round_start = Clock::now();
     auto sync_start = round_start;
     control.send({comm::Control::Command::Train, round, run.round_steps(), run.planned_steps(), run.checkpoint_due()});
     control.await_reports(comm::Tag::Ready, round, comm::kDirect);
     double sync_seconds = first ? 0.0 : DispatcherRun::seconds_since(sync_start);
-    if (first) {
-      run.training_begins();
-      training_began = Clock::now();
-    }
+    if (first) run.training_begins();
     // Every learner is in the collectives once Ready/RoundDone arrived: these spans are pure weight exchange.
     const double bytes_before = exchange->bytes();
     const double inbound_before = exchange->inbound_bytes();
@@ -117,8 +109,7 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     run.add_inbound_bytes(exchange->inbound_bytes() - inbound_before);
     if (run.checkpoint_due()) run.collect_states();  // learners send theirs after the closing exchange
     run.end_round(total, sync_seconds);
-    // The first round's wait for Ready is the learners' start-up, not a cost of rounds.
-    if (round_start > training_began) run.round_took(training_seconds, DispatcherRun::seconds_since(round_start));
+    if (!start_up) run.round_took(training_seconds, DispatcherRun::seconds_since(round_start));
   }
   control.send({comm::Control::Command::Stop, run.round()});
   const double bytes_before = exchange->bytes();
