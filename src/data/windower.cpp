@@ -71,7 +71,9 @@ std::size_t Windower::feed(const std::int32_t* tokens, std::size_t n, std::size_
 std::int32_t* Windower::edge_window(std::int32_t* next, std::size_t c, std::size_t left, std::size_t right) {
   const auto half = static_cast<std::size_t>(window_);
   if (reduced_) {
-    const std::size_t reach = 1 + rng_() % half;
+    // 1 + a draw in [0, half): the high 32 bits of the 32-bit draw times half (Lemire's multiply-shift), with no
+    // division; its bias, at most half / 2^32, is far below anything a run could see.
+    const std::size_t reach = 1 + static_cast<std::size_t>((std::uint64_t{rng_()} * half) >> 32);
     left = std::min(left, reach);
     right = std::min(right, reach);
   }
