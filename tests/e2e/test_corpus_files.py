@@ -55,9 +55,9 @@ def write_file(path, index, megabytes, seed):
 
 @pytest.fixture(scope="module")
 def three_files(app, toy_config, tmp_path_factory):
-    """Files of 1, 2 and 3 MB with words of their own, and a config prepared from all their text."""
+    """Files of 0.4, 0.8 and 1.2 MB with words of their own, and a config prepared from all their text."""
     d = tmp_path_factory.mktemp("files")
-    files = [write_file(d / f"part_{i}.txt", i, mb, seed=i) for i, mb in enumerate([1.0, 2.0, 3.0])]
+    files = [write_file(d / f"part_{i}.txt", i, mb, seed=i) for i, mb in enumerate([0.4, 0.8, 1.2])]
     whole = d / "whole.txt"
     whole.write_text("".join(f.read_text() for f in files))
     subprocess.run([PYTHON, str(ROOT / "python" / "prepare.py"), str(whole), "--out", str(d / "config"),
@@ -90,10 +90,10 @@ def passes_per_file(job, config_dir, cwd, files=3, learners=4):
 def test_each_file_is_trained_max_epochs_passes_whatever_the_pipelines(pipelines, app, toy_config, three_files,
                                                                        broken_python, tmp_path):
     files, prepared = three_files
-    # The default shuffle pool (each Batcher holds about 20 % of an epoch's windows), no subsampling (every pass
-    # has the same windows).
+    # A shuffle pool as the default's share of a large corpus (each Batcher holds about 20 % of an epoch's
+    # windows), no subsampling (every pass has the same windows).
     cfg = {"max_epochs": 2, "max_rounds": 0, "sample": 0, "bs": 256, "bpe": 20, "data_name": "parts",
-           "shuffle_windows": 262144}
+           "shuffle_windows": 100000}
     config_dir = job_config(tmp_path / "config", toy_config, cfg)
     for name in ("vocab.txt", "test.txt"):
         (config_dir / name).write_text((prepared / name).read_text())
@@ -111,12 +111,12 @@ def test_each_file_is_trained_max_epochs_passes_whatever_the_pipelines(pipelines
 def test_a_pipeline_per_file_reads_each_file_whole(app, toy_config, three_files, broken_python, tmp_path):
     files, prepared = three_files
     cfg = {"max_epochs": 1, "max_rounds": 0, "sample": 0, "bs": 256, "bpe": 20, "data_name": "parts",
-           "shuffle_windows": 262144, "pipeline_per_file": True}
+           "shuffle_windows": 100000, "pipeline_per_file": True}
     config_dir = job_config(tmp_path / "config", toy_config, cfg)
     for name in ("vocab.txt", "test.txt"):
         (config_dir / name).write_text((prepared / name).read_text())
     python_dir = broken_python(COUNTING_STEP, module="engine.py")
-    # The files of 1 and 2 MB, 3 learners.
+    # The files of 0.4 and 0.8 MB, 3 learners.
     job = launch(app, 1 + 3 * 2 + 3, config_dir, tmp_path / "out", files[:2], tmp_path, python_dir, timeout=180)
     assert job.rc == 0, job.stderr
     with h5py.File(job.out / "parts.h5", "r") as f:

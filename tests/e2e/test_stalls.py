@@ -114,8 +114,10 @@ def resume_paused(run_job, finished_copy, fault, liveness):
 
 def test_a_dispatcher_slow_to_read_its_checkpoint_is_waited_for(run_job, finished_copy):
     """The Tokenizer waits for its read position twice liveness_seconds; the Filter, which waits for the
-    Tokenizer's first tokens for liveness_seconds, asks it first and waits on while it waits in turn."""
-    job = resume_paused(run_job, finished_copy, f"pause={LIVENESS * 1.5}", LIVENESS)
+    Tokenizer's first tokens for liveness_seconds, asks it first and waits on while it waits in turn. (A shorter
+    liveness limit than the other tests': the pause is 1.5 times it, and only the resumed run meets it.)"""
+    liveness = 4
+    job = resume_paused(run_job, finished_copy, f"pause={liveness * 1.5}", liveness)
     assert job.rc == 0, job.stderr
     assert "resuming from round 2" in job.stdout
     assert "liveness limit" not in job.stderr, job.stderr
