@@ -15,6 +15,9 @@ config and a test-loss target, and prints per layout the medians over the seeds 
   link MB/s         bytes the hosts sent on their links per second of the job
   windows/learner   windows per learner to the target
   batches/round     batches per learner per round, in the run's last rounds
+  MiB/host          peak memory of the first host (the Dispatcher, the pipeline and its learners) / of the
+                    largest other host (learners only): the proportional set size (Pss) of its ranks summed, so
+                    the pages they share (the host's shared weights, the libraries) count once; sampled every 0.5 s
 
 --old-app runs the one-host layout with another build as well (e.g. a `git worktree` of an older commit), in the
 same pass. The corpus is the text8 prefix in lines of 1000 words (or --corpus FILE), prepared once by
@@ -28,11 +31,13 @@ Usage: /usr/bin/python3 bench/hosts_wall_time.py [--out DIR] [--learners 8] [--h
 import argparse
 import csv
 import json
+import math
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -103,6 +108,41 @@ def hosts_up(n, rate):
     subprocess.run(["bash", str(jobs.EMULATE_HOSTS), "limit", rate, PREFIX], check=True, capture_output=True)
 
 
+class HostMemory:
+    """Samples, while a job runs, the memory of each emulated host: the Pss of its ranks summed
+    (/proc/PID/smaps_rollup). `tag`: the job's FEDAVG_BENCH_TAG; `ranks_per_host`: the layout, ranks in order."""
+
+    def __init__(self, tag, ranks_per_host, every=0.5):
+        self.tag, self.every = tag, every
+        self.host_of = [h for h, n in enumerate(ranks_per_host) for _ in range(n)]
+        self.peak = [0.0] * len(ranks_per_host)  # MiB, the largest sum seen
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self):
+        pids = {}
+        while not self._stop.wait(self.every):
+            if len(pids) < len(self.host_of):
+                pids = jobs.find_tagged(self.tag)
+            sums = [0.0] * len(self.peak)
+            for rank, pid in pids.items():
+                try:
+                    rollup = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+                except OSError:  # the rank has ended
+                    continue
+                pss = next((int(line.split()[1]) for line in rollup if line.startswith("Pss:")), 0)
+                sums[self.host_of[rank]] += pss / 1024
+            self.peak = [max(p, m) for p, m in zip(self.peak, sums)]
+
+
 def figures(rows, target, learners, wall, sent, bs):
     """The printed figures of one finished run from its metrics rows."""
     last = rows[-1]
@@ -133,11 +173,14 @@ def run(args, app, name, hosts, rate, seed, config, train):
     hosts_up(max(hosts, 1), rate)
     try:
         before = link_bytes()
-        cmd = jobs.emulated_mpiexec(PREFIX, layout(args.learners, hosts) if hosts > 1
-                                    else [PIPELINE_RANKS + args.learners])
+        ranks = layout(args.learners, hosts) if hosts > 1 else [PIPELINE_RANKS + args.learners]
+        cmd = jobs.emulated_mpiexec(PREFIX, ranks)
         cmd += [str(app), "--config", str(run_dir / "config"), "--out", str(run_dir / "out"), str(train)]
+        tag = f"{os.getpid()}-{name}"
         start = time.monotonic()
-        rc, _ = jobs.run_in(run_dir, config, cfg, cmd, {"cfg": cfg, "cmd": cmd}, args.time_limit, fresh=True)
+        with HostMemory(tag, ranks) as memory:
+            rc, _ = jobs.run_in(run_dir, config, cfg, cmd, {"cfg": cfg, "cmd": cmd}, args.time_limit, fresh=True,
+                                env={"FEDAVG_BENCH_TAG": tag})
         wall = time.monotonic() - start
         sent = link_bytes() - before
     finally:
@@ -146,7 +189,14 @@ def run(args, app, name, hosts, rate, seed, config, train):
         raise RuntimeError(f"{name} failed ({rc}): {jobs.error_line(run_dir)}")
     with open(run_dir / "out" / "bench_metrics.csv") as f:
         rows = list(csv.DictReader(f))
-    return figures(rows, args.target, args.learners, wall, sent, int(cfg["bs"]))
+    return {**figures(rows, args.target, args.learners, wall, sent, int(cfg["bs"])), "host_mib": memory.peak[0],
+            "other_mib": max(memory.peak[1:], default=float("nan"))}
+
+
+def memory_cell(med):
+    """"first host / largest other" in MiB, or the first host's alone where there is no other."""
+    first = f"{med['host_mib']:.0f}"
+    return first if math.isnan(med["other_mib"]) else f"{first} / {med['other_mib']:.0f}"
 
 
 def main(argv=None):
@@ -174,11 +224,12 @@ def measure(args):
             results[label].append(f)
             print(f"{label} seed {seed}: to target {f['to_target']:.1f} s, job {f['job']:.1f} s, "
                   f"{f['windows_s']:.0f} windows/s, exchange {100 * f['exchange']:.0f} %, "
-                  f"batches/round {f['batches_round']:.1f}, last test loss {f['last_loss']:.3f}",
+                  f"batches/round {f['batches_round']:.1f}, MiB/host {f['host_mib']:.0f} / {f['other_mib']:.0f}, "
+                  f"last test loss {f['last_loss']:.3f}",
                   file=sys.stderr, flush=True)
     one = [f["to_target"] for f in results["one host"]]
     head = ["layout", "to target (s)", "job (s)", "vs one host", "windows/s", "exchange", "link MB/s",
-            "windows/learner", "batches/round"]
+            "windows/learner", "batches/round", "MiB/host"]
     table = []
     for label, *_ in layouts:
         runs = results[label]
@@ -186,7 +237,7 @@ def measure(args):
         med = {k: statistics.median(f[k] for f in runs) for k in runs[0]}
         table.append([label, f"{med['to_target']:.1f}", f"{med['job']:.1f}", f"{statistics.median(ratios):.2f}",
                       f"{med['windows_s']:.0f}", f"{100 * med['exchange']:.0f} %", f"{med['link_mb_s']:.1f}",
-                      f"{med['windows_learner']:.0f}", f"{med['batches_round']:.1f}"])
+                      f"{med['windows_learner']:.0f}", f"{med['batches_round']:.1f}", memory_cell(med)])
     print(f"### {args.learners} learners on one host and across emulated hosts, text8 prefix, vocabulary "
           f"{args.vocab_size} (min count {args.min_count}), dim {args.dim}, test loss {args.target:g}; medians of "
           f"seeds {','.join(map(str, args.seeds))} (nan: not reached)\n")

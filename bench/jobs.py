@@ -83,7 +83,7 @@ def run(n, corpora, cfg_dir, out_dir, window=None, timeout=600, sample_every=0.5
     t0 = time.monotonic()
     while proc.poll() is None and time.monotonic() - t0 < timeout:
         if len(pids) < n:
-            pids = _find_tagged(tag)
+            pids = find_tagged(tag)
         now = time.monotonic() - t0
         for rank, pid in pids.items():
             try:
@@ -104,7 +104,7 @@ def run(n, corpora, cfg_dir, out_dir, window=None, timeout=600, sample_every=0.5
     return metrics, samples, out
 
 
-def _find_tagged(tag):
+def find_tagged(tag):
     """{rank: pid} of the job's ranks. Each rank runs under a watcher, a process with the same environment
     (src/core/rank_watch.hpp): the rank is the one whose parent has the same rank."""
     found = {}
@@ -169,11 +169,11 @@ def finished(run_dir, spec):
     return same and rc == 0 and any(run_dir.glob("*_stats.txt"))
 
 
-def launch(cmd, run_dir, time_limit):
+def launch(cmd, run_dir, time_limit, env=None):
     """Runs the job with its output in run_dir/job.{stdout,stderr} and at most GRACE seconds past time_limit
-    (mpiexec's MPIEXEC_TIMEOUT, then this process kills it); writes its exit status to run_dir/job.rc and returns
-    it."""
-    env = {**os.environ, "MPIEXEC_TIMEOUT": str(math.ceil(time_limit + GRACE))}
+    (mpiexec's MPIEXEC_TIMEOUT, then this process kills it), with `env` added to the environment; writes its exit
+    status to run_dir/job.rc and returns it."""
+    env = {**os.environ, **(env or {}), "MPIEXEC_TIMEOUT": str(math.ceil(time_limit + GRACE))}
     # Output goes to files: a pipe nobody reads fills up and blocks the job's writes.
     with open(run_dir / "job.stdout", "w") as out, open(run_dir / "job.stderr", "w") as err:
         try:
@@ -184,16 +184,17 @@ def launch(cmd, run_dir, time_limit):
     return rc
 
 
-def run_in(run_dir, config_dir, cfg, cmd, spec, time_limit, fresh=False):
+def run_in(run_dir, config_dir, cfg, cmd, spec, time_limit, fresh=False, env=None):
     """Runs the job cmd in run_dir, with a copy of config_dir whose cfg.json is cfg, unless a finished job of the
-    same spec is there (finished; fresh: run it anyway). Returns (exit status, reused)."""
+    same spec is there (finished; fresh: run it anyway); `env` is added to its environment. Returns (exit status,
+    reused)."""
     if not fresh and finished(run_dir, spec):
         return 0, True
     shutil.rmtree(run_dir, ignore_errors=True)
     shutil.copytree(config_dir, run_dir / "config")
     (run_dir / "config" / "cfg.json").write_text(json.dumps(cfg, indent=2) + "\n")
     (run_dir / "spec.json").write_text(json.dumps(spec, indent=2) + "\n")
-    return launch(cmd, run_dir, time_limit), False
+    return launch(cmd, run_dir, time_limit, env), False
 
 
 def error_line(run_dir):
