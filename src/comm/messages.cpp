@@ -87,14 +87,26 @@ std::size_t check_windows(const std::int32_t* data, std::size_t elements, int wi
   if (width <= 0 || elements % static_cast<std::size_t>(width) != 0)
     throw Error("windows payload of " + std::to_string(elements) + " ids is not a whole number of windows of " +
                 std::to_string(width));
-  const auto target = static_cast<std::size_t>(width / 2);
-  for (std::size_t i = 0; i < elements; ++i) {
-    if (empty_slots && data[i] == -1 && i % static_cast<std::size_t>(width) != target) continue;
-    if (data[i] < 0 || data[i] >= vocab_size)
-      throw Error("windows payload holds id " + std::to_string(data[i]) + " outside the vocabulary of " +
-                  std::to_string(vocab_size));
+  const auto w = static_cast<std::size_t>(width);
+  const std::size_t target = w / 2;
+  const auto ids = static_cast<std::uint32_t>(vocab_size);
+  // Is id `id` in slot `j` outside what a window may hold? One unsigned comparison (a negative id wraps above the
+  // vocabulary), with no branch: checked window by window, slot by slot, so the slot needs no division. Every
+  // batch passes through here, so the scan stays branch-free and names the bad id only once it has found one.
+  const auto bad = [&](std::int32_t id, std::size_t j) {
+    const bool empty = empty_slots && j != target && id == -1;
+    return (static_cast<std::uint32_t>(id) >= ids) & !empty;
+  };
+  bool any = false;
+  for (std::size_t start = 0; start < elements; start += w)
+    for (std::size_t j = 0; j < w; ++j) any |= bad(data[start + j], j);
+  if (any) {
+    for (std::size_t i = 0; i < elements; ++i)
+      if (bad(data[i], i % w))
+        throw Error("windows payload holds id " + std::to_string(data[i]) + " outside the vocabulary of " +
+                    std::to_string(vocab_size));
   }
-  return elements / static_cast<std::size_t>(width);
+  return elements / w;
 }
 
 }  // namespace fedavg::comm

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "comm/error.hpp"
@@ -57,6 +58,15 @@ TEST(Messages, WindowsPayloadChecks) {
   EXPECT_THROW(check_windows(ok.data(), ok.size(), 5, 4), Error);  // id 4 outside a vocabulary of 4
   const std::vector<std::int32_t> marker{0, 1, -1, 3, 4};
   EXPECT_THROW(check_windows(marker.data(), marker.size(), 5, 5), Error);
+  // Cut windows (empty_slots): -1 fills a context slot, never the target (the middle slot), and no other negative.
+  const std::vector<std::int32_t> cut{-1, 1, 2, 3, -1, -1, -1, 0, 1, -1};
+  EXPECT_EQ(check_windows(cut.data(), cut.size(), 5, 5, true), 2u);
+  EXPECT_THROW(check_windows(cut.data(), cut.size(), 5, 5), Error);
+  EXPECT_THROW(check_windows(marker.data(), marker.size(), 5, 5, true), Error);  // -1 as the target
+  const std::vector<std::int32_t> other{-2, 1, 2, 3, 4};
+  EXPECT_THROW(check_windows(other.data(), other.size(), 5, 5, true), Error);
+  const std::vector<std::int32_t> lowest{1, 2, std::numeric_limits<std::int32_t>::min()};
+  EXPECT_THROW(check_windows(lowest.data(), lowest.size(), 3, 5, true), Error);
 }
 
 TEST(Tags, AreUnique) {
