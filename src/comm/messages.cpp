@@ -89,22 +89,24 @@ std::size_t check_windows(const std::int32_t* data, std::size_t elements, int wi
                 std::to_string(width));
   const auto w = static_cast<std::size_t>(width);
   const std::size_t target = w / 2;
-  const auto ids = static_cast<std::uint32_t>(vocab_size);
-  // Is id `id` in slot `j` outside what a window may hold? One unsigned comparison (a negative id wraps above the
-  // vocabulary), with no branch: checked window by window, slot by slot, so the slot needs no division. Every
-  // batch passes through here, so the scan stays branch-free and names the bad id only once it has found one.
-  const auto bad = [&](std::int32_t id, std::size_t j) {
-    const bool empty = empty_slots && j != target && id == -1;
-    return (static_cast<std::uint32_t>(id) >= ids) & !empty;
-  };
-  bool any = false;
-  for (std::size_t start = 0; start < elements; start += w)
-    for (std::size_t j = 0; j < w; ++j) any |= bad(data[start + j], j);
-  if (any) {
-    for (std::size_t i = 0; i < elements; ++i)
-      if (bad(data[i], i % w))
+  // Every batch passes through here, so the common case is two branch-free passes that the compiler vectorises:
+  // every id in [0, vocab_size), or in [-1, vocab_size) where slots may be empty (compared unsigned, so an id below
+  // the range wraps above it); then, for cut windows, no target slot holding -1. Only a payload that fails them is
+  // read again, to name its first bad id.
+  const std::uint32_t shift = empty_slots ? 1u : 0u;
+  const std::uint32_t limit = static_cast<std::uint32_t>(vocab_size) + shift;
+  std::uint32_t out = 0;
+  for (std::size_t i = 0; i < elements; ++i)
+    out |= static_cast<std::uint32_t>(static_cast<std::uint32_t>(data[i]) + shift >= limit);
+  if (empty_slots)
+    for (std::size_t i = target; i < elements; i += w) out |= static_cast<std::uint32_t>(data[i] == -1);
+  if (out != 0) {
+    for (std::size_t i = 0; i < elements; ++i) {
+      const bool empty = empty_slots && data[i] == -1 && i % w != target;
+      if (!empty && (data[i] < 0 || data[i] >= vocab_size))
         throw Error("windows payload holds id " + std::to_string(data[i]) + " outside the vocabulary of " +
                     std::to_string(vocab_size));
+    }
   }
   return elements / w;
 }

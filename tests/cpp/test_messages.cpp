@@ -63,6 +63,8 @@ TEST(Messages, WindowsPayloadChecks) {
   EXPECT_EQ(check_windows(cut.data(), cut.size(), 5, 5, true), 2u);
   EXPECT_THROW(check_windows(cut.data(), cut.size(), 5, 5), Error);
   EXPECT_THROW(check_windows(marker.data(), marker.size(), 5, 5, true), Error);  // -1 as the target
+  const std::vector<std::int32_t> above{0, 1, 2, 3, 5};
+  EXPECT_THROW(check_windows(above.data(), above.size(), 5, 5, true), Error);  // id 5 outside a vocabulary of 5
   const std::vector<std::int32_t> other{-2, 1, 2, 3, 4};
   EXPECT_THROW(check_windows(other.data(), other.size(), 5, 5, true), Error);
   const std::vector<std::int32_t> lowest{1, 2, std::numeric_limits<std::int32_t>::min()};
