@@ -82,7 +82,7 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     ctx.hooks.reached(round);
     // The wait for Ready is the learners finishing the previous round's exchange (applying what it brought) and
     // counts with it, but for the first round: that is the learners' start-up.
-    const bool start_up = first;  // this round's wait for Ready is the learners' start-up, not a cost of rounds
+    const bool start_up = first;  // the round is not timed (RoundLength): its wait for Ready is the start-up
     const auto round_start = Clock::now();
     auto sync_start = round_start;
     control.send({comm::Control::Command::Train, round, run.round_steps(), run.planned_steps(), run.checkpoint_due()});
