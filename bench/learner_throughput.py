@@ -110,10 +110,16 @@ class Ours:
             del cfg["model_args"]
         size = sum(math.prod(s) for _, s in engine.param_shapes(cfg))
         self.weights = np.zeros(size, np.float32)
-        self.model = engine.create(cfg, self.weights, True)
-        if model == "neg_torch":
-            self.model._kernels = None       # the step as torch ops
-        elif model == "neg" and self.model._kernels is None:
+        if model == "neg_torch":  # the step as torch ops, as a build without fedavg_kernels runs it
+            from runtime import fused_neg
+            kernels, fused_neg.fedavg_kernels = fused_neg.fedavg_kernels, None
+            try:
+                self.model = engine.create(cfg, self.weights, True)
+            finally:
+                fused_neg.fedavg_kernels = kernels
+        else:
+            self.model = engine.create(cfg, self.weights, True)
+        if model == "neg" and not self.model.fused:
             sys.exit(f"fedavg_kernels is not built (looked in "
                      f"{corpus.KERNELS_DIR}): build the program first")
         self.batches = windows.shape[0] // bs

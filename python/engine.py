@@ -2,12 +2,15 @@
 
 src/bridge/ calls the public functions below (types, shapes, lifetime
 rules: docs/python_interface.md).  They check what crosses the boundary,
-build the model named by cfg["model"] from library.MODELS over the flat
-weight buffer that C++ owns, and run it: a model written with autograd
-(modeling.Model) through runtime.trainer.Trainer, a fused one
-(runtime/fused_neg.py) directly.  The model contract, the kinds of model
-and their optional methods, is runtime/contract.py.  Nothing crosses as a
-torch object.  Importing this module does no work.
+build the model named by cfg["model"] (the built-in "neg", or a model of
+library.MODELS) over the flat weight buffer that C++ owns, and run it: a
+model written with autograd (modeling.Model) through
+runtime.trainer.Trainer, a fused one (runtime/fused_neg.py) directly.  The
+model contract, the kinds of model and their optional methods, is
+runtime/contract.py.  Nothing crosses as a torch object.  Importing this
+module does no work, and imports no torch: library.py and torch are
+imported only for a model that needs them, so a CPU run of "neg" never
+pays for them.
 
     param_shapes(cfg) -> [(name, shape), ...]   layout of the flat weights
     create(cfg, weights, init) -> model         build model + optimizer
@@ -30,23 +33,24 @@ C++ calls load_weights after it changed the buffer and before the model
 uses it, and store_weights before it reads the buffer.
 """
 
+import contextlib
+import glob
+import importlib.util
 import math
 import numbers
 import os
 import re
+import sys
 import warnings
 from typing import cast
 
 import numpy as np
-import torch
 
-import library
-from modeling import Model
 from runtime import memory, model_source, state_codec
 from runtime.contract import (ChecksArgs, FusedModelClass, HasOptimizer, ModelClass, PlansSteps, ReportsLr,
-                              ReportsWrittenRows, Runnable, Stateful)
-from runtime.placement import Placement
-from runtime.trainer import ModelError, Trainer, declarations
+                              ReportsWrittenRows, Runnable, Stateful, StepsOnNumpy)
+from runtime.fused_neg import FusedNegCBOW
+from runtime.placement import InPlace, Placement
 
 
 class ConfigError(ValueError):
@@ -67,6 +71,19 @@ _DEFAULTS = {"dim": 100, "window": 2, "seed": 1, "model": "neg",
 # without one set this).
 _COPY_ON_CPU = False
 
+# Models that are part of the runtime, not of library.py: cfg "model" names
+# one of these or a key of library.MODELS.  "neg", the default, is the
+# fused step (runtime/fused_neg.py); selecting it imports no library.py.
+BUILT_IN: dict[str, ModelClass] = {"neg": FusedNegCBOW}
+
+
+def available_models() -> dict[str, ModelClass]:
+    """{name: class} of every model cfg "model" may select: library.MODELS
+    and the built-in ones, which take precedence.  Imports library.py (and
+    with it torch)."""
+    import library
+    return {**library.MODELS, **BUILT_IN}
+
 
 def param_shapes(cfg: dict) -> list:
     """Names and shapes of all parameters, in flat-buffer order.  Refuses
@@ -75,6 +92,7 @@ def param_shapes(cfg: dict) -> list:
     opts = _options(cfg)
     cls = _model_class(opts)
     if _is_autograd(cls):
+        from runtime.trainer import declarations
         model = _instance(cls, opts)
         decl = declarations(model, opts["vocab_size"])
         shapes = [(name, d.shape) for name, d in decl.items()]
@@ -116,9 +134,11 @@ def create(cfg: dict, weights: np.ndarray, init: bool) -> Runnable:
     """
     opts = _options(cfg)
     cls = _model_class(opts)
-    torch.set_num_threads(opts["torch_threads"])
     device = _device(opts)
     if _is_autograd(cls):
+        import torch
+        from runtime.trainer import Trainer, declarations
+        torch.set_num_threads(opts["torch_threads"])
         model = _instance(cls, opts)
         decl = declarations(model, opts["vocab_size"])
         _check_weights(weights, sum(d.size for d in decl.values()))
@@ -128,13 +148,23 @@ def create(cfg: dict, weights: np.ndarray, init: bool) -> Runnable:
     cls = _fused(cls)
     shapes = cls.param_shapes(opts)
     _check_weights(weights, sum(math.prod(s) for _, s in shapes))
-    placement = Placement(weights, device, _COPY_ON_CPU)
-    if init:    # NumPy views of the buffer, before it is placed
-        arrays = {name: t.numpy()
-                  for name, t in placement.host_views(shapes).items()}
-        cls.init_(opts, arrays, np.random.default_rng(opts["seed"]))
-    params = {name: torch.nn.Parameter(t)
-              for name, t in placement.views(shapes).items()}
+    rng = np.random.default_rng(opts["seed"])
+    on_numpy = isinstance(cls, StepsOnNumpy) and cls.numpy_on_cpu()
+    if device == "cpu" and not _COPY_ON_CPU and on_numpy:
+        placement: Placement | InPlace = InPlace(weights)
+        if init:
+            cls.init_(opts, placement.views(shapes), rng)
+        params = placement.views(shapes)
+    else:
+        import torch
+        torch.set_num_threads(opts["torch_threads"])
+        placement = Placement(weights, device, _COPY_ON_CPU)
+        if init:    # NumPy views of the buffer, before it is placed
+            arrays = {name: t.numpy()
+                      for name, t in placement.host_views(shapes).items()}
+            cls.init_(opts, arrays, rng)
+        params = {name: torch.nn.Parameter(t)
+                  for name, t in placement.views(shapes).items()}
     model = cls(opts, params)
     model.placement = placement     # what load_weights and store_weights move
     return model
@@ -151,7 +181,7 @@ def train_step(model: Runnable, windows: np.ndarray) -> float:
 def test_loss(model: Runnable, windows: np.ndarray) -> float:
     """Mean test loss (nats) of ``windows`` in the model's own loss; no
     update."""
-    with torch.no_grad():
+    with _no_grad(model):
         return float(model.test_loss(_windows(model, windows)))
 
 
@@ -215,8 +245,8 @@ def written_rows(model: Runnable) -> list | None:
     if not isinstance(model, ReportsWrittenRows):
         return None
     return [None if rows is None
-            else np.ascontiguousarray(torch.as_tensor(rows).cpu().numpy(),
-                                      dtype=np.int32)
+            else np.ascontiguousarray(rows if isinstance(rows, np.ndarray)
+                                      else rows.cpu().numpy(), dtype=np.int32)
             for rows in model.written_rows()]
 
 
@@ -236,9 +266,7 @@ def device(model: Runnable) -> str:
     """Where the model trains, as torch names it: "cpu", "cuda:0", ...;
     followed by " (fused step)" when its step runs as one of
     fedavg_kernels' fused kernels (``model.fused``)."""
-    flat = model.placement.flat   # placed by create
-    where = str(model.placement.device if flat is None else flat.device)
-    return where + (" (fused step)" if model.fused else "")
+    return model.placement.where + (" (fused step)" if model.fused else "")
 
 
 def model_origin(cfg: dict, bundled_dir: str) -> tuple:
@@ -247,16 +275,25 @@ def model_origin(cfg: dict, bundled_dir: str) -> tuple:
     this library.py edits model classes of the bundled python/ folder's
     (``bundled_dir``) but not the one cfg["model"] selects."""
     name = str(cfg.get("model") or _DEFAULTS["model"])
-    mine = os.path.abspath(library.__file__)
+    mine = os.path.abspath(_library_file())
     bundled = os.path.join(bundled_dir, "library.py")
-    return (model_source.describe(library.MODELS, name),
-            model_source.edit_warning(library.MODELS, name, mine, bundled))
+    if name in BUILT_IN and not model_source.differs(mine, bundled):
+        return model_source.describe(BUILT_IN, name), ""   # nothing to import
+    models = available_models()
+    warning = model_source.edit_warning(models, name, mine, bundled)
+    import library
+    shadowed = library.MODELS.get(name)
+    if name in BUILT_IN and shadowed is not None and shadowed is not BUILT_IN[name]:
+        warning = (f"{mine} maps MODELS[{name!r}] to {getattr(shadowed, '__qualname__', shadowed)}, which this run "
+                   f"does not train: {name!r} is the built-in model; give yours a name of its own and select it "
+                   f"with --model NAME")
+    return model_source.describe(models, name), warning
 
 
 def embeddings(model: Runnable) -> np.ndarray:
     """Copy of the input embedding matrix (the parameter "embedding"),
     float32 [vocab_size, dim]."""
-    with torch.no_grad():
+    with _no_grad(model):
         return np.ascontiguousarray(model.embeddings(), dtype=np.float32)
 
 
@@ -264,21 +301,51 @@ def embeddings(model: Runnable) -> np.ndarray:
 # Helpers
 # --------------------------------------------------------------------------
 
+def _library_file():
+    """The path of the library.py that ``import library`` gives, without
+    running it where it is not imported yet."""
+    module = sys.modules.get("library")
+    if module is not None:
+        return module.__file__
+    spec = importlib.util.find_spec("library")
+    return spec.origin if spec is not None and spec.origin else "library.py"
+
+
+def _no_grad(model):
+    """torch.no_grad() for a model on torch; nothing for one on NumPy."""
+    if getattr(model, "takes_numpy", False):
+        return contextlib.nullcontext()
+    import torch
+    return torch.no_grad()
+
+
+def _may_have_gpu():
+    """Whether the machine has a GPU driver that torch could use (NVIDIA's
+    or AMD's device files): without one, "auto" is the CPU, and torch need
+    not be imported to tell."""
+    return bool(glob.glob("/dev/nvidia[0-9]*") or glob.glob("/proc/driver/nvidia/gpus/*")
+                or os.path.exists("/dev/kfd"))
+
+
 def _device(opts):
-    """The torch device cfg["device"] names: "cpu", "cuda", "cuda:N", or
-    "auto" (the default): a GPU where torch sees one, the rank's
-    cfg["local_rank"] picking among several, else the CPU.  ValueError for
-    a name that is not one of these or a GPU that torch does not see."""
+    """The torch device cfg["device"] names, as a name: "cpu", "cuda",
+    "cuda:N", or "auto" (the default): a GPU where torch sees one, the
+    rank's cfg["local_rank"] picking among several, else the CPU.
+    ValueError for a name that is not one of these or a GPU that torch
+    does not see."""
     name = opts["device"]
     if not isinstance(name, str) or \
             not re.fullmatch(r"auto|cpu|cuda(:[0-9]+)?", name):
         raise ConfigError("device", f"device must be 'auto', 'cpu', 'cuda' "
                                     f"or 'cuda:N', got {name!r}")
-    if name == "cpu" or (name == "auto" and not torch.cuda.is_available()):
-        return torch.device("cpu")
+    if name == "cpu" or (name == "auto" and not _may_have_gpu()):
+        return "cpu"
+    import torch
+    if name == "auto" and not torch.cuda.is_available():
+        return "cpu"
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0
     if name == "auto":
-        return torch.device("cuda", int(opts.get("local_rank", 0)) % count)
+        return str(torch.device("cuda", int(opts.get("local_rank", 0)) % count))
     device = torch.device(name)
     if count == 0:
         raise ConfigError("device", f"device {name!r}: torch sees no GPU "
@@ -287,19 +354,22 @@ def _device(opts):
     if device.index is not None and device.index >= count:
         raise ConfigError("device",
                           f"device {name!r}: torch sees {count} GPU(s)")
-    return device
+    return str(device)
 
 
 def _is_autograd(cls: ModelClass) -> bool:
     """A model written with autograd (contract.AutogradModel: a subclass of
-    modeling.Model), as opposed to a fused one (contract.FusedModelClass)."""
-    return isinstance(cls, type) and issubclass(cls, Model)
+    modeling.Model), as opposed to a fused one (contract.FusedModelClass).
+    Such a class exists only once modeling.py is imported."""
+    modeling = sys.modules.get("modeling")
+    return modeling is not None and isinstance(cls, type) and issubclass(cls, modeling.Model)
 
 
 def _fused(cls: ModelClass) -> FusedModelClass:
     """``cls``, a model class that is not a modeling.Model, as the fused
     model class it must then be; ModelError if it is not one."""
     if not isinstance(cls, FusedModelClass):
+        from runtime.trainer import ModelError
         raise ModelError(f"{getattr(cls, '__name__', repr(cls))} is "
                          f"neither a modeling.Model nor a fused model class "
                          f"(lr, param_shapes, init_: runtime/contract.py)")
@@ -334,13 +404,17 @@ def _options(cfg):
 
 
 def _model_class(opts):
-    try:
-        cls = library.MODELS[opts["model"]]
-    except (KeyError, TypeError):
-        raise ConfigError("model", f"unknown model {opts['model']!r}; valid "
-                                   f"models: "
-                                   f"{', '.join(sorted(library.MODELS))}") \
-            from None
+    name = opts["model"]
+    cls: ModelClass | None = BUILT_IN.get(name) if isinstance(name, str) else None
+    if cls is None:
+        models = available_models()
+        try:
+            cls = models[name]
+        except (KeyError, TypeError):
+            raise ConfigError("model", f"unknown model {name!r}; valid "
+                                       f"models: "
+                                       f"{', '.join(sorted(models))}") \
+                from None
     if _is_autograd(cls):
         _model_args(cls, opts)
     elif isinstance(cls, ChecksArgs):
@@ -392,6 +466,7 @@ def _model_args(cls, opts):
 
 def _instance(cls, opts):
     """The model object: cfg in .cfg, cfg lr and model_args applied."""
+    from runtime.trainer import ModelError
     try:
         model = cls(opts)
     except (ConfigError, ModelError):
@@ -425,7 +500,8 @@ def _check_weights(weights, size):
 
 
 def _windows(model, windows):
-    """Check a batch and wrap it as a tensor without copying."""
+    """Check a batch and wrap it as a tensor without copying (a model on
+    NumPy takes it as it is)."""
     width = 2 * model.window + 1
     if not isinstance(windows, np.ndarray) or windows.ndim != 2 \
             or windows.shape[1] != width or windows.shape[0] == 0 \
@@ -452,6 +528,9 @@ def _windows(model, windows):
         bad = low if low < 0 else high
         raise ValueError(f"windows: word id {bad} outside "
                          f"[0, {model.vocab_size})")
+    if getattr(model, "takes_numpy", False):
+        return windows
+    import torch
     if windows.flags.writeable:
         return torch.from_numpy(windows)
     with warnings.catch_warnings():  # read-only is fine: we never write

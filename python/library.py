@@ -5,8 +5,9 @@ written with PyTorch autograd (loss), an optimizer from torch.optim
 (optimizer); its settings are class attributes.  A loss may use the
 building blocks of blocks.py (rows_mean, negative_sampling): the same as a
 few torch ops, and fast.  MODELS names the models and cfg.json picks one
-with "model".  Recipes (sum instead of mean, a hidden layer, Adam, full
-softmax) are in docs/models.md, "Change the model".
+with "model"; "neg", the default, is built into the runtime (below).
+Recipes (sum instead of mean, a hidden layer, Adam, full softmax) are in
+docs/models.md, "Change the model".
 engine.py, beside this file, is the contract with the C++ program, and
 runtime/ runs the models; you need not read them.
 
@@ -24,7 +25,6 @@ from torch.nn import init
 from blocks import negative_sampling, rows_mean
 from modeling import Dense, Model, Table
 from runtime.contract import ModelClass
-from runtime.fused_neg import FusedNegCBOW
 
 
 class NegCBOW(Model):
@@ -80,8 +80,8 @@ class SoftmaxCBOW(Model):
         return torch.optim.Adam(params.values(), lr=self.lr)
 
 
-# cfg.json "model" -> class.  "neg", the default, is NegCBOW's model with its step fused into one C++ kernel (fast,
-# not for editing), so it lives with the runtime, in runtime/fused_neg.py; to change the model, edit NegCBOW.
-MODELS: dict[str, ModelClass] = {"neg": FusedNegCBOW,
-                                 "neg_autograd": NegCBOW,
+# cfg.json "model" -> class.  "neg", the default, is not here: it is NegCBOW's model with its step fused into one
+# C++ kernel (fast, not for editing), built into the runtime (runtime/fused_neg.py), and a run of it imports neither
+# this file nor torch.  To change the model, edit NegCBOW and select "neg_autograd".
+MODELS: dict[str, ModelClass] = {"neg_autograd": NegCBOW,
                                  "softmax": SoftmaxCBOW}

@@ -3,7 +3,7 @@ Protocols.  mypy checks the bundled models against them (library.MODELS is decla
 [tool.mypy]), and engine.py tells the kinds apart and finds the optional methods with these same definitions.
 Importing this module does no work.
 
-A class in library.MODELS is one of two kinds:
+A model class (engine's built-in "neg", or one of library.MODELS) is one of two kinds:
 
     AutogradModel     a subclass of modeling.Model: its parameters (params), its loss written with autograd (loss),
                       its optimizer (optimizer), its settings as class attributes.  engine runs it through
@@ -13,17 +13,22 @@ A class in library.MODELS is one of two kinds:
 
 What engine.create builds from either is a Runnable (a Trainer, or the FusedModelClass's instance): the object
 that C++ holds, opaque, and passes back to engine's other calls.  Its optional methods are Protocols of their own,
-which engine tests with isinstance: Stateful, ReportsLr, HasOptimizer, PlansSteps, ReportsWrittenRows.
+which engine tests with isinstance: Stateful, ReportsLr, HasOptimizer, PlansSteps, ReportsWrittenRows.  A
+FusedModelClass may step on NumPy (StepsOnNumpy): then a CPU run never imports torch.
 """
 
-from typing import Any, Protocol, runtime_checkable
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
-import torch
 
-from modeling import Dense, Table
+if TYPE_CHECKING:  # annotations only: importing the contract imports no torch
+    import torch
 
-from .placement import Placement
+    from modeling import Dense, Table
+
+    from .placement import InPlace, Placement
 
 # cfg as engine hands it to a model: cfg.json's keys with defaults filled in (docs/python_interface.md, engine.py).
 Options = dict[str, Any]
@@ -59,7 +64,7 @@ class Runnable(Protocol):
 
     window: int             # context half-width: a batch is int [n, 2 * window + 1]
     vocab_size: int         # word ids are in [0, vocab_size)
-    placement: Placement    # where the weights live: the C++ buffer, or its copy on a GPU (set by engine)
+    placement: Placement | InPlace  # where the weights live: the C++ buffer, or its copy on a GPU (set by engine)
 
     @property
     def fused(self) -> bool:
@@ -73,14 +78,17 @@ class Runnable(Protocol):
     def takes_cut_windows(self) -> bool:
         """Whether its step takes windows with empty context slots (-1: edge_windows, reduced_windows)."""
 
-    def train_step(self, ids: torch.Tensor) -> float:
-        """One optimizer step on a batch of windows; the batch's mean loss before it."""
+    def train_step(self, ids: torch.Tensor | np.ndarray) -> float:
+        """One optimizer step on a batch of windows (NumPy where the model takes_numpy, else a tensor); the batch's
+        mean loss before it."""
 
-    def test_loss(self, ids: torch.Tensor) -> float:
+    def test_loss(self, ids: torch.Tensor | np.ndarray) -> float:
         """The mean loss of the windows, in nats, without an update; the same on every call."""
 
     def embeddings(self) -> np.ndarray:
         """A copy of the parameter "embedding", float32 [vocab_size, dim]."""
+
+    # Optional: a property takes_numpy, true where its steps take NumPy batches (a StepsOnNumpy class on a CPU).
 
 
 @runtime_checkable
@@ -97,11 +105,21 @@ class FusedModelClass(Protocol):
     def init_(self, opts: Options, arrays: dict[str, np.ndarray], rng: np.random.Generator) -> None:
         """Fill the parameters (NumPy views of the buffer, by name) in place, drawing from ``rng`` only."""
 
-    def __call__(self, opts: Options, params: dict[str, torch.nn.Parameter]) -> Runnable:
-        """The model over ``params`` (views of the placed weights, by name): its constructor."""
+    def __call__(self, opts: Options, params: dict[str, torch.nn.Parameter] | dict[str, np.ndarray]) -> Runnable:
+        """The model over ``params`` (views of the placed weights, by name: NumPy arrays where the class steps on
+        NumPy on a CPU, else tensors): its constructor."""
 
 
-# library.MODELS maps cfg.json's "model" names to classes of either kind.
+@runtime_checkable
+class StepsOnNumpy(Protocol):
+    """Optional on a FusedModelClass: whether, on a CPU, its constructor takes NumPy views of the C++ buffer and its
+    instance's steps NumPy batches (its Runnable then says takes_numpy).  engine then imports no torch."""
+
+    def numpy_on_cpu(self) -> bool:
+        """Whether it steps on NumPy on a CPU (a kernel that may not be built decides)."""
+
+
+# cfg.json's "model" names a class of either kind: "neg" (engine's built-in) or a key of library.MODELS.
 ModelClass = type[AutogradModel] | FusedModelClass
 
 

@@ -1,28 +1,26 @@
-"""The fused "neg" model, the default: CBOW with negative sampling, trained
-with word2vec's SGD written out by hand (no autograd).  On a CPU its step
-and its test loss are each one fused C++ kernel of fedavg_kernels
-(src/kernels/neg_cbow.cpp) on the weight buffer in place; on a GPU, or
-where the module is not built, the same step runs as torch ops.  It is the
-fastest model here and the least easy to change; library.py's NegCBOW
-("neg_autograd") is the same model in a few lines of autograd, the one to
-edit.  It is a contract.FusedModelClass (param_shapes, init_, check_args),
-whose instance is the contract.Runnable with every optional method.
-Importing this module does no work.
+"""The fused "neg" model, the default, built into engine.py: CBOW with
+negative sampling, trained with word2vec's SGD written out by hand (no
+autograd).  On a CPU its step and its test loss are each one fused C++
+kernel of fedavg_kernels (src/kernels/neg_cbow.cpp) on NumPy views of the
+weight buffer in place, and nothing imports torch; on a GPU, or where the
+module is not built, the same step runs as torch ops (fused_neg_torch.py).
+It is the fastest model here and the least easy to change; library.py's
+NegCBOW ("neg_autograd") is the same model in a few lines of autograd, the
+one to edit.  It is a contract.FusedModelClass (param_shapes, init_,
+check_args, numpy_on_cpu), whose instance is the contract.Runnable with
+every optional method.  Importing this module does no work and imports no
+torch.
 """
 
-import functools
 import math
 import numbers
 import os
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
-import torch
-import torch.nn.functional as F
 
 from . import state_codec
 from .noise import NoiseSampler, noise_weights
-from .placement import Placement
 from .written_marks import WrittenMarks
 
 try:  # the fused step (src/kernels/), built with the program, which puts it on sys.path
@@ -153,7 +151,14 @@ class FusedNegCBOW:
              "decay_steps": None, "min_lr_ratio": 1e-4, "duplicates": "sqrt"}
 
     lr = 0.1  # default rate: plain SGD, constant (docs/models.md)
-    placement: Placement  # set by engine.create: where the weights live
+    placement: Any  # set by engine.create: where the weights live
+
+    @staticmethod
+    def numpy_on_cpu():
+        """Whether, on a CPU, the model takes NumPy views of the buffer and
+        NumPy batches: its step is fedavg_kernels' kernel, and torch is
+        never imported.  Without the module its step runs as torch ops."""
+        return fedavg_kernels is not None
 
     @staticmethod
     def param_shapes(opts):
@@ -205,30 +210,16 @@ class FusedNegCBOW:
         return args
 
     def __init__(self, opts, params):
+        """The model over ``params``: NumPy views of the buffer (a CPU; the
+        fused kernel steps them), or tensors (a GPU, or a copy of the
+        buffer; on a CPU with fedavg_kernels built, the kernel steps their
+        memory, elsewhere runtime/fused_neg_torch.py's torch ops)."""
         args = self.check_args(opts)
-        self.window = w = opts["window"]
+        self.window = opts["window"]
         self.vocab_size = v = opts["vocab_size"]
         self.dim = opts["dim"]
         self.negatives = args["negatives"]
-        # Plain tensors sharing the Parameters' storage (the C++ buffer, or
-        # its copy on the device): the updates are hand-written, so
-        # autograd stays out of the way.
-        self.embedding = params["embedding"].detach()
-        self.out_vectors = params["out_vectors"].detach()
-        self.device = dev = self.embedding.device
-        self._numpy = dev.type == "cpu"
-        # E and U lie back to back in the flat weights (param_shapes order):
-        # one [2V, D] view of both lets a step gather and scatter all its
-        # rows in one call each (U's row i is stacked row V + i).
-        emb = self.embedding
-        if self.out_vectors.data_ptr() != \
-                emb.data_ptr() + emb.numel() * emb.element_size() \
-                or not emb.is_contiguous():
-            raise ValueError("neg: embedding and out_vectors must be "
-                             "adjacent in the weight buffer")
-        self.stacked = emb.as_strided((2 * v, self.dim), emb.stride())
-        self.ctx_cols = torch.tensor([j for j in range(2 * w + 1) if j != w],
-                                     device=dev)
+        self.duplicates = args["duplicates"]
         self.sampler = NoiseSampler(opts.get("counts"), v,
                                     args["noise_power"], opts["seed"],
                                     int_arg("rank", opts.get("rank", 0), 0))
@@ -252,29 +243,43 @@ class FusedNegCBOW:
                 self.decay_steps = _planned_steps(opts)
                 self._planned = True
         self.step = 0  # this learner's steps so far (restored by load_state)
-        self._sign = torch.full((self.negatives + 1,), -1.0, device=dev)
-        self._sign[0] = 1.0
-        self.duplicates = args["duplicates"]
-        self._workspaces = {}
-        self._row_counts = torch.zeros(2 * v, device=dev)
-        self._one = torch.ones((), device=dev)
-        self._written = WrittenMarks(2 * v, dev)  # stacked rows steps wrote
-        # On a CPU the step and the test loss run as one fused kernel over
-        # the batch's rows (fedavg_kernels): the same step as the torch ops
-        # below, without their passes over gathered copies of the rows.
-        self._kernels = fedavg_kernels \
-            if dev.type == "cpu" and emb.dtype == torch.float32 else None
-        self._table = self.stacked.numpy() if self._kernels else None
-        # share_host: learners that train this table at once split their
-        # batches (shared_steps); only the fused step can.
-        self._block, self._extra = shared_steps(
-            opts, self.negatives, args["noise_power"]) if self._kernels \
-            else (0, None)
+        emb, out = params["embedding"], params["out_vectors"]
+        if not isinstance(emb, np.ndarray) and emb.device.type == "cpu" \
+                and fedavg_kernels is not None:
+            emb, out = emb.detach().numpy(), out.detach().numpy()
+        self._ops = None    # the torch ops, where the kernel cannot run
+        if isinstance(emb, np.ndarray):
+            # On a CPU the step and the test loss run as one fused kernel
+            # over the batch's rows (fedavg_kernels), on the stacked [E; U]
+            # rows: E and U lie back to back in the buffer (param_shapes
+            # order), U's row i is stacked row V + i.
+            if fedavg_kernels is None:
+                raise ValueError("neg: NumPy weights need fedavg_kernels, which is not built")
+            if out.ctypes.data != emb.ctypes.data + emb.nbytes \
+                    or not emb.flags.c_contiguous or not out.flags.c_contiguous:
+                raise ValueError("neg: embedding and out_vectors must be "
+                                 "adjacent in the weight buffer")
+            self.embedding = emb
+            self._table = np.lib.stride_tricks.as_strided(emb, (2 * v, self.dim), emb.strides, writeable=True)
+            self._written = WrittenMarks(2 * v)
+            # share_host: learners that train this table at once split their
+            # batches (shared_steps); only the fused step can.
+            self._block, self._extra = shared_steps(opts, self.negatives, args["noise_power"])
+        else:
+            from .fused_neg_torch import TorchSteps
+            self._ops = TorchSteps(emb, out, self.window, self.negatives, self.duplicates)
+            self._written = self._ops.written
+            self._block, self._extra = 0, None
 
     @property
     def fused(self):
         """Whether the step runs as fedavg_kernels' fused kernel."""
-        return self._kernels is not None
+        return self._ops is None
+
+    @property
+    def takes_numpy(self):
+        """The kernel's steps take NumPy batches; the torch ops, tensors."""
+        return self._ops is None
 
     @property
     def takes_cut_windows(self):
@@ -290,7 +295,7 @@ class FusedNegCBOW:
 
     def _fused(self, kernel, ids, *args):
         try:
-            return kernel(self._table, _contiguous(ids), *args)
+            return kernel(self._table, np.ascontiguousarray(ids), *args)
         except IndexError as e:  # the same error as engine.py's check
             raise ValueError(f"windows: {e}") from None
 
@@ -314,130 +319,24 @@ class FusedNegCBOW:
         """The next ``count`` noise words of the training stream."""
         return self.sampler.next(count)
 
-    def _workspace(self, n):
-        """Buffers for a batch of n windows, reused from step to step: fresh
-        multi-100 KB tensors cost page faults on every step, a large share of
-        the step time, so every large result goes into one of these."""
-        ws = self._workspaces.pop(n, None)
-        if ws is None:
-            w2, k1, d = 2 * self.window, self.negatives + 1, self.dim
-            ws = _Workspace()
-            empty = functools.partial(torch.empty, device=self.device)
-            ws.ids = empty((n, w2 + 1), dtype=torch.int64)
-            # Rows of the stacked [E; U] matrix this batch touches: the
-            # context words, then target and noise words (offset by V).
-            ws.rows = empty(n * (w2 + k1), dtype=torch.int64)
-            ws.ctx = ws.rows[:n * w2].view(n, w2)
-            ws.out = ws.rows[n * w2:].view(n, k1)
-            ws.gathered = empty((n * (w2 + k1), d))
-            ws.ctx_rows = ws.gathered[:n * w2].view(n, w2, d)
-            ws.u_rows = ws.gathered[n * w2:].view(n, k1, d)
-            ws.steps = empty((n * (w2 + k1), d))
-            ws.e_step = ws.steps[:n * w2].view(n, w2, d)
-            ws.u_step = ws.steps[n * w2:].view(n, k1, d)
-            ws.scale = empty(n * (w2 + k1))
-            ws.e_scale = ws.scale[:n * w2].view(n, w2, 1)
-            ws.u_scale = ws.scale[n * w2:].view(n, k1)
-            ws.h = empty((n, d))
-            ws.grad_h = empty((n, d))
-            ws.z = empty((n, k1))
-            ws.g = empty((n, k1))
-            ws.keep = empty((n, k1))
-            ws.neq = empty((n, k1), dtype=torch.bool)
-            if self._numpy:
-                # NumPy views of the same memory: on a CPU np.einsum and
-                # np.matmul do the two small batched products faster than
-                # torch's mul+sum/bmm.
-                ws.u_rows_np, ws.h_np = ws.u_rows.numpy(), ws.h.numpy()
-                ws.z_np, ws.g_np = ws.z.numpy(), ws.g.numpy()
-                ws.grad_h_np = ws.grad_h.numpy()
-        self._workspaces[n] = ws               # most recent last
-        while len(self._workspaces) > 3:
-            self._workspaces.pop(next(iter(self._workspaces)))
-        return ws
-
-    def _forward(self, ids, noise):
-        """Shared part of a step; fills and returns the workspace with
-        rows/ctx/out (out[:, 0] the target, then the noise words, both
-        offset by V), gathered rows, h [n, D], z [n, K+1] and keep [n, K+1],
-        where z = (-U[t].h, U[n_1].h, ..., U[n_K].h), so the loss of a
-        window is sum_k keep_k * softplus(z_k) and its gradient factor is
-        sigmoid(z_k) * (+1 for the target, -1 for noise words)."""
-        n, k = ids.shape[0], self.negatives
-        ws = self._workspace(n)
-        ws.ids.copy_(ids)
-        torch.index_select(ws.ids, 1, self.ctx_cols, out=ws.ctx)
-        ws.out[:, 0] = ws.ids[:, self.window]
-        ws.out[:, 1:].copy_(torch.from_numpy(noise.reshape(n, k)))
-        ws.out.add_(self.vocab_size)
-        # Windows cut short (edge_windows, reduced_windows): a -1 slot is no
-        # word; it gathers row 0, which its mask then leaves out.
-        ws.mask = (ws.ctx >= 0) if bool((ws.ctx < 0).any()) else None
-        if ws.mask is not None:
-            ws.ctx.clamp_(min=0)
-            if not bool(ws.mask.any(1).all()):
-                raise ValueError("windows: a window has no context word")
-        torch.index_select(self.stacked, 0, ws.rows, out=ws.gathered)
-        if ws.mask is not None:
-            ws.ctx_rows.mul_(ws.mask.unsqueeze(2))
-        # h = mean of the context rows (adds: faster than sum over dim 1).
-        torch.add(ws.ctx_rows[:, 0], ws.ctx_rows[:, 1], out=ws.h)
-        for j in range(2, 2 * self.window):
-            ws.h.add_(ws.ctx_rows[:, j])
-        if ws.mask is None:
-            ws.h.mul_(1.0 / (2 * self.window))
-        else:
-            ws.h.div_(ws.mask.sum(1, keepdim=True))
-        if self._numpy:
-            np.einsum("nkd,nd->nk", ws.u_rows_np, ws.h_np, out=ws.z_np)
-        else:
-            torch.bmm(ws.u_rows, ws.h.unsqueeze(2), out=ws.z.unsqueeze(2))
-        ws.z[:, 0].neg_()
-        torch.ne(ws.out, ws.out[:, :1], out=ws.neq)           # noise != t
-        ws.keep.copy_(ws.neq)
-        ws.keep[:, 0] = 1.0
-        return ws
-
     def train_step(self, ids):
+        """One step on a batch: NumPy on the kernel's path, a tensor on the
+        torch ops'."""
         n, k = ids.shape[0], self.negatives
         lr = self.current_lr()
-        if self._kernels is not None:
-            loss = self._fused(self._kernels.neg_cbow_step, ids,
-                               self._noise(n * k), self.window, lr,
-                               self.duplicates, self._written.flags(),
-                               self._extra, self._block) / n
-            self._check_finite(loss, lr)
-            self.step += 1
-            return loss
-        ws = self._forward(ids, self._noise(n * k))
-        loss = torch.dot(F.softplus(ws.z).view(-1), ws.keep.view(-1)).item()
-        loss /= n
+        noise = self._noise(n * k)
+        if self._ops is None:
+            loss = self._fused(fedavg_kernels.neg_cbow_step, ids, noise,
+                               self.window, lr, self.duplicates,
+                               self._written.flags(), self._extra,
+                               self._block) / n
+        else:
+            ws = self._ops.forward(ids, noise)
+            loss = self._ops.loss_sum(ws) / n
         self._check_finite(loss, lr)
         self.step += 1
-        # g = lr * (label - sigmoid(score)), 0 for skipped noise words.
-        g = torch.sigmoid(ws.z, out=ws.g)
-        g.mul_(ws.keep.mul_(self._sign)).mul_(lr)
-        if self._numpy:
-            np.matmul(ws.g_np[:, None, :], ws.u_rows_np,
-                      out=ws.grad_h_np[:, None, :])
-        else:
-            torch.bmm(g.unsqueeze(1), ws.u_rows, out=ws.grad_h.unsqueeze(1))
-        grad_h = ws.grad_h                                     # [n, D]
-        if self.duplicates == "sum":
-            ws.e_step.copy_(grad_h.unsqueeze(1).expand_as(ws.e_step))
-        else:
-            self._row_scales(ws)
-            g.mul_(ws.u_scale)
-            torch.mul(grad_h.unsqueeze(1), ws.e_scale, out=ws.e_step)
-        if ws.mask is not None:             # an empty slot's row 0 moves not
-            ws.e_step.mul_(ws.mask.unsqueeze(2))
-        torch.mul(g.unsqueeze(2), ws.h.unsqueeze(1), out=ws.u_step)
-        # One scatter-add of every step into the stacked [E; U] rows.
-        self.stacked.index_put_((ws.rows,), ws.steps, accumulate=True)
-        self._written.mark(ws.rows if ws.mask is None else
-                           ws.rows[torch.cat((ws.mask.view(-1),
-                                              ws.keep.new_ones(ws.out.numel(),
-                                                               dtype=torch.bool)))])
+        if self._ops is not None:
+            self._ops.update(ws, lr)
         return loss
 
     def _check_finite(self, loss, lr):
@@ -446,41 +345,20 @@ class FusedNegCBOW:
                              f"step {self.step}: the weights diverged; use "
                              f"a smaller lr (now {lr:g})")
 
-    def _row_scales(self, ws):
-        """ws.scale = 1/sqrt(c) ("sqrt") or 1/c ("mean") per touched row,
-        c the number of times that row occurs in the batch.  Counting uses
-        a [2V] scratch vector, reset after use: O(batch), not O(V)."""
-        counts = self._row_counts
-        if ws.mask is None:
-            counts.index_put_((ws.rows,), self._one, accumulate=True)
-        else:                               # empty slots count no row
-            ones = torch.ones_like(ws.scale)
-            ones[:ws.ctx.numel()] = ws.mask.view(-1)
-            counts.index_put_((ws.rows,), ones, accumulate=True)
-        torch.index_select(counts, 0, ws.rows, out=ws.scale)
-        if ws.mask is not None:             # empty slots: a scale of 1, unused
-            ws.scale[:ws.ctx.numel()].masked_fill_(~ws.mask.view(-1), 1.0)
-        counts.index_fill_(0, ws.rows, 0.0)
-        if self.duplicates == "sqrt":
-            ws.scale.rsqrt_()
-        else:
-            ws.scale.reciprocal_()
-
     def test_loss(self, ids):
         """Mean negative-sampling loss with a fixed, seeded set of noise
         words: the same windows give the same noise words on every call."""
         rng = self.sampler.test_stream()
-        total = 0.0
-        for chunk in torch.split(ids, _EVAL_CHUNK):
+        total, n = 0.0, ids.shape[0]
+        for first in range(0, n, _EVAL_CHUNK):
+            chunk = ids[first:first + _EVAL_CHUNK]
             noise = self._draw(rng, chunk.shape[0] * self.negatives)
-            if self._kernels is not None:
-                total += self._fused(self._kernels.neg_cbow_loss, chunk,
+            if self._ops is None:
+                total += self._fused(fedavg_kernels.neg_cbow_loss, chunk,
                                      noise, self.window)
-                continue
-            ws = self._forward(chunk, noise)
-            total += torch.dot(F.softplus(ws.z).view(-1),
-                               ws.keep.view(-1)).item()
-        return total / ids.shape[0]
+            else:
+                total += self._ops.loss_sum(self._ops.forward(chunk, noise))
+        return total / n
 
     def state(self):
         return {"step": self.step, **self.sampler.state()}
@@ -490,7 +368,8 @@ class FusedNegCBOW:
         self.sampler.load_state(state)
 
     def embeddings(self):
-        return self.embedding.cpu().numpy().copy()
+        return self.embedding.copy() if self._ops is None \
+            else self._ops.embeddings()
 
     def written_rows(self):
         """The rows of embedding and of out_vectors that steps wrote since
@@ -499,15 +378,5 @@ class FusedNegCBOW:
         rows = self._written.take()
         if rows is None:
             return [None, None]
-        split = int(torch.searchsorted(rows, self.vocab_size))
+        split = int((rows < self.vocab_size).sum())
         return [rows[:split], rows[split:] - self.vocab_size]
-
-
-def _contiguous(ids):
-    """A batch of windows (torch tensor) as a C-contiguous NumPy array,
-    without a copy where it already is one."""
-    return np.ascontiguousarray(ids.numpy())
-
-
-class _Workspace:
-    """Attribute bag of preallocated tensors (see _workspace)."""

@@ -24,6 +24,18 @@ def describe(models: dict, name: str) -> str:
     return f"{name} ({cls.__qualname__} in {where})"
 
 
+def differs(library_file: str, bundled_file: str) -> bool:
+    """Whether ``library_file`` is another file than ``bundled_file`` with
+    other contents (False where either cannot be read)."""
+    try:
+        if os.path.samefile(library_file, bundled_file):
+            return False
+        with open(library_file, "rb") as mine, open(bundled_file, "rb") as bundled:
+            return mine.read() != bundled.read()
+    except OSError:
+        return False
+
+
 def edit_warning(models: dict, name: str, library_file: str,
                  bundled_file: str) -> str:
     """A warning when ``library_file`` edits model classes of the bundled

@@ -1,12 +1,38 @@
-"""Where a model's weights live while it trains: views of the flat float32
-buffer that C++ owns (on a CPU), or one copy of the whole buffer on a GPU,
-which load() and store() move between the two.  Importing this module does
-no work.
+"""Where a model's weights live while it trains: the flat float32 buffer
+that C++ owns, as NumPy views (InPlace, a model that steps on NumPy) or as
+tensors (Placement, on a CPU); or one copy of the whole buffer on a GPU,
+which load() and store() move between the two (Placement).  Importing this
+module does no work; only Placement imports torch.
 """
 
 import math
 
-import torch
+
+class InPlace:
+    """The flat weights are the C++ buffer itself, as NumPy arrays: the
+    placement of a model that steps on NumPy (FusedNegCBOW with
+    fedavg_kernels, on a CPU).  Nothing moves."""
+
+    def __init__(self, weights):
+        self.host = self.flat = weights
+
+    @property
+    def where(self):
+        """The device, as torch names it."""
+        return "cpu"
+
+    def views(self, shapes):
+        """{name: array}: consecutive views of the buffer with the given
+        [(name, shape)] layout."""
+        return _split(self.flat, shapes)
+
+    host_views = views
+
+    def load(self):
+        """Nothing: the model's weights are the buffer."""
+
+    def store(self):
+        """Nothing: the model's weights are the buffer."""
 
 
 class Placement:
@@ -16,6 +42,7 @@ class Placement:
     path on a machine without one)."""
 
     def __init__(self, weights, device, copy_on_cpu=False):
+        import torch  # a model that steps on NumPy is placed by InPlace
         self.device = torch.device(device)
         self.host = torch.from_numpy(weights)
         self.copies = self.device.type != "cpu" or copy_on_cpu
@@ -33,10 +60,16 @@ class Placement:
                 if self.copies else self.host
         return self.flat
 
+    @property
+    def where(self):
+        """The device the model's weights are on, as torch names it."""
+        return str(self.device if self.flat is None else self.flat.device)
+
     def _pin(self):
         """Page-locks the buffer (cudaHostRegister), so that the copies
         run at the bus's speed rather than through a staging buffer; left
         as it is where CUDA refuses."""
+        import torch
         cudart = torch.cuda.cudart()
         nbytes = self.host.numel() * self.host.element_size()
         if int(cudart.cudaHostRegister(self.host.data_ptr(), nbytes, 0)) == 0:
@@ -71,6 +104,6 @@ def _split(flat, shapes):
     out, offset = {}, 0
     for name, shape in shapes:
         size = math.prod(shape)
-        out[name] = flat[offset:offset + size].view(shape)
+        out[name] = flat[offset:offset + size].reshape(shape)
         offset += size
     return out

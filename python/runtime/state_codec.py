@@ -13,9 +13,9 @@ StateFormatError, and nothing else.
 import json
 import math
 import struct
+import sys
 
 import numpy as np
-import torch
 
 _KEY = "fedavg_state"
 _KINDS = "fedavg_kinds"
@@ -93,17 +93,18 @@ def _array(entry, kind, body, i):
     if not 0 <= begin <= end <= len(body) or end - begin != count * np.dtype(np_type).itemsize:
         raise StateFormatError(f"array {i}: its bytes do not match its shape {shape} and type {dtype}")
     a = np.frombuffer(body[begin:end], dtype=np.dtype(np_type).newbyteorder("<")).astype(np_type).reshape(shape)
-    if kind == "bf16":
-        return torch.from_numpy(a.copy()).view(torch.bfloat16)
-    if kind == "tensor":
-        return torch.from_numpy(a.copy())
+    if kind in ("bf16", "tensor"):
+        import torch  # only a state that held tensors (an autograd model's) needs it
+        t = torch.from_numpy(a.copy())
+        return t.view(torch.bfloat16) if kind == "bf16" else t
     if kind == "numpy":
         return a.copy()
     raise StateFormatError(f"array {i}: unknown kind {kind!r}")
 
 
 def _to_json(value, arrays):
-    if torch.is_tensor(value):
+    torch = sys.modules.get("torch")  # no tensor without it
+    if torch is not None and torch.is_tensor(value):
         t = value.detach().cpu()
         if t.dtype == torch.bfloat16:
             arrays.append(("bf16", t.view(torch.int16).numpy()))

@@ -1,16 +1,16 @@
 """Which rows of a table training steps wrote, for engine.written_rows.
 Importing this module does no work."""
 
-import torch
+import numpy as np
 
 
 class WrittenMarks:
-    """Marks the rows steps write into a table of ``rows`` rows (marks on
-    ``device``, the table's).  Nothing
-    is marked until the first take(), so a run that never asks (the dense
+    """Marks the rows steps write into a table of ``rows`` rows: NumPy marks,
+    or, given a torch ``device`` (the table's), a tensor there.  Nothing is
+    marked until the first take(), so a run that never asks (the dense
     exchange) pays nothing."""
 
-    def __init__(self, rows, device="cpu"):
+    def __init__(self, rows, device=None):
         self.rows = rows
         self.device = device
         self._written = None
@@ -23,15 +23,24 @@ class WrittenMarks:
     def flags(self):
         """The marks as a NumPy bool array that a kernel sets in place, or
         None while nothing is marked (CPU marks only)."""
-        return None if self._written is None else self._written.numpy()
+        if self._written is None or self.device is None:
+            return self._written
+        return self._written.numpy()
 
     def take(self):
-        """The rows written since the last call, ascending (int64), and
-        forgets them; None on the first call, which starts the count."""
+        """The rows written since the last call, ascending (int64, NumPy or
+        a tensor as the marks are), and forgets them; None on the first
+        call, which starts the count."""
         if self._written is None:
-            self._written = torch.zeros(self.rows, dtype=torch.bool,
-                                        device=self.device)
+            if self.device is None:
+                self._written = np.zeros(self.rows, dtype=np.bool_)
+            else:
+                import torch  # only tables that live in torch mark there
+                self._written = torch.zeros(self.rows, dtype=torch.bool, device=self.device)
             return None
-        rows = self._written.nonzero().view(-1)
+        if self.device is None:
+            rows = np.flatnonzero(self._written)
+        else:
+            rows = self._written.nonzero().view(-1)
         self._written[rows] = False
         return rows

@@ -34,6 +34,11 @@ std::string input_message(py::error_already_set& e) {
   return py::str(v);
 }
 
+void rethrow_syntax_error(py::error_already_set& e) {
+  const std::string syntax = syntax_error_line(e);
+  if (!syntax.empty()) throw core::InputError(syntax);
+}
+
 void rethrow_config_error(py::error_already_set& e) {
   if (!e.matches(PyExc_ValueError)) return;
   const py::object v = e.value();
@@ -61,16 +66,7 @@ std::string describe(py::error_already_set& e) {
 }
 
 py::module_ import_checked(const char* module, std::initializer_list<const char*> required) {
-  py::module_ m = guarded(std::string("import ") + module, [&] {
-    try {
-      return py::module_::import(module);
-    } catch (py::error_already_set& e) {
-      // Code that does not parse (library.py, say) is bad input, the same on every rank that imports it.
-      const std::string syntax = syntax_error_line(e);
-      if (!syntax.empty()) throw core::InputError(syntax);
-      throw;
-    }
-  });
+  py::module_ m = guarded(std::string("import ") + module, [&] { return py::module_::import(module); });
   std::string missing;
   for (const char* name : required) {
     if (!py::hasattr(m, name) || !PyCallable_Check(m.attr(name).ptr()))

@@ -21,14 +21,21 @@ std::string input_message(pybind11::error_already_set& e);
 // Throws ConfigError if the active Python exception is an engine.ConfigError.
 void rethrow_config_error(pybind11::error_already_set& e);
 
+// Throws core::InputError("FILE:LINE: SyntaxError: message: the line's code") if the active Python exception is a
+// SyntaxError (or IndentationError, ...): code that does not parse (library.py, say) is bad input, the same on every
+// rank that imports it, whichever call imported it.
+void rethrow_syntax_error(pybind11::error_already_set& e);
+
 // Runs f(); a Python exception becomes PythonError("<context>: <Type>: <message>\n<traceback>"), but an
-// engine.ConfigError becomes ConfigError. When `input_errors` is set, a ValueError/OSError becomes
-// core::InputError with just its message: it reports bad input the user can fix, not a bug.
+// engine.ConfigError becomes ConfigError and a SyntaxError InputError. When `input_errors` is set, a
+// ValueError/OSError becomes core::InputError with just its message: it reports bad input the user can fix, not a
+// bug.
 template <typename F> auto guarded(const std::string& context, F&& f, bool input_errors = false) {
   try {
     return std::forward<F>(f)();
   } catch (pybind11::error_already_set& e) {
     rethrow_config_error(e);
+    rethrow_syntax_error(e);
     if (input_errors && (e.matches(PyExc_ValueError) || e.matches(PyExc_OSError)))
       throw core::InputError(input_message(e));
     throw PythonError(context + ": " + describe(e));

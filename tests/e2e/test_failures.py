@@ -56,7 +56,7 @@ def test_tokenizer_exception_names_the_tokenizer(run_job, broken_python):
 
 
 @pytest.mark.parametrize("code,expected", [
-    ("import no_such_module_xyz", "import engine: ModuleNotFoundError: No module named 'no_such_module_xyz'"),
+    ("import no_such_module_xyz", "engine.param_shapes: ModuleNotFoundError: No module named 'no_such_module_xyz'"),
     ("class Bad(NegCBOW):\n    def optimizer(self, params):\n        return torch.optim.Adam(params, lr=0.1)\n"
      "MODELS['neg_autograd'] = Bad", "engine.create: runtime.trainer.ModelError: Bad.optimizer: TypeError"),
 ])

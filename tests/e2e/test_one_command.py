@@ -174,7 +174,7 @@ def test_a_failed_set_up_does_not_block_the_same_command(app, corpus, tmp_path):
     assert "no checkpoint" in resumed.stderr and "without --resume" in resumed.stderr, resumed.stderr
     # The user adds the model and runs the same command again: it starts afresh, and says what it replaced.
     with open(python / "library.py", "a") as f:
-        f.write("\nMODELS['mine'] = MODELS['neg']\n")
+        f.write("\nMODELS['mine'] = MODELS['neg_autograd']\n")
     again = mpiexec(app, 6, command, tmp_path)
     assert again.returncode == 0, again.stderr
     assert "replaced config" in again.stdout

@@ -10,9 +10,8 @@ import pytest
 import torch
 
 import engine
-import library
 
-MODELS = sorted(library.MODELS)
+MODELS = sorted(engine.available_models())
 V = 40
 GPU = torch.cuda.is_available()
 

@@ -11,7 +11,7 @@ import engine
 import library
 from runtime import memory
 
-MODELS = sorted(library.MODELS)
+MODELS = sorted(engine.available_models())
 V = 50
 
 

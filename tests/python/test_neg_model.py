@@ -286,6 +286,13 @@ def test_diverged_weights_raise():
         engine.train_step(model, cyclic_windows(8, offset=50 - 2))
 
 
+def torch_ops_model(cfg, monkeypatch):
+    """The model as a build without fedavg_kernels makes it: its step as torch ops, on tensors."""
+    with monkeypatch.context() as m:
+        m.setattr(fused_neg, "fedavg_kernels", None)
+        return make(cfg)
+
+
 fused_only = pytest.mark.skipif(
     fused_neg.fedavg_kernels is None,
     reason="fedavg_kernels is not built (build the program first)")
@@ -293,14 +300,14 @@ fused_only = pytest.mark.skipif(
 
 @fused_only
 @pytest.mark.parametrize("mode", ["sqrt", "sum", "mean"])
-def test_the_fused_step_is_the_torch_step(mode):
+def test_the_fused_step_is_the_torch_step(mode, monkeypatch):
     """On a CPU "neg" steps with fedavg_kernels' fused kernel; the torch
     ops that run where it cannot (a GPU) are the same step: the same loss,
     weights, written rows and test loss, to float rounding.  Small V, so
     rows repeat within a batch and noise words hit targets."""
     cfg = {**CFG, "lr": 0.3, "model_args": {"duplicates": mode}}
-    (fused, wf), (ops, wo) = make(cfg), make(cfg)
-    ops._kernels = None
+    fused, wf = make(cfg)
+    ops, wo = torch_ops_model(cfg, monkeypatch)
     assert fused.fused and not ops.fused
     for m in (fused, ops):
         engine.written_rows(m)                     # start counting rows
@@ -359,14 +366,14 @@ def test_the_fused_kernel_checks_before_it_writes():
 
 @fused_only
 @pytest.mark.parametrize("mode", ["sqrt", "sum"])
-def test_windows_cut_short_are_the_same_step_fused_or_not(mode):
+def test_windows_cut_short_are_the_same_step_fused_or_not(mode, monkeypatch):
     """edge_windows / reduced_windows: -1 in a context slot is no word. The
     fused kernel and the torch ops take the mean of the words there are and
     move no row for an empty slot; a step for whole windows only (the
     autograd model) refuses such a batch naming the setting."""
     cfg = {**CFG, "lr": 0.3, "model_args": {"duplicates": mode}}
-    (fused, wf), (ops, wo) = make(cfg), make(cfg)
-    ops._kernels = None
+    fused, wf = make(cfg)
+    ops, wo = torch_ops_model(cfg, monkeypatch)
     for m in (fused, ops):
         engine.written_rows(m)
     rng = np.random.default_rng(2)

@@ -4,6 +4,7 @@ python/library.py, is shown verbatim in the docs, and the edited model trains on
 import importlib.util
 import math
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -77,7 +78,7 @@ def unedited_test_losses():
 
 @pytest.mark.parametrize("recipe", RECIPES)
 def test_the_edited_model_trains(recipe, tmp_path, monkeypatch, unedited_test_losses):
-    monkeypatch.setattr(engine, "library", patched_library(tmp_path, recipe))
+    monkeypatch.setitem(sys.modules, "library", patched_library(tmp_path, recipe))
     train, cfg = TRAIN, CFG
     shapes = engine.param_shapes(cfg)
     if recipe == "hidden_layer":
@@ -123,7 +124,7 @@ def test_a_parameter_every_window_uses_trains_at_a_large_batch(edit, tmp_path, m
     both edits learn about as well as the model they edit."""
     unedited = train_passes(engine.create({**CFG, "bs": 1024}, np.zeros(size(CFG), np.float32), True), 1024)[1]
     if edit == "hidden_layer":
-        monkeypatch.setattr(engine, "library", patched_library(tmp_path, edit))
+        monkeypatch.setitem(sys.modules, "library", patched_library(tmp_path, edit))
         cfg = {**CFG, "bs": 1024}
     else:
         monkeypatch.setattr(library, "MODELS", {**library.MODELS, "position": WeightPerPosition})
