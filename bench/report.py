@@ -176,7 +176,10 @@ def main():
         ("A corpus larger than memory: the token cache", "large_corpus.py",
          ["--tokens", "20e6"] if quick else []),
         ("MPI: the weight exchange between local ranks", "mpi_exchange.py", []),
-        ("Time to quality on the text8 prefix", "time_to_quality.py", []),
+        ("Vectors against gensim: equal data and equal training time", "vectors_vs_gensim.py",
+         ["--corpora", "text8", "--seeds", "1"] if quick
+         else ["--corpora", "text8,bible", "--windows", "2,5", "--seeds", "1,2,3", "--equal-time"]),
+        ("Time to quality on the text8 prefix", "time_to_quality.py", ["--in-run-analogies"]),
         ("Soak", "soak.py", ["--rounds", "300" if quick else "2000"]),
         ("Checkpoint write and read", "checkpoint.py", ["--reps", "3" if quick else "9"]),
         ("Many hosts", "multihost.py", ["--pairs", "3" if quick else "5"]),

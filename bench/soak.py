@@ -27,7 +27,7 @@ def main():
                                 checkpoint_every=1)
         metrics, samples, _ = jobs.run(6, [corpus], cfg, Path(tmp) / "out", timeout=3000, sample_every=1.0)
     end_t = max(s[0] for s in samples[0])
-    # Warm-up: start-up (torch imports, ~2 s) and the first tenth of the training time (first allocations, first
+    # Warm-up: start-up (~1-2 s) and the first tenth of the training time (first allocations, first
     # checkpoint). Sample times count from the launch; training ended about when the last sample was taken.
     train_seconds = metrics[-1]["seconds"]
     warm_from = max(0.0, end_t - 0.9 * train_seconds)

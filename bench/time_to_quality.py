@@ -22,7 +22,8 @@ timed from the moment their process is launched, one after the other:
 
 fedavg_mpi holds out 1000 test windows (16 pieces of 512 bytes) that gensim trains on. Prints one table (system,
 wall seconds since launch, rho, analogy accuracy), the first wall time at which fedavg_mpi's rho >= gensim's
-final rho with gensim's wall time and their ratio (goal <= 1.0), and where each system's time went.
+final rho with gensim's wall time and their ratio (goal <= 0.8, as for the analogies), and where each system's
+time went.
 --strategies fedavg,hogwild makes one fedavg_mpi run per strategy.
 
 Usage: /usr/bin/python3 bench/time_to_quality.py [--epochs 5] [--eval-every 1] [--schedule auto|constant|linear]
@@ -161,6 +162,10 @@ def run_fedavg(text8, tmp, strategy, a, analogies=False):
             "evaluation_seconds": sorted(costs)[1], "final": final}
 
 
+# fedavg_mpi's wall time to gensim's final score, at most this share of gensim's.
+GOAL = 0.8
+
+
 def crossing(run, goal, column="similarity"):
     """The first scored row whose `column` (similarity: rho; analogy: accuracy) reaches the goal, or None."""
     return next((r for r in run["rows"] if r[column] >= goal), None)
@@ -209,8 +214,9 @@ def report(g, runs, a):
         rows, began = run["rows"], run["training_began"]
         to_hit = "" if hit is None else f"{hit['wall'] - began:.1f} s of them to round {int(hit['round'])}, "
         print(f"fedavg_mpi {run['strategy']}: start-up {began:.1f} s (launch to training: rank 0 prepares the "
-              f"config, {run['config_prepared']:.1f} s, then the ranks' set-up, torch's import on the Dispatcher "
-              f"and the learners, and the round-0 test loss and score) + training {rows[-1]['wall'] - began:.1f} s "
+              f"config, {run['config_prepared']:.1f} s, then the ranks' set-up (the model's creation on the "
+              f"Dispatcher and the learners), and the round-0 test loss and score) + training "
+              f"{rows[-1]['wall'] - began:.1f} s "
               f"for {int(rows[-1]['round'])} rounds ({to_hit}"
               f"{run['evaluations']} in-run scores of {run['evaluation_seconds'] * 1000:.1f} ms each: "
               f"{run['evaluations'] * run['evaluation_seconds']:.2f} s, the scorer on the final vectors) + "
@@ -221,11 +227,11 @@ def report(g, runs, a):
         if hit is None:
             best = max(r["similarity"] for r in run["rows"] if r["similarity"] == r["similarity"])
             print(f"first wall time with rho >= {goal:.3f} (gensim's final): fedavg_mpi {run['strategy']} never "
-                  f"(best {best:.3f}), gensim {g['wall']:.1f} s (goal: ratio <= 1.0)")
+                  f"(best {best:.3f}), gensim {g['wall']:.1f} s (goal: ratio <= {GOAL})")
         else:
             print(f"first wall time with rho >= {goal:.3f} (gensim's final): fedavg_mpi {run['strategy']} "
                   f"{hit['wall']:.1f} s (round {int(hit['round'])}, rho {hit['similarity']:.3f}), gensim "
-                  f"{g['wall']:.1f} s: ratio {hit['wall'] / g['wall']:.2f} (goal <= 1.0)")
+                  f"{g['wall']:.1f} s: ratio {hit['wall'] / g['wall']:.2f} (goal <= {GOAL})")
         if not a.in_run_analogies:
             continue
         hit = analogy_crossing(run, g["analogy"])
@@ -235,7 +241,8 @@ def report(g, runs, a):
             continue
         print(f"first wall time with analogy accuracy >= {g['analogy']:.3f} (gensim's final): fedavg_mpi "
               f"{run['strategy']} {hit[2]:.1f} s (round {int(hit[0])} of the run without in-run analogies; "
-              f"accuracy {hit[1]:.3f} in the run with them), gensim {g['wall']:.1f} s: ratio {hit[2] / g['wall']:.2f}")
+              f"accuracy {hit[1]:.3f} in the run with them), gensim {g['wall']:.1f} s: ratio {hit[2] / g['wall']:.2f} "
+              f"(goal <= {GOAL})")
 
 
 def main():
@@ -271,7 +278,7 @@ def main():
             hit = crossing(run, g["rho"])
             run["reached"] = None if hit is None else hit["wall"]
             run["ratio"] = None if hit is None else hit["wall"] / g["wall"]
-        print(json.dumps(evaluate._json_safe({"gensim": g, "fedavg_mpi": runs, "goal_ratio": 1.0}), indent=2))
+        print(json.dumps(evaluate._json_safe({"gensim": g, "fedavg_mpi": runs, "goal_ratio": GOAL}), indent=2))
         return
     report(g, runs, a)
 
