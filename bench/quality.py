@@ -30,6 +30,7 @@ import json
 import math
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -45,6 +46,19 @@ def load_text8(min_count=5):
     text = corpus.read_corpus("text8")
     words, counts = corpus.build_vocab(text, min_count)
     return words, counts, corpus.token_lines(text, words)
+
+
+def simlex_pairs(path, tmp):
+    """SimLex-999 at `path` as "word1 word2 score" lines in a file in tmp: the official file's columns word1,
+    word2 and SimLex999, or such lines as given."""
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    header = lines[0].split()
+    out = Path(tmp) / "simlex.txt"
+    if "SimLex999" in header:
+        column = header.index("SimLex999")
+        lines = [f"{f[0]} {f[1]} {f[column]}" for f in (ln.split() for ln in lines[1:]) if len(f) > column]
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
 
 
 def score(words, vectors, analogies=True):

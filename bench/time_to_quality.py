@@ -26,8 +26,11 @@ final rho with gensim's wall time and their ratio (goal <= 0.8, as for the analo
 time went.
 --strategies fedavg,hogwild makes one fedavg_mpi run per strategy.
 
+--simlex FILE (SimLex-999, not shipped: the official SimLex-999.txt, or "word1 word2 score" lines) adds a run of
+each strategy that scores SimLex-999 rho in the run instead of WordSim353, timed against gensim's final SimLex rho.
+
 Usage: /usr/bin/python3 bench/time_to_quality.py [--epochs 5] [--eval-every 1] [--schedule auto|constant|linear]
-       [--lr X] [--strategies fedavg] [--in-run-analogies] [--json]
+       [--lr X] [--strategies fedavg] [--in-run-analogies] [--simlex SimLex-999.txt] [--json]
 """
 
 import argparse
@@ -64,22 +67,26 @@ def score_file(path):
     return quality.score(words, vectors)
 
 
-def run_gensim(text8, tmp, epochs):
-    """gensim in a fresh process: its phases in seconds since launch, and its final scores."""
+def run_gensim(text8, tmp, epochs, simlex=None):
+    """gensim in a fresh process: its phases in seconds since launch, and its final scores (SimLex-999 rho too
+    where `simlex` names its pairs)."""
     vectors = tmp / "gensim.w2v.bin"
     cmd = [jobs.PYTHON, str(HERE / "gensim_cbow.py"), str(text8), str(vectors), "--epochs", str(epochs)]
     launched = time.monotonic()
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     r = json.loads(out.strip().splitlines()[-1])
     t = {k: v - launched for k, v in r["times"].items()}
-    return {"system": "gensim", "wall": t["trained"], "phases": t, "vocab_size": r["vocab_size"],
-            **score_file(vectors)}
+    scores = score_file(vectors)
+    if simlex:
+        words, matrix = evaluate.load_word2vec(str(vectors))
+        scores["simlex"] = evaluate.similarity(words, matrix, str(simlex))["rho"]
+    return {"system": "gensim", "wall": t["trained"], "phases": t, "vocab_size": r["vocab_size"], **scores}
 
 
-def fedavg_command(text8, out, strategy, a, analogies):
+def fedavg_command(text8, out, strategy, a, analogies, similarity):
     cmd = ["mpiexec", "-n", "6", str(jobs.APP), "--out", str(out), "--strategy", strategy, "--dim", "100",
            "--window", "2", "--epoch", str(a.epochs), "--vocab-size", "1000000", "--min-count", "5",
-           "--similarity", str(corpus.WORDSIM), "--set", f"eval_every={a.eval_every}"]
+           "--similarity", str(similarity), "--set", f"eval_every={a.eval_every}"]
     if analogies:
         cmd += ["--analogies", str(corpus.ANALOGIES)]
     if a.lr:
@@ -107,13 +114,15 @@ class Tail:
         return complete.decode(errors="replace").splitlines()
 
 
-def run_fedavg(text8, tmp, strategy, a, analogies=False):
+def run_fedavg(text8, tmp, strategy, a, analogies=False, simlex=None):
     """One fedavg_mpi run: its metrics rows, each with the wall seconds since launch at which it appeared;
-    `analogies`: the analogies are scored in the run too."""
-    strategy_name, strategy = strategy, strategy + ("_analogies" if analogies else "")
+    `analogies`: the analogies are scored in the run too; `simlex`: SimLex-999's pairs are the run's similarity
+    file, in place of WordSim353."""
+    strategy_name, strategy = strategy, strategy + ("_analogies" if analogies else "") + ("_simlex" if simlex else "")
+    similarity = simlex or corpus.WORDSIM
     out = tmp / f"out_{strategy}"
     metrics_path = out / f"{text8.stem}_metrics.csv"
-    cmd = fedavg_command(text8, out, strategy_name, a, analogies)
+    cmd = fedavg_command(text8, out, strategy_name, a, analogies, similarity)
     env = {**os.environ, "MPIEXEC_TIMEOUT": str(a.timeout)}
     stdout_path = tmp / f"{strategy}.stdout"
     rows, header, printed = [], None, []
@@ -144,7 +153,7 @@ def run_fedavg(text8, tmp, strategy, a, analogies=False):
     final = score_file(out / f"{text8.stem}.w2v.bin")
     # The cost of one in-run evaluation: the Dispatcher's scorer (python/evaluate.py) on the final vectors.
     words, vectors = evaluate.load_word2vec(str(out / f"{text8.stem}.w2v.bin"))
-    scorer = evaluate.Scorer(words, corpus.WORDSIM, corpus.ANALOGIES if analogies else None)
+    scorer = evaluate.Scorer(words, str(similarity), corpus.ANALOGIES if analogies else None)
     costs = []
     for _ in range(3):
         t = time.perf_counter()
@@ -243,6 +252,15 @@ def report(g, runs, a):
               f"{run['strategy']} {hit[2]:.1f} s (round {int(hit[0])} of the run without in-run analogies; "
               f"accuracy {hit[1]:.3f} in the run with them), gensim {g['wall']:.1f} s: ratio {hit[2] / g['wall']:.2f} "
               f"(goal <= {GOAL})")
+    for run in runs:
+        if "simlex_run" not in run:
+            continue
+        hit = crossing(run["simlex_run"], g["simlex"])
+        reached = "never" if hit is None else (f"{hit['wall']:.1f} s (round {int(hit['round'])}, rho "
+                                               f"{hit['similarity']:.3f}), gensim {g['wall']:.1f} s: ratio "
+                                               f"{hit['wall'] / g['wall']:.2f} (goal <= {GOAL})")
+        print(f"first wall time with SimLex-999 rho >= {g['simlex']:.3f} (gensim's final): fedavg_mpi "
+              f"{run['strategy']} {reached}, in a run that scores SimLex-999 in place of WordSim353")
 
 
 def main():
@@ -254,13 +272,15 @@ def main():
     ap.add_argument("--lr", type=float, help="fedavg_mpi's lr (default: the model's)")
     ap.add_argument("--strategies", default="fedavg", help="comma-separated strategies, one fedavg_mpi run each")
     ap.add_argument("--in-run-analogies", action="store_true", help="fedavg_mpi also scores analogies in the run")
+    ap.add_argument("--simlex", help="SimLex-999 (not shipped): a run of each strategy scores it in the run")
     ap.add_argument("--timeout", type=int, default=600, help="seconds a fedavg_mpi run may take")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     text8 = text8_lines(jobs.ROOT / "data" / "text8_lines.txt")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        g = run_gensim(text8, tmp, a.epochs)
+        simlex = quality.simlex_pairs(a.simlex, tmp) if a.simlex else None
+        g = run_gensim(text8, tmp, a.epochs, simlex)
         print(f"  gensim {g['wall']:.1f} s rho {g['rho']:.3f} analogy {g['analogy']:.3f}", file=sys.stderr,
               flush=True)
         runs = []
@@ -268,6 +288,8 @@ def main():
             runs.append(run_fedavg(text8, tmp, strategy, a))
             if a.in_run_analogies:
                 runs[-1]["analogy_run"] = run_fedavg(text8, tmp, strategy, a, analogies=True)
+            if simlex:
+                runs[-1]["simlex_run"] = run_fedavg(text8, tmp, strategy, a, simlex=simlex)
             hit = crossing(runs[-1], g["rho"])
             print(f"  fedavg_mpi {strategy}: rho >= {g['rho']:.3f} at "
                   f"{'never' if hit is None else format(hit['wall'], '.1f') + ' s'}; final rho "

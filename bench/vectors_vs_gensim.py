@@ -52,19 +52,6 @@ def variant(text):
     return name, settings
 
 
-def simlex_pairs(path, tmp):
-    """SimLex-999 at `path` as "word1 word2 score" lines in a file in tmp: the official file's columns word1,
-    word2 and SimLex999, or such lines as given."""
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    header = lines[0].split()
-    out = Path(tmp) / "simlex.txt"
-    if "SimLex999" in header:
-        column = header.index("SimLex999")
-        lines = [f"{f[0]} {f[1]} {f[column]}" for f in (ln.split() for ln in lines[1:]) if len(f) > column]
-    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return out
-
-
 def scorer(simlex):
     """score(words, vectors) -> {"rho", "analogy", ...}, with "simlex" where the pairs are given."""
     def score(words, vectors):
@@ -156,7 +143,7 @@ def main():
         ap.error(f"--corpora: text8 or bible, got {','.join(a.corpora)}")
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        score = scorer(simlex_pairs(a.simlex, tmp) if a.simlex else None)
+        score = scorer(quality.simlex_pairs(a.simlex, tmp) if a.simlex else None)
         for name in a.corpora:
             results += measure(name, a, score)
     if a.json:
