@@ -12,6 +12,7 @@
 #include "comm/communicator.hpp"
 #include "comm/messages.hpp"
 #include "comm/wait_policy.hpp"
+#include "core/floats.hpp"
 #include "training/collectives/learner_ring.hpp"
 #include "training/collectives/learner_tree.hpp"
 
@@ -49,7 +50,7 @@ class RoundSync {
   // `from_root`: learner 1 holds them already (fedavg: the sum it sent the Dispatcher in the last
   // average_into_root, which the Dispatcher keeps as they are), so the Dispatcher sends nothing and the tree
   // starts at learner 1.
-  void weights(std::vector<float>& w, bool from_root = false);
+  void weights(core::Floats w, bool from_root = false);
   // Everyone: `data` from the Dispatcher to every learner, down the learner tree: the Dispatcher sends it to
   // learner 1, and each learner receives it from its parent and passes it on to its children. Point to point
   // rather than MPI_Ibcast: each message is taken in one go once its receiver has probed it, where a broadcast
@@ -66,7 +67,7 @@ class RoundSync {
   // then holds its subtree's sum. In chunks: a learner sends a chunk up as soon as it has added its children's.
   // Point to point rather than MPI_Ireduce, which Debian's MPICH runs slower between local ranks
   // (docs/performance.md#mpi-the-weight-exchange-between-local-ranks).
-  void average_into_root(std::vector<float>& w, float share);
+  void average_into_root(core::Floats w, float share);
   // Everyone: sums the learners' pre-scaled `w` in place; the Dispatcher's `w` is overwritten with the sum (bsp).
   // Point to point in chunks. A ring (learner_ring.hpp): a reduce-scatter, in which each member adds the partial
   // sums of one segment after another and passes them on, then an allgather of the whole segments, each member
@@ -77,7 +78,7 @@ class RoundSync {
   // host's part of the tree (Weights). The Dispatcher receives one copy; every element is summed once, in one
   // order, so every member holds the same bits. Not MPI_Iallreduce, which advances only while its members poll
   // it, stage by stage (docs/performance.md#mpi-the-weight-exchange-between-local-ranks).
-  void allreduce_in_place(std::vector<float>& w);
+  void allreduce_in_place(core::Floats w);
   // Everyone: true if every member passed the same `value`.
   bool same_everywhere(double value);
   // Bytes of weights this object's calls moved between the members so far, counted as the algorithm's payload
@@ -93,20 +94,28 @@ class RoundSync {
   comm::Deadline deadline() const;
   // Learner: chunk by chunk, scales its `w` by `share`, adds the sums `children` send (Average) and sends the
   // total to `parent` (none if negative) with tag `up`.
-  void sum_up(std::vector<float>& w, float share, const std::vector<int>& children, int parent,
+  void sum_up(core::Floats w, float share, const std::vector<int>& children, int parent,
               comm::Tag up = comm::Tag::Average);
   // `data` from `parent` (none if negative: this member has it) on to `children`, chunk by chunk, as down_tree.
   template <typename T>
   void pass_down(std::vector<T>& data, comm::Tag tag, bool resize, int parent, const std::vector<int>& children);
+  // pass_down's chunks: the `n` elements at `data`, whose size the members agree on; waits for its sends and those
+  // already in `sends`.
+  template <typename T>
+  void pass_chunks(T* data, std::size_t n, comm::Tag tag, int parent, const std::vector<int>& children,
+                   std::vector<comm::Request>& sends);
+  // The tree's parent of this member in down_tree (none, -1, where it has the data: the Dispatcher, and learner 1
+  // with `from_root`).
+  int tree_source(bool from_root) const;
   // The ring stage of allreduce_in_place, for its members and the Dispatcher; a member leaves in `gather` its
   // last sends, from `w`, which it does not change again.
-  void ring_allreduce(std::vector<float>& w, std::vector<comm::Request>& gather);
+  void ring_allreduce(core::Floats w, std::vector<comm::Request>& gather);
   // The Dispatcher's part of the ring stage: each segment's sum from the learner that completed it.
-  void gather_segments(std::vector<float>& w);
+  void gather_segments(core::Floats w);
   // A ring member's part: the reduce-scatter, which sends the chunks of the segment this member completes round
   // the ring and to the Dispatcher (left in `gather`), then the allgather, by `until`.
-  void reduce_scatter(std::vector<float>& w, std::vector<comm::Request>& gather, const comm::Deadline& until);
-  void allgather(std::vector<float>& w, std::vector<comm::Request>& gather, const comm::Deadline& until);
+  void reduce_scatter(core::Floats w, std::vector<comm::Request>& gather, const comm::Deadline& until);
+  void allgather(core::Floats w, std::vector<comm::Request>& gather, const comm::Deadline& until);
   // Calls `f(offset, count)` for each chunk of ring segment `s` of `n` floats (one, empty, for an empty segment).
   template <typename F> void each_chunk(int s, std::size_t n, const F& f) const;
   // Waits by `until` for a message `tag` from member `rank`, during a collective.

@@ -3,7 +3,7 @@
 
 namespace fedavg::training {
 
-void RoundSync::allreduce_in_place(std::vector<float>& w) {
+void RoundSync::allreduce_in_place(core::Floats w) {
   const int me = comm_.rank();
   std::vector<comm::Request> gather;
   if (me == 0) {
@@ -22,7 +22,8 @@ void RoundSync::allreduce_in_place(std::vector<float>& w) {
       sum_up(w, 1.0f, local, tree_.parent(me));
     }
     // Each lowest learner passes the sum on down its host's part of the tree, while the ring's last sends leave.
-    pass_down(w, comm::Tag::Weights, false, in_ring ? -1 : tree_.parent(me), local);
+    std::vector<comm::Request> sends;
+    pass_chunks(w.data(), w.size(), comm::Tag::Weights, in_ring ? -1 : tree_.parent(me), local, sends);
     for (auto& r : gather) r.wait_until(deadline(), waits_.collective());
   }
   const auto n = static_cast<double>(w.size() * sizeof(float));
@@ -38,7 +39,7 @@ template <typename F> void RoundSync::each_chunk(int s, std::size_t n, const F& 
   }
 }
 
-void RoundSync::ring_allreduce(std::vector<float>& w, std::vector<comm::Request>& gather) {
+void RoundSync::ring_allreduce(core::Floats w, std::vector<comm::Request>& gather) {
   if (comm_.rank() == 0) {
     gather_segments(w);
   } else if (ring_.learners() > 1) {  // a ring of one sends the Dispatcher its sum as it adds it (sum_up)
@@ -48,7 +49,7 @@ void RoundSync::ring_allreduce(std::vector<float>& w, std::vector<comm::Request>
   }
 }
 
-void RoundSync::gather_segments(std::vector<float>& w) {
+void RoundSync::gather_segments(core::Floats w) {
   // A chunk at a time from whichever learner has one in: the learners send them at once, and taking one
   // learner's whole segment before the next would leave the others' links idle (a message travels only once its
   // receiver takes it).
@@ -83,7 +84,7 @@ void RoundSync::gather_segments(std::vector<float>& w) {
   }
 }
 
-void RoundSync::reduce_scatter(std::vector<float>& w, std::vector<comm::Request>& gather, const comm::Deadline& until) {
+void RoundSync::reduce_scatter(core::Floats w, std::vector<comm::Request>& gather, const comm::Deadline& until) {
   const int me = comm_.rank(), learners = ring_.learners(), next = ring_.next(me);
   const std::size_t n = w.size();
   incoming_.resize(std::min(chunk<float>(), n));
@@ -110,7 +111,7 @@ void RoundSync::reduce_scatter(std::vector<float>& w, std::vector<comm::Request>
   for (auto& r : scatter) r.wait_until(until, waits_.collective());
 }
 
-void RoundSync::allgather(std::vector<float>& w, std::vector<comm::Request>& gather, const comm::Deadline& until) {
+void RoundSync::allgather(core::Floats w, std::vector<comm::Request>& gather, const comm::Deadline& until) {
   const int me = comm_.rank(), learners = ring_.learners();
   for (int k = 0; k + 1 < learners; ++k)
     each_chunk(ring_.segment(me, k + learners - 1), w.size(), [&](std::size_t at, std::size_t count) {

@@ -5,51 +5,64 @@
 
 namespace fedavg::training {
 
-void RoundSync::weights(std::vector<float>& w, bool from_root) {
-  down_tree(w, comm::Tag::Weights, false, from_root);
+void RoundSync::weights(core::Floats w, bool from_root) {
+  if (!(from_root && comm_.rank() == 0)) {
+    std::vector<comm::Request> sends;
+    pass_chunks(w.data(), w.size(), comm::Tag::Weights, tree_source(from_root), tree_.children(comm_.rank()), sends);
+  }
   const int copies = comm_.size() - (from_root ? 2 : 1);
   weight_bytes_ += static_cast<double>(std::max(copies, 0)) * static_cast<double>(w.size() * sizeof(float));
 }
 
-template <typename T> void RoundSync::down_tree(std::vector<T>& data, comm::Tag tag, bool resize, bool from_root) {
+int RoundSync::tree_source(bool from_root) const {
   const int me = comm_.rank();
-  if (from_root && me == 0) return;
   const bool receives = me != 0 && !(from_root && me == 1);
-  pass_down(data, tag, resize, receives ? tree_.parent(me) : -1, tree_.children(me));
+  return receives ? tree_.parent(me) : -1;
+}
+
+template <typename T> void RoundSync::down_tree(std::vector<T>& data, comm::Tag tag, bool resize, bool from_root) {
+  if (from_root && comm_.rank() == 0) return;
+  pass_down(data, tag, resize, tree_source(from_root), tree_.children(comm_.rank()));
 }
 
 template <typename T>
 void RoundSync::pass_down(std::vector<T>& data, comm::Tag tag, bool resize, int parent,
                           const std::vector<int>& children) {
-  const auto until = deadline();
   std::vector<comm::Request> sends;
-  const auto pass_on = [&](const auto* chunk, std::size_t n) {
-    for (const int child : children)
-      if (child < comm_.size()) sends.push_back(comm_.isend(chunk, n, child, tag));
-  };
-  // Messages of one pair and tag arrive in the order they were sent: with `resize`, the size comes first.
+  // Messages of one pair and tag arrive in the order they were sent: with `resize`, the size comes first. (The
+  // size outlives its send: pass_chunks waits for it.)
   std::int64_t size = static_cast<std::int64_t>(data.size());
   if (resize) {
     if (parent >= 0) {
-      comm_.receive_into(await_member(parent, tag, until), &size, 1);
+      comm_.receive_into(await_member(parent, tag, deadline()), &size, 1);
       data.resize(static_cast<std::size_t>(size));
     }
-    pass_on(&size, 1);
+    for (const int child : children)
+      if (child < comm_.size()) sends.push_back(comm_.isend(&size, 1, child, tag));
   }
+  pass_chunks(data.data(), data.size(), tag, parent, children, sends);
+}
+
+template <typename T>
+void RoundSync::pass_chunks(T* data, std::size_t n, comm::Tag tag, int parent, const std::vector<int>& children,
+                            std::vector<comm::Request>& sends) {
+  const auto until = deadline();
   const std::size_t step = chunk<T>();
-  for (std::size_t c = 0, count = chunks<T>(data.size()); c < count; ++c) {
-    const std::size_t offset = c * step, n = chunk_size<T>(offset, data.size());
-    if (parent >= 0) comm_.receive_into(await_member(parent, tag, until), data.data() + offset, n);
-    pass_on(data.data() + offset, n);
+  for (std::size_t c = 0, count = chunks<T>(n); c < count; ++c) {
+    const std::size_t offset = c * step, k = chunk_size<T>(offset, n);
+    if (parent >= 0) comm_.receive_into(await_member(parent, tag, until), data + offset, k);
+    for (const int child : children)
+      if (child < comm_.size()) sends.push_back(comm_.isend(data + offset, k, child, tag));
   }
   for (auto& r : sends) r.wait_until(until, waits_.collective());
 }
 
 template void RoundSync::down_tree(std::vector<float>&, comm::Tag, bool, bool);
 template void RoundSync::down_tree(std::vector<std::uint8_t>&, comm::Tag, bool, bool);
-template void RoundSync::pass_down(std::vector<float>&, comm::Tag, bool, int, const std::vector<int>&);
+template void RoundSync::pass_chunks(float*, std::size_t, comm::Tag, int, const std::vector<int>&,
+                                     std::vector<comm::Request>&);
 
-void RoundSync::average_into_root(std::vector<float>& w, float share) {
+void RoundSync::average_into_root(core::Floats w, float share) {
   const int me = comm_.rank();
   if (me != 0) {
     sum_up(w, share, tree_.children(me), tree_.parent(me));
@@ -67,7 +80,7 @@ void RoundSync::average_into_root(std::vector<float>& w, float share) {
   weight_bytes_ += static_cast<double>(comm_.size() - 1) * static_cast<double>(w.size() * sizeof(float));
 }
 
-void RoundSync::sum_up(std::vector<float>& w, float share, const std::vector<int>& children, int parent, comm::Tag up) {
+void RoundSync::sum_up(core::Floats w, float share, const std::vector<int>& children, int parent, comm::Tag up) {
   // Chunk by chunk: scale its own weights, add the children's sums and send the total to the parent.
   const std::size_t step = chunk<float>();
   incoming_.resize(children.size() * std::min(step, w.size()));

@@ -31,7 +31,6 @@ HostShare::HostShare(const comm::Communicator& learners, const Topology& topolog
   host_ = learners.split_groups(group, me);
   exchange_ = learners.split(leads, me);
   if (group >= 0) shared_ = std::make_unique<comm::SharedWeights>(host_, params, deadline());
-  if (group >= 0 && leads) copy_.assign(params, 0.0f);
 }
 
 HostShare::~HostShare() = default;
@@ -51,26 +50,15 @@ void HostShare::barrier() const {
   shared_->sync();
 }
 
-void HostShare::start() {
-  if (leader()) std::copy(copy_.begin(), copy_.end(), weights());
-  barrier();
-}
+void HostShare::start() const { barrier(); }
 
-comm::WindowTotals HostShare::trained(const comm::WindowTotals& mine) {
+comm::WindowTotals HostShare::trained(const comm::WindowTotals& mine) const {
   const comm::WindowTotals host = host_totals(mine);
   barrier();  // every learner of the host is done writing
-  if (leader()) std::copy(weights(), weights() + copy_.size(), copy_.begin());
   return host;
 }
 
-void HostShare::finish() {
-  flushed();
-  barrier();
-}
-
-void HostShare::flushed() {
-  if (leader()) std::copy(copy_.begin(), copy_.end(), weights());
-}
+void HostShare::finish() const { barrier(); }
 
 void HostShare::release() {
   if (shared_) shared_->release(deadline());

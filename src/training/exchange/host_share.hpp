@@ -12,6 +12,7 @@
 #include "comm/messages.hpp"
 #include "comm/shared_weights.hpp"
 #include "comm/wait_policy.hpp"
+#include "core/floats.hpp"
 #include "core/rank_map.hpp"
 #include "training/collectives/topology.hpp"
 
@@ -48,20 +49,17 @@ class HostShare {
   void release();
 
   // A lock-step round's steps on the shared weights, each called by every learner of the host. The leader
-  // exchanges its copy of them (copy()), which it brings in from the shared weights once the host's learners are
-  // done training, and takes back to them once the exchange is done.
-  // Leader: its copy of the weights, which the exchange reads and writes.
-  std::vector<float>& copy() { return copy_; }
-  // After a process's first opening exchange: the leader's copy becomes the shared weights, which every learner
-  // of the host waits for.
-  void start();
+  // exchanges the shared weights themselves (shared()), in place, while the host's other learners wait: they
+  // have reported Ready, so none writes them, and the Dispatcher starts an exchange only once every learner has.
+  // Leader: the shared weights, as the exchange reads and writes them.
+  core::Floats shared() const { return {shared_->data(), shared_->size()}; }
+  // After an opening exchange that brought weights: every learner of the host waits for them.
+  void start() const;
   // After training, with this learner's windows `mine`: the host's windows (summed); every learner of the host
-  // is done writing, and the leader's copy takes the shared weights.
-  comm::WindowTotals trained(const comm::WindowTotals& mine);
-  // After the exchange: the leader's copy becomes the shared weights, which every learner of the host waits for.
-  void finish();
-  // After the final flush: the leader's copy becomes the shared weights (the host's learners then release them).
-  void flushed();
+  // is done writing.
+  comm::WindowTotals trained(const comm::WindowTotals& mine) const;
+  // After the exchange: every learner of the host waits for its result.
+  void finish() const;
 
  private:
   comm::Deadline deadline() const;
@@ -73,7 +71,6 @@ class HostShare {
   std::unique_ptr<comm::SharedWeights> shared_;
   std::vector<int> exchange_hosts_;
   std::vector<int> exchange_ranks_;
-  std::vector<float> copy_;  // the leader's copy of the weights, for the exchange
 };
 
 }  // namespace fedavg::training

@@ -7,7 +7,7 @@ namespace fedavg::training {
 SparseDispatcher::SparseDispatcher(RoundSync& sync, Layout layout, const core::Settings& s, Publisher publisher)
     : link_(sync, std::move(layout), s, publisher) {}
 
-void SparseDispatcher::receive_global(std::vector<float>& w, RoundKind kind) {
+void SparseDispatcher::receive_global(core::Floats w, RoundKind kind) {
   link_.take_owners_sums(w.data(), nullptr, kind, SparseLink::Receiver::Dispatcher);
   if (kind == RoundKind::Full) release_buffers();
 }
@@ -25,7 +25,7 @@ SparseDelta& SparseDispatcher::collect(RoundKind kind) {
   return sum_;
 }
 
-void SparseDispatcher::publish(SparseDelta& delta, std::vector<float>& w, RoundKind kind) {
+void SparseDispatcher::publish(SparseDelta& delta, core::Floats w, RoundKind kind) {
   link_.round_with_residual(delta, kind);
   delta.apply_to(w.data(), link_.layout());
   std::vector<std::uint8_t>& msg = link_.msg();

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "core/floats.hpp"
 #include "core/settings.hpp"
 #include "training/collectives/round_sync.hpp"
 #include "training/exchange/sparse_delta.hpp"
@@ -28,7 +29,7 @@ class SparseDispatcher {
   double inbound_bytes() const { return link_.inbound_bytes(); }
 
   // Publisher::Owners: adds the owners' global change to `w`. `kind` as the learners'.
-  void receive_global(std::vector<float>& w, RoundKind kind);
+  void receive_global(core::Floats w, RoundKind kind);
   // Publisher::Dispatcher: the learners' summed delta (each row divided by its weight for "touched"). Valid until
   // the next collect.
   SparseDelta& collect(RoundKind kind);
@@ -36,7 +37,7 @@ class SparseDispatcher {
   // round: float32), rounded before it adds it, so every replica adds exactly the same; the rounding waits in the
   // Dispatcher's residual for the row's next change (or the next full round). Leaves in `delta` what it sent, but
   // for a full round, after which `delta` is gone (release_buffers).
-  void publish(SparseDelta& delta, std::vector<float>& w, RoundKind kind);
+  void publish(SparseDelta& delta, core::Floats w, RoundKind kind);
 
  private:
   // After a full round, which moves every changed row: gives back the memory of its buffers, which would

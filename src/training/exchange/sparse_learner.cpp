@@ -17,8 +17,8 @@ SparseLearner::SparseLearner(RoundSync& sync, Layout layout, const core::Setting
                              CombineRule rule)
     : link_(sync, std::move(layout), s, publisher), rule_(rule) {}
 
-void SparseLearner::start_from(const std::vector<float>& w) {
-  start_ = w;
+void SparseLearner::start_from(core::Floats w) {
+  start_.assign(w.begin(), w.end());
   waiting_.assign(layout().size(), {});
 }
 
@@ -32,8 +32,7 @@ const std::vector<std::uint32_t>* SparseLearner::written_in(std::size_t t, const
   return &rows;
 }
 
-void SparseLearner::scan(std::size_t t, const std::vector<float>& w, const std::vector<std::uint32_t>* rows,
-                         bool norms) {
+void SparseLearner::scan(std::size_t t, core::Floats w, const std::vector<std::uint32_t>* rows, bool norms) {
   const Table& tab = layout()[t];
   const std::size_t n = rows ? rows->size() : tab.rows;
   scan_.resize(n);
@@ -65,7 +64,7 @@ void SparseLearner::take_scanned(std::size_t t, std::size_t i, std::uint32_t r) 
   candidates_.emplace_back(scan_[i], r);
 }
 
-void SparseLearner::measure(std::size_t t, const std::vector<float>& w, const std::vector<std::uint32_t>* written) {
+void SparseLearner::measure(std::size_t t, core::Floats w, const std::vector<std::uint32_t>* written) {
   const Table& tab = layout()[t];
   norms_[t].resize(tab.rows);
   candidates_.clear();
@@ -82,7 +81,7 @@ void SparseLearner::measure(std::size_t t, const std::vector<float>& w, const st
       [&](std::size_t i, std::size_t) { take_scanned(t, i, (*written)[i]); });
 }
 
-void SparseLearner::emit(std::vector<float>& w, std::size_t t, const std::vector<std::uint32_t>& rows, float scale,
+void SparseLearner::emit(core::Floats w, std::size_t t, const std::vector<std::uint32_t>& rows, float scale,
                          ValueType as) {
   const auto owners = static_cast<std::uint32_t>(parts_.size());
   const Table& tab = layout()[t];
@@ -143,15 +142,14 @@ void SparseLearner::select(std::size_t keep, std::vector<std::uint32_t>& waiting
   }
 }
 
-void SparseLearner::every_change(std::size_t t, const std::vector<float>& w, const std::vector<std::uint32_t>* rows) {
+void SparseLearner::every_change(std::size_t t, core::Floats w, const std::vector<std::uint32_t>* rows) {
   waiting_[t].clear();
   scan(t, w, rows, false);
   for (std::size_t i = 0; i < scan_.size(); ++i)
     if (scan_[i] >= 0.0f) chosen_.push_back(rows ? (*rows)[i] : static_cast<std::uint32_t>(i));
 }
 
-void SparseLearner::largest_changes(std::size_t t, const std::vector<float>& w,
-                                    const std::vector<std::uint32_t>* rows) {
+void SparseLearner::largest_changes(std::size_t t, core::Floats w, const std::vector<std::uint32_t>* rows) {
   measure(t, w, rows);
   waiting_[t].clear();
   const auto rows_sent = std::ceil(link_.fraction() * static_cast<double>(layout()[t].rows));
@@ -169,7 +167,7 @@ void SparseLearner::clear_parts() {
   }
 }
 
-void SparseLearner::own_delta(std::vector<float>& w, double share, RoundKind kind, const bridge::WrittenRows& written) {
+void SparseLearner::own_delta(core::Floats w, double share, RoundKind kind, const bridge::WrittenRows& written) {
   if (!written.empty() && written.size() != layout().size())
     throw core::Error("engine.written_rows gave " + std::to_string(written.size()) + " parameters, the model has " +
                       std::to_string(layout().size()));
@@ -212,7 +210,7 @@ void SparseLearner::scatter(RoundKind kind) {
   if (rule_.weighs_rows()) mine().normalise(layout(), rule_, link_.learners(), &link_.workers());
 }
 
-void SparseLearner::publish_own(std::vector<float>& w, RoundKind kind) {
+void SparseLearner::publish_own(core::Floats w, RoundKind kind) {
   const auto& comm = link_.sync().comm();
   link_.round_with_residual(mine(), kind);
   // One message for every other member, sent before this learner adds it itself.
@@ -225,7 +223,7 @@ void SparseLearner::publish_own(std::vector<float>& w, RoundKind kind) {
   link_.take_owners_sums(w.data(), start_.data(), kind, SparseLink::Receiver::Learner);
 }
 
-void SparseLearner::through_dispatcher(std::vector<float>& w, RoundKind kind) {
+void SparseLearner::through_dispatcher(core::Floats w, RoundKind kind) {
   const auto& out = counted(mine(), kind, 1);
   if (kind == RoundKind::Full) link_.drop(mine());  // encoded
   link_.sends().push_back(link_.sync().comm().isend(out.data(), out.size(), 0, comm::Tag::RowDelta));
@@ -241,8 +239,7 @@ const std::vector<std::uint8_t>& SparseLearner::counted(const SparseDelta& sum, 
   return out;
 }
 
-void SparseLearner::learner_round(std::vector<float>& w, double share, RoundKind kind,
-                                  const bridge::WrittenRows& written) {
+void SparseLearner::learner_round(core::Floats w, double share, RoundKind kind, const bridge::WrittenRows& written) {
   own_delta(w, share, kind, written);
   scatter(kind);
   if (link_.publisher() == Publisher::Owners) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bridge/written_rows.hpp"
+#include "core/floats.hpp"
 #include "core/settings.hpp"
 #include "training/collectives/round_sync.hpp"
 #include "training/exchange/combine_rule.hpp"
@@ -27,40 +28,40 @@ class SparseLearner {
   unsigned threads() const { return link_.threads(); }
   bool lossy() const { return link_.lossy(); }
   // Holding the global weights (after a dense broadcast): they are the start of the next round.
-  void start_from(const std::vector<float>& w);
+  void start_from(core::Floats w);
   // Sends what it changed (since the start, with what it kept back before), scaled by `share` (its share of the
   // round's windows; for the "touched" weighting also each row's weight), takes the global change and leaves in
   // `w` the new global weights plus what it kept back. A full round sends every change, in float32. `written`:
   // the rows the model's steps wrote in the round, per table; the round looks for changes only in those and in
   // the rows that waited from earlier rounds (a table the model says nothing of, and a full round, are read
   // whole).
-  void learner_round(std::vector<float>& w, double share, RoundKind kind, const bridge::WrittenRows& written = {});
+  void learner_round(core::Floats w, double share, RoundKind kind, const bridge::WrittenRows& written = {});
   // The global weights, which every member holds bit for bit (its own weights add what it kept back).
   const std::vector<float>& global() const { return start_; }
 
  private:
   // Its delta, split by owner into parts_: every changed row (or the largest changes), scaled; puts what it sends
   // out of `w`, leaving what it keeps back.
-  void own_delta(std::vector<float>& w, double share, RoundKind kind, const bridge::WrittenRows& written);
+  void own_delta(core::Floats w, double share, RoundKind kind, const bridge::WrittenRows& written);
   // Resizes parts_ (one per owner) and the per-table lists, and empties the parts.
   void clear_parts();
   // The rows of table `t` that `written` names, ascending; null when any row may have changed (a full round reads
   // every row).
   const std::vector<std::uint32_t>* written_in(std::size_t t, const bridge::WrittenRows& written, RoundKind kind) const;
   // Into chosen_: table `t`'s changed rows of those `rows` names (every row when null). Nothing waits.
-  void every_change(std::size_t t, const std::vector<float>& w, const std::vector<std::uint32_t>* rows);
+  void every_change(std::size_t t, core::Floats w, const std::vector<std::uint32_t>* rows);
   // Into chosen_: table `t`'s largest changes (with what waited from earlier rounds), by L2 norm; the others wait.
-  void largest_changes(std::size_t t, const std::vector<float>& w, const std::vector<std::uint32_t>* rows);
+  void largest_changes(std::size_t t, core::Floats w, const std::vector<std::uint32_t>* rows);
   // scan_[i] for the i-th row `rows` names (every row when null): the squared norm of its change since the start,
   // or -1 when it has not changed (`norms`: else any value >= 0). Shared among the workers.
-  void scan(std::size_t t, const std::vector<float>& w, const std::vector<std::uint32_t>* rows, bool norms);
+  void scan(std::size_t t, core::Floats w, const std::vector<std::uint32_t>* rows, bool norms);
   // Puts table `t`'s rows `rows` (ascending) into their owners' parts, each as its change times `scale` rounded to
   // `as`, and leaves in `w` what the rounding lost above the start. The copying is shared among the workers.
-  void emit(std::vector<float>& w, std::size_t t, const std::vector<std::uint32_t>& rows, float scale, ValueType as);
+  void emit(core::Floats w, std::size_t t, const std::vector<std::uint32_t>& rows, float scale, ValueType as);
   // Table `t`'s changed rows with their squared norms, in candidates_: it reads the rows `rows` names (every row
   // when null) and takes the other waiting rows' norms from the round they were read in (a waiting row nothing
   // wrote since has not moved from the global weights: the global change went to both).
-  void measure(std::size_t t, const std::vector<float>& w, const std::vector<std::uint32_t>* rows);
+  void measure(std::size_t t, core::Floats w, const std::vector<std::uint32_t>* rows);
   // measure's step for the i-th row read, row `r` of table `t`: a candidate, and its norm kept, if it changed.
   void take_scanned(std::size_t t, std::size_t i, std::uint32_t r);
   // Of candidates_ (ascending by row), the `keep` with the largest norms into chosen_ and the others into
@@ -70,10 +71,10 @@ class SparseLearner {
   void scatter(RoundKind kind);
   // Publisher::Owners: rounds the sum of its rows, adds it to `w` and the start, and sends it to every other
   // member; then adds the other owners' sums.
-  void publish_own(std::vector<float>& w, RoundKind kind);
+  void publish_own(core::Floats w, RoundKind kind);
   // Publisher::Dispatcher: sends the sum of its rows to the Dispatcher, and adds the global change it sends down
   // the learner tree to `w` and the start.
-  void through_dispatcher(std::vector<float>& w, RoundKind kind);
+  void through_dispatcher(core::Floats w, RoundKind kind);
   // `sum` (the sum of its rows) encoded for `copies` receivers, after the byte count of everything this learner
   // sent in the round (for the Dispatcher, which adds up the counts). Valid until the round's sends end.
   const std::vector<std::uint8_t>& counted(const SparseDelta& sum, RoundKind kind, int copies);

@@ -2,12 +2,12 @@
 
 namespace fedavg::training {
 
-void Bmuf::open_round(RoundSync& sync, std::vector<float>& w, bool) {
+void Bmuf::open_round(RoundSync& sync, core::Floats w, bool) {
   sync.weights(w);
-  if (sync.on_dispatcher()) global_ = w;
+  if (sync.on_dispatcher()) global_.assign(w.begin(), w.end());
 }
 
-void Bmuf::close_round(RoundSync& sync, std::vector<float>& w, float share) {
+void Bmuf::close_round(RoundSync& sync, core::Floats w, float share) {
   sync.average_into_root(w, share);
   if (!sync.on_dispatcher()) return;
   if (m_.size() != w.size()) m_.assign(w.size(), 0.0f);

@@ -3,6 +3,7 @@
 // momentum is checkpointed (docs/strategies.md#bmuf).
 #pragma once
 
+#include "core/floats.hpp"
 #include "training/strategies/lockstep.hpp"
 
 namespace fedavg::training {
@@ -19,8 +20,8 @@ class Bmuf : public Lockstep {
 
  protected:
   // fedavg's exchanges; the Dispatcher then steps from the round's start along the averaged update.
-  void open_round(RoundSync& sync, std::vector<float>& w, bool first) override;
-  void close_round(RoundSync& sync, std::vector<float>& w, float share) override;
+  void open_round(RoundSync& sync, core::Floats w, bool first) override;
+  void close_round(RoundSync& sync, core::Floats w, float share) override;
   // Every round starts from the Dispatcher's weights after its outer step.
   bool opens_with_weights() const override { return true; }
   // The same step on the rows the learners changed (the momentum of the others waits until they change: lazy).

@@ -4,6 +4,7 @@
 // bit-identical, and every round checks it (docs/strategies.md#bsp).
 #pragma once
 
+#include "core/floats.hpp"
 #include "training/strategies/lockstep.hpp"
 
 namespace fedavg::training {
@@ -14,11 +15,11 @@ class Bsp : public Lockstep {
 
  protected:
   // Only the first round of a process needs the Dispatcher's weights (initial or resumed).
-  void open_round(RoundSync& sync, std::vector<float>& w, bool first) override;
+  void open_round(RoundSync& sync, core::Floats w, bool first) override;
   // The allreduce, then the check that every member holds the same bits; throws core::Error if not.
-  void close_round(RoundSync& sync, std::vector<float>& w, float share) override;
+  void close_round(RoundSync& sync, core::Floats w, float share) override;
   // The sparse exchange averages as fedavg's does; the replicas are checked the same way.
-  void after_sparse_round(RoundSync& sync, const std::vector<float>& w) override;
+  void after_sparse_round(RoundSync& sync, const float* w, std::size_t size) override;
 };
 
 }  // namespace fedavg::training

@@ -4,9 +4,9 @@
 
 namespace fedavg::training {
 
-void DenseRoundExchange::open(std::vector<float>& w, bool first) { strategy_.open_round(sync(), w, first); }
+void DenseRoundExchange::open(core::Floats w, bool first) { strategy_.open_round(sync(), w, first); }
 
-void DenseRoundExchange::close(std::vector<float>& w, double share, long) {
+void DenseRoundExchange::close(core::Floats w, double share, long) {
   strategy_.close_round(sync(), w, static_cast<float>(share));
 }
 

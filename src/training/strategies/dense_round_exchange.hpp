@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/floats.hpp"
 #include "training/strategies/round_exchange.hpp"
 
 namespace fedavg::training {
@@ -16,9 +17,9 @@ class DenseRoundExchange : public RoundExchange {
   DenseRoundExchange(Lockstep& strategy, std::unique_ptr<RoundSync> sync)
       : RoundExchange(std::move(sync)), strategy_(strategy) {}
 
-  void open(std::vector<float>& w, bool first) override;
-  void close(std::vector<float>& w, double share, long round) override;
-  bool flush(std::vector<float>&) override { return false; }
+  void open(core::Floats w, bool first) override;
+  void close(core::Floats w, double share, long round) override;
+  bool flush(core::Floats) override { return false; }
 
  private:
   Lockstep& strategy_;

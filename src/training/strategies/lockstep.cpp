@@ -32,7 +32,7 @@ struct CutRound {
 
 void Lockstep::outer_step(SparseDelta&, const Layout&) {}
 
-void Lockstep::after_sparse_round(RoundSync&, const std::vector<float>&) {}
+void Lockstep::after_sparse_round(RoundSync&, const float*, std::size_t) {}
 
 bool Lockstep::has_outer_step() const { return false; }
 
@@ -125,8 +125,8 @@ void Lockstep::learner_rounds(LearnerRun& run) {
   LearnerControl control(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds);
   layout_ = layout_of(run.shapes());
   // With shared host weights (share_) every learner of a host trains them, and only the host's leader is in the
-  // exchange, on its copy of them (HostShare::copy): it takes the host's windows and contributes its weights.
-  std::vector<float>& w = share_ ? share_->copy() : run.weights();
+  // exchange, on them in place (HostShare::shared): it takes the host's windows and contributes the weights.
+  const core::Floats w = share_ ? share_->shared() : core::Floats(run.weights());
   const auto exchange = !share_ || share_->leader() ? this->exchange(ctx, s, run.learner_ranks(), w.size(), &run)
                                                     : nullptr;
   // Where every round's opening brings the Dispatcher's weights (the dense exchange of a strategy that sends them),
@@ -153,7 +153,7 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     control.complete_reports();
     if (c.checkpoint) run.send_state();
   }
-  if (exchange && exchange->flush(w) && share_) share_->flushed();
+  if (exchange) exchange->flush(w);  // the host's learners wait in release() until it is done
   run.send_state();
   if (share_) share_->release();
 }

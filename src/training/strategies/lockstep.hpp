@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/floats.hpp"
 #include "training/collectives/round_sync.hpp"
 #include "training/exchange/combine_rule.hpp"
 #include "training/exchange/host_share.hpp"
@@ -34,21 +35,21 @@ class Lockstep : public Strategy {
  protected:
   // Before training. Dispatcher: send what learners start from (`w` holds the global weights). Learner: bring
   // `w` to this round's starting point. `first`: this process's first round.
-  virtual void open_round(RoundSync& sync, std::vector<float>& w, bool first) = 0;
+  virtual void open_round(RoundSync& sync, core::Floats w, bool first) = 0;
   // Whether open_round brings a learner new weights in every round (the Dispatcher's), not only in a process's
   // first: with shared host weights the host's copy then takes them before it trains.
   virtual bool opens_with_weights() const;
   // After training. Learner: contribute `w` scaled by `share`, its share of the round's windows. Dispatcher:
   // receive the contributions and leave the new global weights in `w` (its `share` is 0).
-  virtual void close_round(RoundSync& sync, std::vector<float>& w, float share) = 0;
+  virtual void close_round(RoundSync& sync, core::Floats w, float share) = 0;
   // With the sparse exchange (sparse_exchange.hpp), which takes the place of close_round after the first
   // round's open_round. Dispatcher: turns the learners' average change into the change of the global weights.
   // Only a strategy with an outer step overrides it (and has_outer_step); without one, the learners that own
   // the rows turn their sum into the global change themselves.
   virtual void outer_step(SparseDelta& average, const Layout& layout);
   virtual bool has_outer_step() const;
-  // With the sparse exchange, every member, after the round's exchange, with the global weights.
-  virtual void after_sparse_round(RoundSync& sync, const std::vector<float>& w);
+  // With the sparse exchange, every member, after the round's exchange, with the global weights (`size` floats).
+  virtual void after_sparse_round(RoundSync& sync, const float* w, std::size_t size);
   // Where each parameter lies in the weights (set before the first round).
   const Layout& layout() const { return layout_; }
   const CombineRule& combine() const { return combine_; }

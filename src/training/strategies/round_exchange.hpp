@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "comm/messages.hpp"
+#include "core/floats.hpp"
 #include "training/collectives/round_sync.hpp"
 
 namespace fedavg::training {
@@ -21,16 +22,16 @@ class RoundExchange {
 
   // Before training. Dispatcher: sends what learners start from (`w` holds the global weights). Learner: brings
   // `w` to the round's starting point. `first`: this process's first round.
-  virtual void open(std::vector<float>& w, bool first) = 0;
+  virtual void open(core::Floats w, bool first) = 0;
   // After training: the round's window totals over every member, of each member's `mine`.
   comm::WindowTotals totals(const comm::WindowTotals& mine) { return sync_->totals(mine); }
   // After training. Learner: contributes `w`, trained on `share` of the round's windows, and leaves in `w` the
   // new global weights (the sparse exchange: plus what it kept back). Dispatcher: leaves the new global weights in
   // `w` (its `share` is 0). `round` picks the sparse exchange's full rounds.
-  virtual void close(std::vector<float>& w, double share, long round) = 0;
+  virtual void close(core::Floats w, double share, long round) = 0;
   // After the last round, on Stop: the final flush of a lossy sparse exchange, a full round with no training, so
   // that the final weights hold every change kept back. True if it ran.
-  virtual bool flush(std::vector<float>& w) = 0;
+  virtual bool flush(core::Floats w) = 0;
   // Bytes of weights moved so far (RoundSync::weight_bytes, and the sparse exchange's), and those the
   // Dispatcher received.
   virtual double bytes() const { return sync_->weight_bytes(); }

@@ -26,7 +26,7 @@ SparseRoundExchange::SparseRoundExchange(Lockstep& strategy, std::unique_ptr<Rou
   }
 }
 
-void SparseRoundExchange::open(std::vector<float>& w, bool first) {
+void SparseRoundExchange::open(core::Floats w, bool first) {
   if (!first) return;
   strategy_.open_round(sync(), w, first);
   opened_ = true;
@@ -35,27 +35,28 @@ void SparseRoundExchange::open(std::vector<float>& w, bool first) {
   run_->written_rows();  // starts the count, so that this round reads only the rows its steps write
 }
 
-void SparseRoundExchange::close(std::vector<float>& w, double share, long round) {
+void SparseRoundExchange::close(core::Floats w, double share, long round) {
   this->round(w, share, round_kind(s_, round));
 }
 
-bool SparseRoundExchange::flush(std::vector<float>& w) {
+bool SparseRoundExchange::flush(core::Floats w) {
   if (!opened_ || !(learner_ ? learner_->lossy() : dispatcher_->lossy())) return false;
   // Every member counts 1/L.
   round(w, 1.0 / (sync().comm().size() - 1), RoundKind::Full);
   return true;
 }
 
-void SparseRoundExchange::round(std::vector<float>& w, double share, RoundKind kind) {
+void SparseRoundExchange::round(core::Floats w, double share, RoundKind kind) {
   if (dispatcher_) {
     dispatcher_round(w, kind);
     return;
   }
   learner_->learner_round(w, share, kind, written());
-  strategy_.after_sparse_round(sync(), learner_->global());
+  const std::vector<float>& global = learner_->global();
+  strategy_.after_sparse_round(sync(), global.data(), global.size());
 }
 
-void SparseRoundExchange::dispatcher_round(std::vector<float>& w, RoundKind kind) {
+void SparseRoundExchange::dispatcher_round(core::Floats w, RoundKind kind) {
   if (dispatcher_->publisher() == Publisher::Owners) {
     dispatcher_->receive_global(w, kind);
   } else {
@@ -63,7 +64,7 @@ void SparseRoundExchange::dispatcher_round(std::vector<float>& w, RoundKind kind
     strategy_.outer_step(change, dispatcher_->layout());
     dispatcher_->publish(change, w, kind);
   }
-  strategy_.after_sparse_round(sync(), w);
+  strategy_.after_sparse_round(sync(), w.data(), w.size());
 }
 
 bridge::WrittenRows SparseRoundExchange::written() const {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/floats.hpp"
 #include "core/settings.hpp"
 #include "training/exchange/combine_rule.hpp"
 #include "training/exchange/sparse_delta.hpp"
@@ -28,16 +29,16 @@ class SparseRoundExchange : public RoundExchange {
   SparseRoundExchange(Lockstep& strategy, std::unique_ptr<RoundSync> sync, Layout layout, const core::Settings& s,
                       CombineRule rule, LearnerRun* run, bool whole_rows);
 
-  void open(std::vector<float>& w, bool first) override;
-  void close(std::vector<float>& w, double share, long round) override;
-  bool flush(std::vector<float>& w) override;
+  void open(core::Floats w, bool first) override;
+  void close(core::Floats w, double share, long round) override;
+  bool flush(core::Floats w) override;
   double bytes() const override;
   double inbound_bytes() const override;
 
  private:
   // A round of `kind`: a learner sends its change at `share`, the Dispatcher leaves the global weights in `w`.
-  void round(std::vector<float>& w, double share, RoundKind kind);
-  void dispatcher_round(std::vector<float>& w, RoundKind kind);
+  void round(core::Floats w, double share, RoundKind kind);
+  void dispatcher_round(core::Floats w, RoundKind kind);
   // The rows the learner's model wrote since the last call (none said: every row is read).
   bridge::WrittenRows written() const;
 
