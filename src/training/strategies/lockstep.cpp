@@ -130,7 +130,7 @@ void Lockstep::learner_rounds(LearnerRun& run) {
   const auto exchange = !share_ || share_->leader() ? this->exchange(ctx, s, run.learner_ranks(), w.size(), &run)
                                                     : nullptr;
   // Where every round's opening brings the Dispatcher's weights (the dense exchange of a strategy that sends them),
-  // the host's shared copy takes them each round, not only in the first (the same on all of a host's learners).
+  // the host's learners wait for them each round, not only in the first (the same on all of a host's learners).
   const bool reopens = share_ && opens_with_weights() &&
                        !sparse_exchange(s, params_of(layout_), ctx.topology.one_host());
   bool first = true;

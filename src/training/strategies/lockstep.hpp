@@ -37,7 +37,7 @@ class Lockstep : public Strategy {
   // `w` to this round's starting point. `first`: this process's first round.
   virtual void open_round(RoundSync& sync, core::Floats w, bool first) = 0;
   // Whether open_round brings a learner new weights in every round (the Dispatcher's), not only in a process's
-  // first: with shared host weights the host's copy then takes them before it trains.
+  // first: with shared host weights the host's learners then wait for them before they train.
   virtual bool opens_with_weights() const;
   // After training. Learner: contribute `w` scaled by `share`, its share of the round's windows. Dispatcher:
   // receive the contributions and leave the new global weights in `w` (its `share` is 0).
