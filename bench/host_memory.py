@@ -5,7 +5,7 @@ one copy of the weights (share_host, the default) and with a copy each (share_ho
 
 Each job trains a few short rounds. Every 0.2 s the script reads the proportional set size (PSS, which splits a
 shared page among the processes that map it) of every learner from /proc/PID/smaps_rollup, and keeps the peak
-of their sum. The same job at dim 8 is the baseline (interpreters, torch, batches): what a job at dim 300 holds
+of their sum. The same job at dim 8 is the baseline (interpreters, the model, batches): what a job at dim 300 holds
 above it is its weights and exchange buffers, given in copies of the weights (2 x V x 300 floats).
 
 Usage: /usr/bin/python3 bench/host_memory.py [--learners 8] [--dir DIR]     (about 5 minutes)
