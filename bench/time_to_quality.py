@@ -76,9 +76,9 @@ def run_gensim(text8, tmp, epochs, simlex=None):
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     r = json.loads(out.strip().splitlines()[-1])
     t = {k: v - launched for k, v in r["times"].items()}
-    scores = score_file(vectors)
+    words, matrix = evaluate.load_word2vec(str(vectors))
+    scores = quality.score(words, matrix)
     if simlex:
-        words, matrix = evaluate.load_word2vec(str(vectors))
         scores["simlex"] = evaluate.similarity(words, matrix, str(simlex))["rho"]
     return {"system": "gensim", "wall": t["trained"], "phases": t, "vocab_size": r["vocab_size"], **scores}
 

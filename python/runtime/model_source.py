@@ -43,10 +43,9 @@ def edit_warning(models: dict, name: str, library_file: str,
     none of them, nor derived from one; else "".  A class counts as edited
     when its code differs from the bundled one's, or when it uses a
     module-level function or constant whose code differs."""
+    if not differs(library_file, bundled_file):
+        return ""
     try:
-        if not os.path.exists(bundled_file) or \
-                os.path.samefile(library_file, bundled_file):
-            return ""
         with open(library_file, encoding="utf-8") as f:
             mine = _top_level(f.read())
         with open(bundled_file, encoding="utf-8") as f:

@@ -26,8 +26,6 @@ class InPlace:
         [(name, shape)] layout."""
         return _split(self.flat, shapes)
 
-    host_views = views
-
     def load(self):
         """Nothing: the model's weights are the buffer."""
 
