@@ -1,7 +1,7 @@
 """Shared helpers for the benchmarks: build paths, a prepared Bible config, an mpiexec launcher that samples every
-rank's CPU time and memory from /proc while the job runs (ranks are told apart by PMI_RANK), the mpiexec command for
-emulated hosts, and the job runner of the benches that run one job per folder and reuse a finished one
-(bench/study.py, bench/learner_speedup.py)."""
+rank's CPU time and memory from /proc while the job runs (ranks are told apart by PMI_RANK, or by Open MPI's
+OMPI_COMM_WORLD_RANK), the mpiexec command for emulated hosts, and the job runner of the benches that run one job
+per folder and reuse a finished one (bench/study.py, bench/learner_speedup.py)."""
 
 import argparse
 import json
@@ -15,7 +15,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("FEDAVG_BUILD_DIR", ROOT / "build"))
 APP = (BUILD if BUILD.is_absolute() else ROOT / BUILD) / "src" / "fedavg_mpi"
-PYTHON = "/usr/bin/python3"
+PYTHON = os.environ.get("FEDAVG_BENCH_PYTHON", "/usr/bin/python3")  # a Python with NumPy, for the helper scripts
+# MPICH's mpiexec, or a program that takes its options (scripts/mpiexec_openmpi.sh where the MPI is Open MPI)
+MPIEXEC = os.environ.get("FEDAVG_MPIEXEC", "mpiexec")
 # python/prepare.py's command line: the script, the model size and the stop rule these benchmarks were measured with
 # (its own defaults are dim 100 and the one-command path's 5 passes).
 PREPARE = [PYTHON, str(ROOT / "python" / "prepare.py"), "--dim", "32", "--epoch", "0", "--target", "2.5",
@@ -71,7 +73,7 @@ def run(n, corpora, cfg_dir, out_dir, window=None, timeout=600, sample_every=0.5
     """
     tag = str(os.getpid()) + str(time.monotonic_ns())
     env = {**os.environ, "FEDAVG_BENCH_TAG": tag, "MPIEXEC_TIMEOUT": str(timeout)}
-    cmd = ["mpiexec", "-n", str(n), str(APP), "--config", str(cfg_dir), "--out", str(out_dir)]
+    cmd = [MPIEXEC, "-n", str(n), str(APP), "--config", str(cfg_dir), "--out", str(out_dir)]
     cmd += [str(c) for c in corpora]
     # Output goes to files: a pipe nobody reads fills up and blocks the job's writes.
     Path(out_dir).mkdir(parents=True, exist_ok=True)
@@ -118,8 +120,9 @@ def find_tagged(tag):
         if ("FEDAVG_BENCH_TAG=" + tag).encode() not in env:
             continue
         for e in env:
-            if e.startswith(b"PMI_RANK="):
+            if e.startswith((b"PMI_RANK=", b"OMPI_COMM_WORLD_RANK=")):
                 found.setdefault(int(e.split(b"=")[1]), []).append(int(entry.name))
+                break
     watched = os.environ.get("FEDAVG_RANK_WATCH") != "0"
     ranks = {rank: _innermost(pids) if watched else pids[0] for rank, pids in found.items()}
     return {rank: pid for rank, pid in ranks.items() if pid is not None}
@@ -150,7 +153,7 @@ def emulated_mpiexec(prefix, ranks_per_host):
     """mpiexec and its options for ranks_per_host[h] ranks on emulated host h (EMULATE_HOSTS, the hosts named
     prefix-h0, prefix-h1, ...), the ranks placed host by host in order."""
     layout = ",".join(f"{prefix}-h{h}:{n}" for h, n in enumerate(ranks_per_host))
-    return ["bash", str(EMULATE_HOSTS), "ctl", prefix, "mpiexec", "-launcher", "ssh", "-launcher-exec",
+    return ["bash", str(EMULATE_HOSTS), "ctl", prefix, MPIEXEC, "-launcher", "ssh", "-launcher-exec",
             str(EMULATE_HOSTS), "-localhost", "10.77.0.1", "-hosts", layout, "-n", str(sum(ranks_per_host))]
 
 

@@ -129,7 +129,7 @@ def launcher(learners, hosts):
     """mpiexec and its options for 4 + learners ranks on `hosts` emulated hosts: the Dispatcher and the pipeline
     on the first, with its share of the learners; the learners split evenly."""
     if hosts <= 1:
-        return ["mpiexec", "-n", str(4 + learners)]
+        return [jobs.MPIEXEC, "-n", str(4 + learners)]
     each = learners // hosts
     return jobs.emulated_mpiexec(PREFIX, [each + (4 if h == 0 else 0) for h in range(hosts)])
 

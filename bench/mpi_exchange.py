@@ -36,7 +36,7 @@ def main():
         for floats in args.floats:
             reps = args.reps if floats <= 10_000_000 else min(args.reps, 5)
             for ranks in (2, 3):
-                out = subprocess.run(["mpiexec", "-n", str(ranks), str(exe), str(floats), str(reps)],
+                out = subprocess.run([jobs.MPIEXEC, "-n", str(ranks), str(exe), str(floats), str(reps)],
                                      check=True, capture_output=True, text=True, timeout=300,
                                      env={**os.environ, "MPIEXEC_TIMEOUT": "280"}).stdout
                 for line in out.strip().splitlines():

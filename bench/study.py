@@ -232,7 +232,7 @@ def execute(combo, args, data_dir, prep_spec, base):
     run_dir = args.out / "runs" / combo.run_name
     cfg = run_config(base, combo, args)
     corpora = shards(data_dir, combo.pipeline_count)
-    cmd = ["mpiexec", "-n", str(combo.ranks), str(jobs.APP), "--config", str(run_dir / "config"),
+    cmd = [jobs.MPIEXEC, "-n", str(combo.ranks), str(jobs.APP), "--config", str(run_dir / "config"),
            "--out", str(run_dir), *map(str, corpora)]
     spec = {"data": prep_spec, "cfg": cfg, "command": cmd}
     rc, reused = jobs.run_in(run_dir, data_dir / "config", cfg, cmd, spec, args.time_limit, args.fresh)

@@ -84,7 +84,7 @@ def run_gensim(text8, tmp, epochs, simlex=None):
 
 
 def fedavg_command(text8, out, strategy, a, analogies, similarity):
-    cmd = ["mpiexec", "-n", "6", str(jobs.APP), "--out", str(out), "--strategy", strategy, "--dim", "100",
+    cmd = [jobs.MPIEXEC, "-n", "6", str(jobs.APP), "--out", str(out), "--strategy", strategy, "--dim", "100",
            "--window", "2", "--epoch", str(a.epochs), "--vocab-size", "1000000", "--min-count", "5",
            "--similarity", str(similarity), "--set", f"eval_every={a.eval_every}"]
     if analogies:

@@ -67,7 +67,7 @@ def run_fedavg(text, window, seed, a, settings, score, seconds=0.0):
     training."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
-        cmd = ["mpiexec", "-n", str(a.ranks), str(jobs.APP), "--out", str(out), "--dim", "100", "--window",
+        cmd = [jobs.MPIEXEC, "-n", str(a.ranks), str(jobs.APP), "--out", str(out), "--dim", "100", "--window",
                str(window), "--epoch", str(a.epochs), "--min-count", "5", "--seed", str(seed)]
         if seconds:
             cmd += ["--max-seconds", f"{seconds:.2f}"]

@@ -75,9 +75,9 @@ void send(const Record& r) {
   while (n < 0 && errno == EINTR);
 }
 
-// The rank number mpiexec (or srun) gave, for a rank that died before it could tell.
+// The rank number mpiexec (MPICH's or Open MPI's) or srun gave, for a rank that died before it could tell.
 int launcher_rank() {
-  for (const char* name : {"PMI_RANK", "SLURM_PROCID"})
+  for (const char* name : {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"})
     if (const char* v = std::getenv(name)) return std::atoi(v);
   return -1;
 }
