@@ -266,6 +266,10 @@ const std::vector<Key>& keys() {
                        "across hosts whose learners share the weights: rounds grow from bpe (add_bpe with combine "
                        "add given) until the time that is not training (exchange, evaluation) is at most this share "
                        "of a round, and the hosts' changes are averaged unless combine is given (0: fixed rounds)"));
+    k.push_back(boolean("overlap", &Settings::overlap,
+                        "fedavg, several hosts whose learners share the weights: a host's learners train on while its "
+                        "leader exchanges a copy of the round's weights, and the leader adds the change the exchange "
+                        "brought to the shared weights in place (for hosts with a core for each of their ranks)"));
     k.push_back(boolean("fixed_batch_order", &Settings::fixed_batch_order,
                         "a Batcher serves its learners in a fixed rotation (reproducible runs)"));
     k.push_back(integer("shuffle_windows", &Settings::shuffle_windows, 0, 1 << 28,

@@ -77,6 +77,7 @@ struct Settings {
   bool add_agreement = true;    // add: ... and by up to their sum where their changes disagree
   int add_bpe = 1;              // add, several learners: batches per learner per round (0: bpe)
   double exchange_share = 0.1;  // hosts of sharing learners: rounds grow until their overhead is this share
+  bool overlap = false;         // fedavg, link-sized rounds: a host's learners train on through the exchange
   Exchange exchange = Exchange::Auto;
   double sparse_rows = 1.0;
   ExchangeType sparse_values = ExchangeType::Float16;

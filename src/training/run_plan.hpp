@@ -22,6 +22,7 @@ struct StrategyTraits {
   bool lock_step = false;
   bool adds = false;
   bool host_memory = false;
+  bool trains_through = false;  // its exchange may run on a copy while the host trains on (fedavg)
 };
 
 // The settings the user gave (cfg.json or the command line) rather than left at their defaults, where the plan's
@@ -51,6 +52,10 @@ struct RunPlan {
   core::Combine combine = core::Combine::Add;
   // combine add's power: add_power as given, else kHostAddPower where shares_hosts, else the Settings default.
   double add_power = 0.0;
+  // A host's learners train on through their leader's exchange, which works on a copy of the shared weights and
+  // adds what it changed to them (overlap): fedavg with link-sized rounds. Fixed rounds (exchange_share 0) keep
+  // every learner waiting: their added changes are stable only over the rounds' own short length.
+  bool overlap = false;
   // The models run on the CPU whatever `device` says: the weights live in the host's shared memory.
   bool cpu_only = false;
 

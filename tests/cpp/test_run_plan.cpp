@@ -117,3 +117,19 @@ TEST(RunPlan, RoundsAreSizedByTheLinkOnlyWhereHostsOfSharingLearnersAreTheMember
   EXPECT_EQ(RunPlan::of(add, placed({0, 0, 1, 1}), {false, true}, fedavg::training::Strategy::traits(add)).combine,
             Combine::Add);
 }
+
+TEST(RunPlan, HostsTrainOnThroughTheExchangeOnlyWithFedavgsLinkSizedRounds) {
+  const std::string base = R"({"data_name": "x", "bpe": 200, "bs": 1, "target": 1)";
+  const std::string on = base + R"(, "overlap": true)";
+  const auto given = parse_settings(on + "}", "cfg.json");
+  EXPECT_FALSE(plan(parse_settings(base + "}", "cfg.json"), {0, 0, 1, 1}).overlap);  // not the default
+  EXPECT_TRUE(plan(given, {0, 0, 1, 1}).overlap);
+  EXPECT_FALSE(plan(given, {0, 0, 0, 0}).overlap);  // one host
+  EXPECT_FALSE(plan(given, {0, 1, 2, 3}).overlap);  // single learners
+  // Fixed rounds: the hosts add their changes after every round, stable only over its own length.
+  EXPECT_FALSE(plan(parse_settings(on + R"(, "exchange_share": 0})", "cfg.json"), {0, 0, 1, 1}).overlap);
+  // bmuf and diloco open every round with the Dispatcher's weights; bsp keeps its replicas identical.
+  for (const char* other : {"bsp", "bmuf", "diloco"})
+    EXPECT_FALSE(plan(parse_settings(on + R"(, "strategy": ")" + other + R"("})", "cfg.json"), {0, 0, 1, 1}).overlap)
+        << other;
+}

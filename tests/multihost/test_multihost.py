@@ -5,7 +5,8 @@ tree and bsp's ring cross between hosts once per host, and so does each owner's 
 a learner killed on the remote host costs one round and no human step (scripts/supervise.py restarts the job
 from its checkpoint), even with its host left out (never one that runs a pipeline, as the job's rank map says), and
 so does a host whose link turns slow, which the failure names; a host cut off from the network leaves no process
-behind."""
+behind. Hosts that train on through their leader's exchange (overlap) count those windows with the next round,
+resume from the averaged weights, leave out a failed host, and leave nothing behind when cut off."""
 
 import csv
 import json
@@ -117,6 +118,41 @@ def test_rounds_across_hosts_grow_until_the_exchange_is_a_small_share_of_them(ho
     assert late > 4 * early, (early, late, per_round)
 
 
+def test_hosts_train_on_through_their_leaders_exchange(hosts, toy, tmp_path):
+    # Two hosts of two learners, link-sized rounds (the defaults), overlap. A host's learners train on while its
+    # leader exchanges a copy of the round's weights and the Dispatcher evaluates, and what they train there counts
+    # with the next round: the second round, which asks for the plan's batches again (320 windows a learner),
+    # counts more (without overlap it counts exactly those: the test above). The job learns.
+    h = hosts(3)
+    cfg = config(toy, tmp_path, target=0, max_rounds=8, overlap=True)
+    s, _, _ = train_across(h, [(0, 4), (1, 2), (2, 2)], cfg, toy, tmp_path / "out")
+    assert s["stopped"] == "max_rounds" and s["rounds"] == "8" and s["learners"] == "4", s
+    rows = metrics(tmp_path / "out")
+    per_round = [float(b["windows_per_learner"]) - float(a["windows_per_learner"]) for a, b in zip(rows, rows[1:])]
+    assert per_round[0] == 320.0, per_round
+    assert per_round[1] > 320.0, per_round
+    losses = [float(r["test_loss"]) for r in rows]
+    assert losses[-1] < losses[1] < losses[0], losses
+
+
+def test_hosts_that_train_through_the_exchange_resume_from_the_averaged_weights(hosts, toy, tmp_path):
+    # The checkpoint holds the Dispatcher's weights, the hosts' average, not what a host trained after its copy
+    # was taken: a resume measures the test loss the checkpoint recorded and goes on from that round.
+    h = hosts(3)
+    out = tmp_path / "out"
+    layout = [(0, 4), (1, 2), (2, 2)]
+    first = config(toy, tmp_path / "first", target=0, max_rounds=4, overlap=True)
+    s, _, _ = train_across(h, layout, first, toy, out)
+    assert s["rounds"] == "4", s
+    again = config(toy, tmp_path / "again", target=0, max_rounds=7, overlap=True)
+    job = h.mpiexec(layout, ["--config", again, "--out", out, "--resume", toy / "train.txt"])
+    assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-2000:]
+    assert "resuming from round 4" in job.stdout and "measured, as recorded" in job.stdout, job.stdout[-2000:]
+    rows = metrics(out)
+    assert [int(r["round"]) for r in rows] == list(range(8)), rows
+    assert float(rows[-1]["test_loss"]) < float(rows[4]["test_loss"]), rows
+
+
 def test_the_sparse_exchange_crosses_the_network_once_per_round(hosts, toy, tmp_path):
     # Three remote learners on one host: they sum each row at its owner there, and each owner sends the
     # Dispatcher the global change of its rows, so each changed row crosses the network once.
@@ -215,12 +251,13 @@ def test_a_killed_remote_learner_costs_one_round_and_no_human_step(hosts, toy, t
     assert [int(r["restarts"]) for r in rows[:2]] == [0, 0] and {int(r["restarts"]) for r in rows[2:]} == {1}
 
 
-def test_the_failed_host_can_be_left_out(hosts, toy, tmp_path):
+@pytest.mark.parametrize("overlap", [False, True])
+def test_the_failed_host_can_be_left_out(hosts, toy, tmp_path, overlap):
     h = hosts(3)
-    cfg = config(toy, tmp_path, target=0, max_rounds=6)
+    cfg = config(toy, tmp_path, target=0, max_rounds=6, overlap=overlap)
     out = tmp_path / "out"
-    # Two learners on each learner host, sharing its weights; the hosts add their changes. Learner rank 6 (on the
-    # second host) is killed: the job goes on with the first host's two.
+    # Two learners on each learner host, sharing its weights; the hosts' changes are averaged (with overlap, while
+    # the hosts train on). Learner rank 6 (on the second host) is killed: the job goes on with the first host's two.
     job = h.mpiexec([(0, 4), (1, 2), (2, 2)],
                     ["--config", cfg, "--out", out, "--inject-fault", "6:3:kill", toy / "train.txt"],
                     supervise=["--restarts", "1", "--drop-failed-hosts"], timeout=JOB_TIMEOUT)
@@ -234,19 +271,34 @@ def test_the_failed_host_can_be_left_out(hosts, toy, tmp_path):
 def test_a_host_cut_off_from_the_network_leaves_no_process_behind(hosts, toy, tmp_path):
     """The learners' host loses its link for good while the job trains: the Dispatcher names the learners, the
     job ends, and the ranks over there, whose MPI_Abort cannot reach mpiexec, end themselves within seconds."""
-    h = hosts(2)
+    stderr = cut_while_training(hosts(2), [(0, 4), (1, 2)], 1, toy, tmp_path)
+    # It names the learners it waited for, or the collective it was in when the link went down.
+    assert "[fedavg] rank 0 (Dispatcher): liveness limit:" in stderr, stderr
+
+
+def test_a_host_cut_off_while_the_hosts_train_through_the_exchange_leaves_no_process_behind(hosts, toy, tmp_path):
+    """With overlap a learner host loses its link while its leader exchanges a copy and its learners train on (the
+    exchange runs in every round): a rank names what it waited for, the job ends, and nothing is left running on
+    the cut-off host."""
+    stderr = cut_while_training(hosts(3), [(0, 4), (1, 2), (2, 2)], 2, toy, tmp_path, overlap=True)
+    assert "liveness limit:" in stderr, stderr
+
+
+def cut_while_training(h, layout, host, toy, tmp_path, **settings):
+    """Runs the job over `layout`, takes `host`'s link down once it trains, and checks that the job ends and that
+    no process is left on that host 10 s later; the job's stderr."""
     liveness = 4
-    cfg = config(toy, tmp_path, target=0, max_rounds=100000, max_seconds=100, liveness_seconds=liveness)
+    cfg = config(toy, tmp_path, target=0, max_rounds=100000, max_seconds=100, liveness_seconds=liveness, **settings)
     out = tmp_path / "out"
-    cmd = h.command([(0, 4), (1, 2)], ["--config", cfg, "--out", out, toy / "train.txt"])
+    cmd = h.command(layout, ["--config", cfg, "--out", out, toy / "train.txt"])
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "MPIEXEC_TIMEOUT": str(JOB_TIMEOUT - 10)})
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not (out / "toy.h5").exists():  # training is under way
             time.sleep(0.2)
-        assert h.processes(1), "no process on the learners' host"
-        h.cut(1)
+        assert h.processes(host), "no process on the learners' host"
+        h.cut(host)
         _, stderr = proc.communicate(timeout=JOB_TIMEOUT)
         ended = time.monotonic()
     finally:
@@ -254,11 +306,10 @@ def test_a_host_cut_off_from_the_network_leaves_no_process_behind(hosts, toy, tm
             proc.kill()
             proc.communicate()
     assert proc.returncode != 0
-    # It names the learners it waited for, or the collective it was in when the link went down.
-    assert "[fedavg] rank 0 (Dispatcher): liveness limit:" in stderr, stderr
-    while h.processes(1) and time.monotonic() < ended + 10:
+    while h.processes(host) and time.monotonic() < ended + 10:
         time.sleep(0.5)
-    assert not h.processes(1), "processes left on the cut-off host 10 s after the job ended"
+    assert not h.processes(host), "processes left on the cut-off host 10 s after the job ended"
+    return stderr
 
 
 def supervised(h, layout, cfg, toy, out, options):

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <set>
+#include <utility>
 
 #include "comm/communicator.hpp"
 #include "comm/messages.hpp"
@@ -13,6 +14,7 @@
 #include "training/learner_control.hpp"
 #include "training/learner_run.hpp"
 #include "training/strategies/dense_round_exchange.hpp"
+#include "training/strategies/overlapped_close.hpp"
 #include "training/strategies/sparse_round_exchange.hpp"
 
 namespace fedavg::training {
@@ -46,6 +48,13 @@ std::unique_ptr<HostShare> Lockstep::host_share(const Context& ctx, std::size_t 
                                      params);
 }
 
+int Lockstep::fewest_sharing(const Context& ctx) {
+  std::size_t fewest = 0;
+  for (const auto& host : ctx.topology.learners_by_host(ctx.learners.size()))
+    if (!host.empty() && (fewest == 0 || host.size() < fewest)) fewest = host.size();
+  return std::max<int>(1, static_cast<int>(fewest));
+}
+
 int Lockstep::sharing(const Context& ctx) const {
   if (!ctx.learners.valid() || !shares_hosts(ctx)) return 1;
   return ctx.topology.learners_on_host(ctx.learners.rank(), ctx.learners.size());
@@ -76,6 +85,9 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
   layout_ = layout_of(run.shapes());
   const auto exchange = this->exchange(ctx, s, run.learner_ranks(), run.weights().size(), nullptr);
   DispatcherControl control(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks());
+  // With overlap a host's other learners train on through what is not training (the exchange, the evaluation), so
+  // of that time only its leader's share is lost to training: the share RoundLength weighs the round's overhead by.
+  const double lost = ctx.plan.overlap ? 1.0 / fewest_sharing(ctx) : 1.0;
   bool first = true;
   while (!run.should_stop()) {
     const long round = run.next_round();
@@ -109,7 +121,10 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     run.add_inbound_bytes(exchange->inbound_bytes() - inbound_before);
     if (run.checkpoint_due()) run.collect_states();  // learners send theirs after the closing exchange
     run.end_round(total, sync_seconds);
-    if (!start_up) run.round_took(training_seconds, DispatcherRun::seconds_since(round_start));
+    if (!start_up) {
+      const double overhead = DispatcherRun::seconds_since(round_start) - training_seconds;
+      run.round_took(training_seconds, training_seconds + lost * overhead);
+    }
   }
   control.send({comm::Control::Command::Stop, run.round()});
   const double bytes_before = exchange->bytes();
@@ -133,8 +148,23 @@ void Lockstep::learner_rounds(LearnerRun& run) {
   // the host's learners wait for them each round, not only in the first (the same on all of a host's learners).
   const bool reopens = share_ && opens_with_weights() &&
                        !sparse_exchange(s, params_of(layout_), ctx.topology.one_host());
+  // overlap: the host's learners train on through the exchange and the wait for the next Control, up to one more
+  // round's batches (which bounds how stale the change the exchange brings is); what they train there counts with
+  // the next round.
+  const bool through = share_ && ctx.plan.overlap;
+  comm::WindowTotals extra;
+  std::int64_t through_left = 0;
+  const auto train_on = [&] {
+    if (through_left <= 0) return false;
+    extra += run.train(0, {}, 1);
+    --through_left;
+    return true;
+  };
+  OverlappedClose copies;  // the leader's, with overlap
   bool first = true;
-  for (comm::Control c = control.next(); c.command != comm::Control::Command::Stop; c = control.next()) {
+  for (;;) {
+    const comm::Control c = through && !first ? control.next(train_on) : control.next();
+    if (c.command == comm::Control::Command::Stop) break;
     ctx.hooks.reached(c.round);
     run.plan(c.plan);
     control.report(comm::Tag::Ready, c.round);
@@ -143,13 +173,19 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     first = false;
     run.next_batch();
     comm::WindowTotals mine = run.train(s.balance_rounds ? c.round : 0, {}, c.steps);
+    mine += std::exchange(extra, comm::WindowTotals{});
+    through_left = c.steps > 0 ? c.steps : ctx.plan.learner_bpe;
     control.report(comm::Tag::RoundDone, c.round);
-    if (share_) mine = share_->trained(mine);
+    if (share_) mine = through ? share_->host_totals(mine) : share_->trained(mine);
     if (exchange) {
       const comm::WindowTotals total = exchange->totals(mine);
-      exchange->close(w, mine.windows / total.windows, c.round);
+      if (through) {
+        copies.close(*exchange, w, mine.windows / total.windows, c.round);
+      } else {
+        exchange->close(w, mine.windows / total.windows, c.round);
+      }
     }
-    if (share_) share_->finish();  // the round's result is in the shared weights
+    if (share_ && !through) share_->finish();  // the round's result is in the shared weights
     control.complete_reports();
     if (c.checkpoint) run.send_state();
   }

@@ -60,6 +60,8 @@ class Lockstep : public Strategy {
 
   // Whether the run shares hosts' weights: share_host is set and some host has several learners.
   static bool shares_hosts(const Context& ctx);
+  // The fewest learners that share a host's weights, over the hosts.
+  static int fewest_sharing(const Context& ctx);
   // Collective over ctx.learners: the host share of a run that shares_hosts, with `params` floats.
   static std::unique_ptr<HostShare> host_share(const Context& ctx, std::size_t params);
 

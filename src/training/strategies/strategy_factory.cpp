@@ -29,7 +29,10 @@ std::unique_ptr<Strategy> Strategy::make(const core::Settings& s, const RunPlan&
 StrategyTraits Strategy::traits(const core::Settings& s) {
   StrategyTraits t;
   switch (s.strategy) {
-    case core::StrategyKind::FedAvg: t.adds = s.combine == core::Combine::Add; [[fallthrough]];
+    case core::StrategyKind::FedAvg:
+      t.adds = s.combine == core::Combine::Add;
+      t.trains_through = true;
+      [[fallthrough]];
     case core::StrategyKind::Bsp:
     case core::StrategyKind::Bmuf:
     case core::StrategyKind::Diloco: t.lock_step = true; break;
