@@ -23,6 +23,8 @@ config and a test-loss target, and prints per layout the medians over the seeds 
 same pass. The corpus is the text8 prefix in lines of 1000 words (or --corpus FILE), prepared once by
 python/prepare.py with the vocabulary and dim given.
 
+Where the MPI is Open MPI, FEDAVG_MPIEXEC=$PWD/scripts/mpiexec_openmpi.sh runs the same layouts.
+
 Usage: /usr/bin/python3 bench/hosts_wall_time.py [--out DIR] [--learners 8] [--hosts 2,4] [--links 1gbit,100mbit]
            [--seeds 1,2,3] [--vocab-size 30000] [--min-count 3] [--dim 300] [--target 2.1] [--time-limit 200]
            [--set KEY=VALUE ...] [--old-app PATH] [--corpus FILE]      (needs root)
