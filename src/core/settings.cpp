@@ -267,7 +267,7 @@ const std::vector<Key>& keys() {
                        "add given) until the time that is not training (exchange, evaluation) is at most this share "
                        "of a round, and the hosts' changes are averaged unless combine is given (0: fixed rounds)"));
     k.push_back(boolean("overlap", &Settings::overlap,
-                        "fedavg, several hosts whose learners share the weights: a host's learners train on while its "
+                        "fedavg with link-sized rounds (see exchange_share): a host's learners train on while its "
                         "leader exchanges a copy of the round's weights, and the leader adds the change the exchange "
                         "brought to the shared weights in place (for hosts with a core for each of their ranks)"));
     k.push_back(boolean("fixed_batch_order", &Settings::fixed_batch_order,

@@ -118,13 +118,14 @@ def test_rounds_across_hosts_grow_until_the_exchange_is_a_small_share_of_them(ho
     assert late > 4 * early, (early, late, per_round)
 
 
-def test_hosts_train_on_through_their_leaders_exchange(hosts, toy, tmp_path):
-    # Two hosts of two learners, link-sized rounds (the defaults), overlap. A host's learners train on while its
-    # leader exchanges a copy of the round's weights and the Dispatcher evaluates, and what they train there counts
-    # with the next round: the second round, which asks for the plan's batches again (320 windows a learner),
-    # counts more (without overlap it counts exactly those: the test above). The job learns.
+@pytest.mark.parametrize("exchange", ["dense", "sparse"])
+def test_hosts_train_on_through_their_leaders_exchange(hosts, toy, tmp_path, exchange):
+    # Two hosts of two learners, link-sized rounds (the defaults), overlap, with either exchange. A host's learners
+    # train on while its leader exchanges a copy of the round's weights and the Dispatcher evaluates, and what they
+    # train there counts with the next round: the second round, which asks for the plan's batches again (320
+    # windows a learner), counts more (without overlap it counts exactly those: the test above). The job learns.
     h = hosts(3)
-    cfg = config(toy, tmp_path, target=0, max_rounds=8, overlap=True)
+    cfg = config(toy, tmp_path, target=0, max_rounds=8, overlap=True, exchange=exchange)
     s, _, _ = train_across(h, [(0, 4), (1, 2), (2, 2)], cfg, toy, tmp_path / "out")
     assert s["stopped"] == "max_rounds" and s["rounds"] == "8" and s["learners"] == "4", s
     rows = metrics(tmp_path / "out")

@@ -1,7 +1,8 @@
 // The close of a lock-step round by a host's leader while the host's other learners train on (RunPlan::overlap,
-// docs/strategies.md#overlap): the exchange works on a copy of the shared weights taken at the round's end, and
-// what it changed in that copy (the combined change of every host, less this host's own) is then added to the
-// shared weights in place, on top of the steps the host took meanwhile, as Hogwild adds its learners' steps.
+// docs/strategies.md#training-on-through-the-exchange-overlap): the exchange works on a copy of the shared weights
+// taken at the round's end, and what it changed in that copy (the combined change of every host, less this host's own)
+// is then added to the shared weights in place, on top of the steps the host took meanwhile, as Hogwild adds its
+// learners' steps.
 #pragma once
 
 #include <vector>
