@@ -133,7 +133,7 @@ def test_hosts_train_on_through_their_leaders_exchange(hosts, toy, tmp_path, exc
     assert per_round[0] == 320.0, per_round
     assert per_round[1] > 320.0, per_round
     losses = [float(r["test_loss"]) for r in rows]
-    assert losses[-1] < losses[1] < losses[0], losses
+    assert losses[-1] < losses[0] - 1, losses  # 3.99 at the start, about 2.3 after 8 rounds
 
 
 def test_hosts_that_train_through_the_exchange_resume_from_the_averaged_weights(hosts, toy, tmp_path):
