@@ -3,31 +3,23 @@
 #include <cstdint>
 #include <vector>
 
+#include "comm/request.hpp"
 #include "comm/wait.hpp"
 
 namespace fedavg::training {
 
-comm::Control LearnerControl::next() {
-  auto wire = comm::Control{}.encode();
-  comm::Request control = learners_.ibcast(wire.data(), wire.size(), 0);
-  await(control);
-  return comm::Control::decode(wire);
-}
-
 comm::Control LearnerControl::next(const std::function<bool()>& work) {
   auto wire = comm::Control{}.encode();
   comm::Request control = learners_.ibcast(wire.data(), wire.size(), 0);
-  while (!control.test() && work()) {
+  while (work && !control.test() && work()) {
   }
-  if (control.pending()) await(control);
+  if (control.pending()) {
+    const auto start = comm::Clock::now();
+    const auto missed = control.wait_until(comm::Deadline::after(liveness_ * comm::kNextRound),
+                                           waits_.recurring(control_wait_, waits_.collective()));
+    control_wait_.record(start, missed);
+  }
   return comm::Control::decode(wire);
-}
-
-void LearnerControl::await(comm::Request& control) {
-  const auto start = comm::Clock::now();
-  const auto missed = control.wait_until(comm::Deadline::after(liveness_ * comm::kNextRound),
-                                         waits_.recurring(control_wait_, waits_.collective()));
-  control_wait_.record(start, missed);
 }
 
 void LearnerControl::report(comm::Tag tag, long round) {

@@ -8,7 +8,6 @@
 #include "comm/communicator.hpp"
 #include "comm/messages.hpp"
 #include "comm/outbox.hpp"
-#include "comm/request.hpp"
 #include "comm/wait_policy.hpp"
 
 namespace fedavg::training {
@@ -22,20 +21,16 @@ class LearnerControl {
       : learners_(learners), waits_(waits), liveness_(liveness_seconds), reports_(world) {}
 
   // Receives the next round's Control. The wait recurs every round (the Dispatcher's evaluation and checkpoint),
-  // so the wait policy may sleep through most of it; it is a wait on the Dispatcher itself.
-  comm::Control next();
-  // The same, calling `work` between polls for as long as it returns true (a learner that trains on through the
-  // wait, Lockstep's overlapped exchange), then waiting as next() does.
-  comm::Control next(const std::function<bool()>& work);
+  // so the wait policy may sleep through most of it; it is a wait on the Dispatcher itself. `work`, if given, is
+  // called between polls for as long as it returns true (a learner that trains on through the wait, Lockstep's
+  // overlapped exchange) before that wait.
+  comm::Control next(const std::function<bool()>& work = {});
   // Tells the Dispatcher that this learner reached `tag` (Ready or RoundDone) of `round`.
   void report(comm::Tag tag, long round);
   // Completes the reports still in flight (at the end of a round: the Dispatcher has received them).
   void complete_reports();
 
  private:
-  // Waits for the Control's broadcast, with the wait policy's pace for it.
-  void await(comm::Request& control);
-
   const comm::Communicator& learners_;
   const comm::WaitPolicy& waits_;
   double liveness_;
