@@ -14,6 +14,11 @@ config and a test-loss target, and prints per layout the medians over the seeds 
   exchange          the share of training time the rounds' weight exchange took (the metrics' sync_seconds)
   link MB/s         bytes the hosts sent on their links per second of the job
   windows/learner   windows per learner to the target
+  crossing          seconds and windows per learner where the test loss crossed the target, interpolated
+                    linearly between the round before and the round that reached it: a layout with long rounds
+                    reaches the target within a round but reports it at the round's end, so this compares
+                    designs apart from their round lengths (an estimate: the loss between two rounds is not
+                    measured)
   batches/round     batches per learner per round, in the run's last rounds
   MiB/host          peak memory of the first host (the Dispatcher, the pipeline and its learners) / of the
                     largest other host (learners only): the proportional set size (Pss) of its ranks summed, so
@@ -145,11 +150,24 @@ class HostMemory:
             self.peak = [max(p, m) for p, m in zip(self.peak, sums)]
 
 
+def crossing(rows, target):
+    """(seconds, windows per learner) where the test loss crossed `target`, interpolated linearly between the
+    last round above it and the first at or below it; (nan, nan) where no round reached it."""
+    for before, after in zip(rows, rows[1:]):
+        above, below = float(before["test_loss"]), float(after["test_loss"])
+        if below <= target < above:
+            part = (above - target) / (above - below)
+            return tuple(float(before[k]) + part * (float(after[k]) - float(before[k]))
+                         for k in ("seconds", "windows_per_learner"))
+    return float("nan"), float("nan")
+
+
 def figures(rows, target, learners, wall, sent, bs):
     """The printed figures of one finished run from its metrics rows."""
     last = rows[-1]
     seconds = float(last["seconds"])
     reached = next((r for r in rows[1:] if float(r["test_loss"]) <= target), None)
+    cross_s, cross_windows = crossing(rows, target) if reached else (float("nan"), float("nan"))
     rounds = rows[1:]
     per_round = [(float(b["windows_per_learner"]) - float(a["windows_per_learner"])) for a, b in zip(rows, rows[1:])]
     tail_windows = per_round[len(per_round) // 2:] or per_round
@@ -161,6 +179,8 @@ def figures(rows, target, learners, wall, sent, bs):
         "link_mb_s": sent / wall / 1e6,
         "windows_learner": float(reached["windows_per_learner"]) if reached else float("nan"),
         "batches_round": statistics.median(tail_windows) / bs if tail_windows else float("nan"),
+        "cross_s": cross_s,
+        "cross_windows": cross_windows,
         "last_loss": float(last["test_loss"]),
     }
 
@@ -227,11 +247,11 @@ def measure(args):
             print(f"{label} seed {seed}: to target {f['to_target']:.1f} s, job {f['job']:.1f} s, "
                   f"{f['windows_s']:.0f} windows/s, exchange {100 * f['exchange']:.0f} %, "
                   f"batches/round {f['batches_round']:.1f}, MiB/host {f['host_mib']:.0f} / {f['other_mib']:.0f}, "
-                  f"last test loss {f['last_loss']:.3f}",
+                  f"last test loss {f['last_loss']:.3f}, crossing {f['cross_s']:.1f} s {f['cross_windows']:.0f}",
                   file=sys.stderr, flush=True)
     one = [f["to_target"] for f in results["one host"]]
     head = ["layout", "to target (s)", "job (s)", "vs one host", "windows/s", "exchange", "link MB/s",
-            "windows/learner", "batches/round", "MiB/host"]
+            "windows/learner", "batches/round", "MiB/host", "crossing"]
     table = []
     for label, *_ in layouts:
         runs = results[label]
@@ -239,7 +259,8 @@ def measure(args):
         med = {k: statistics.median(f[k] for f in runs) for k in runs[0]}
         table.append([label, f"{med['to_target']:.1f}", f"{med['job']:.1f}", f"{statistics.median(ratios):.2f}",
                       f"{med['windows_s']:.0f}", f"{100 * med['exchange']:.0f} %", f"{med['link_mb_s']:.1f}",
-                      f"{med['windows_learner']:.0f}", f"{med['batches_round']:.1f}", memory_cell(med)])
+                      f"{med['windows_learner']:.0f}", f"{med['batches_round']:.1f}", memory_cell(med),
+                      f"{med['cross_s']:.1f} s, {med['cross_windows']:.0f}"])
     print(f"### {args.learners} learners on one host and across emulated hosts, text8 prefix, vocabulary "
           f"{args.vocab_size} (min count {args.min_count}), dim {args.dim}, test loss {args.target:g}; medians of "
           f"seeds {','.join(map(str, args.seeds))} (nan: not reached)\n")
