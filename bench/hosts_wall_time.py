@@ -14,15 +14,15 @@ config and a test-loss target, and prints per layout the medians over the seeds 
   exchange          the share of training time the rounds' weight exchange took (the metrics' sync_seconds)
   link MB/s         bytes the hosts sent on their links per second of the job
   windows/learner   windows per learner to the target
+  batches/round     batches per learner per round, in the run's last rounds
+  MiB/host          peak memory of the first host (the Dispatcher, the pipeline and its learners) / of the
+                    largest other host (learners only): the proportional set size (Pss) of its ranks summed, so
+                    the pages they share (the host's shared weights, the libraries) count once; sampled every 0.5 s
   crossing          seconds and windows per learner where the test loss crossed the target, interpolated
                     linearly between the round before and the round that reached it: a layout with long rounds
                     reaches the target within a round but reports it at the round's end, so this compares
                     designs apart from their round lengths (an estimate: the loss between two rounds is not
                     measured)
-  batches/round     batches per learner per round, in the run's last rounds
-  MiB/host          peak memory of the first host (the Dispatcher, the pipeline and its learners) / of the
-                    largest other host (learners only): the proportional set size (Pss) of its ranks summed, so
-                    the pages they share (the host's shared weights, the libraries) count once; sampled every 0.5 s
 
 --old-app runs the one-host layout with another build as well (e.g. a `git worktree` of an older commit), in the
 same pass. The corpus is the text8 prefix in lines of 1000 words (or --corpus FILE), prepared once by
