@@ -267,7 +267,8 @@ def measure(args):
     print(jobs.table(table, head))
     print("\nThe hosts are network namespaces of this machine, so every layout trains on the same cores; each "
           "host's link is capped both ways by a tbf qdisc. \"to target\" is training time (the metrics' seconds), "
-          "\"job\" the job's wall time from launch to exit.")
+          "\"job\" the job's wall time from launch to exit. A run reaches the target within a round and reports it "
+          "at the round's end; \"crossing\" interpolates where the test loss crossed it.")
 
 
 if __name__ == "__main__":
