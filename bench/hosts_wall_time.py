@@ -167,7 +167,7 @@ def figures(rows, target, learners, wall, sent, bs):
     last = rows[-1]
     seconds = float(last["seconds"])
     reached = next((r for r in rows[1:] if float(r["test_loss"]) <= target), None)
-    cross_s, cross_windows = crossing(rows, target) if reached else (float("nan"), float("nan"))
+    cross_s, cross_windows = crossing(rows, target)
     rounds = rows[1:]
     per_round = [(float(b["windows_per_learner"]) - float(a["windows_per_learner"])) for a, b in zip(rows, rows[1:])]
     tail_windows = per_round[len(per_round) // 2:] or per_round
