@@ -24,15 +24,20 @@ config and a test-loss target, and prints per layout the medians over the seeds 
                     designs apart from their round lengths (an estimate: the loss between two rounds is not
                     measured)
 
+A job that fails (a design whose weights diverge, say) does not stop the bench: its reason is printed, and its
+layout's row gives the medians of the seeds that finished, its label naming the seeds that failed ("-" where none
+finished).
+
 --old-app runs the one-host layout with another build as well (e.g. a `git worktree` of an older commit), in the
-same pass. The corpus is the text8 prefix in lines of 1000 words (or --corpus FILE), prepared once by
-python/prepare.py with the vocabulary and dim given.
+same pass. --hosts-set KEY=VALUE sets a cfg.json key for the runs across hosts alone, so that a design for the
+hosts is measured against one host with its defaults in the same pass. The corpus is the text8 prefix in lines
+of 1000 words (or --corpus FILE), prepared once by python/prepare.py with the vocabulary and dim given.
 
 Where the MPI is Open MPI, FEDAVG_MPIEXEC=$PWD/scripts/mpiexec_openmpi.sh runs the same layouts.
 
 Usage: /usr/bin/python3 bench/hosts_wall_time.py [--out DIR] [--learners 8] [--hosts 2,4] [--links 1gbit,100mbit]
            [--seeds 1,2,3] [--vocab-size 30000] [--min-count 3] [--dim 300] [--target 2.1] [--time-limit 200]
-           [--set KEY=VALUE ...] [--old-app PATH] [--corpus FILE]      (needs root)
+           [--set KEY=VALUE ...] [--hosts-set KEY=VALUE ...] [--old-app PATH] [--corpus FILE]   (needs root)
 """
 
 import argparse
@@ -71,6 +76,9 @@ def parse_args(argv=None):
     ap.add_argument("--time-limit", type=float, default=200.0, help="max_seconds of every run")
     ap.add_argument("--set", type=jobs.parse_set, action="append", default=[], metavar="KEY=VALUE",
                     help="a cfg.json key for every run (value parsed as JSON)")
+    ap.add_argument("--hosts-set", type=jobs.parse_set, action="append", default=[], metavar="KEY=VALUE",
+                    help="a cfg.json key for the runs across hosts alone, after --set (a design for the hosts "
+                         "against the one host's defaults)")
     ap.add_argument("--old-app", type=Path, help="another build's fedavg_mpi, run on one host beside this one")
     ap.add_argument("--corpus", type=Path, help="a text file instead of the text8 prefix")
     args = ap.parse_args(argv)
@@ -185,13 +193,21 @@ def figures(rows, target, learners, wall, sent, bs):
     }
 
 
-def run(args, app, name, hosts, rate, seed, config, train):
-    """One job on `hosts` emulated hosts with links capped at `rate`; its figures."""
-    run_dir = args.out / "runs" / name
-    cfg = json.loads((config / "cfg.json").read_text())
-    cfg.update({"target": args.target, "max_seconds": args.time_limit, "max_rounds": 0, "seed": seed,
-                "progress_seconds": 5})
+def job_config(args, prepared, hosts, seed):
+    """The cfg.json of one job: the prepared one, the bench's keys, --set, and --hosts-set across hosts."""
+    cfg = {**prepared, "target": args.target, "max_seconds": args.time_limit, "max_rounds": 0, "seed": seed,
+           "progress_seconds": 5}
     cfg.update(dict(args.set))
+    if hosts > 1:
+        cfg.update(dict(args.hosts_set))
+    return cfg
+
+
+def run(args, app, name, hosts, rate, seed, config, train):
+    """One job on `hosts` emulated hosts with links capped at `rate`: its figures, or {"error": its reason} where
+    the job failed (a design that diverges, say)."""
+    run_dir = args.out / "runs" / name
+    cfg = job_config(args, json.loads((config / "cfg.json").read_text()), hosts, seed)
     hosts_up(max(hosts, 1), rate)
     try:
         before = link_bytes()
@@ -208,7 +224,7 @@ def run(args, app, name, hosts, rate, seed, config, train):
     finally:
         subprocess.run(["bash", str(jobs.EMULATE_HOSTS), "down", PREFIX], capture_output=True)
     if rc != 0:
-        raise RuntimeError(f"{name} failed ({rc}): {jobs.error_line(run_dir)}")
+        return {"error": f"{name} failed ({rc}): {jobs.error_line(run_dir)}"}
     with open(run_dir / "out" / "bench_metrics.csv") as f:
         rows = list(csv.DictReader(f))
     return {**figures(rows, args.target, args.learners, wall, sent, int(cfg["bs"])), "host_mib": memory.peak[0],
@@ -233,34 +249,46 @@ def main(argv=None):
         measure(args)
 
 
+def layout_row(label, runs, one, failed):
+    """The table row of one layout: the medians of its finished runs (runs: {seed: figures}), its time against
+    the one-host run of the same seed (one: {seed: seconds to target}), and the seeds whose job failed."""
+    if failed:
+        label += f" (failed: seed{'s' if len(failed) > 1 else ''} {','.join(map(str, failed))})"
+    if not runs:
+        return [label] + ["-"] * 10
+    ratios = [f["to_target"] / one[s] for s, f in runs.items() if s in one]
+    med = {k: statistics.median(f[k] for f in runs.values()) for k in next(iter(runs.values()))}
+    return [label, f"{med['to_target']:.1f}", f"{med['job']:.1f}",
+            f"{statistics.median(ratios):.2f}" if ratios else "-", f"{med['windows_s']:.0f}",
+            f"{100 * med['exchange']:.0f} %", f"{med['link_mb_s']:.1f}", f"{med['windows_learner']:.0f}",
+            f"{med['batches_round']:.1f}", memory_cell(med), f"{med['cross_s']:.1f} s, {med['cross_windows']:.0f}"]
+
+
 def measure(args):
     config, train = prepare(args)
     apps = [("one host", jobs.APP)] + ([("one host, old build", args.old_app)] if args.old_app else [])
     layouts = [(label, app, 1, "none") for label, app in apps]
     layouts += [(f"{h} hosts, {rate}", jobs.APP, h, rate) for rate in args.links for h in args.hosts]
-    results = {label: [] for label, *_ in layouts}
+    results = {label: {} for label, *_ in layouts}
+    failed = {label: [] for label, *_ in layouts}
     for seed in args.seeds:
         for label, app, hosts, rate in layouts:
             name = f"{label.replace(' ', '_').replace(',', '')}_s{seed}"
             f = run(args, app, name, hosts, rate, seed, config, train)
-            results[label].append(f)
+            if "error" in f:
+                failed[label].append(seed)
+                print(f"{label} seed {seed}: {f['error']}", file=sys.stderr, flush=True)
+                continue
+            results[label][seed] = f
             print(f"{label} seed {seed}: to target {f['to_target']:.1f} s, job {f['job']:.1f} s, "
                   f"{f['windows_s']:.0f} windows/s, exchange {100 * f['exchange']:.0f} %, "
                   f"batches/round {f['batches_round']:.1f}, MiB/host {f['host_mib']:.0f} / {f['other_mib']:.0f}, "
                   f"last test loss {f['last_loss']:.3f}, crossing {f['cross_s']:.1f} s {f['cross_windows']:.0f}",
                   file=sys.stderr, flush=True)
-    one = [f["to_target"] for f in results["one host"]]
+    one = {s: f["to_target"] for s, f in results["one host"].items()}
     head = ["layout", "to target (s)", "job (s)", "vs one host", "windows/s", "exchange", "link MB/s",
             "windows/learner", "batches/round", "MiB/host", "crossing"]
-    table = []
-    for label, *_ in layouts:
-        runs = results[label]
-        ratios = [f["to_target"] / o for f, o in zip(runs, one)]
-        med = {k: statistics.median(f[k] for f in runs) for k in runs[0]}
-        table.append([label, f"{med['to_target']:.1f}", f"{med['job']:.1f}", f"{statistics.median(ratios):.2f}",
-                      f"{med['windows_s']:.0f}", f"{100 * med['exchange']:.0f} %", f"{med['link_mb_s']:.1f}",
-                      f"{med['windows_learner']:.0f}", f"{med['batches_round']:.1f}", memory_cell(med),
-                      f"{med['cross_s']:.1f} s, {med['cross_windows']:.0f}"])
+    table = [layout_row(label, results[label], one, failed[label]) for label, *_ in layouts]
     print(f"### {args.learners} learners on one host and across emulated hosts, text8 prefix, vocabulary "
           f"{args.vocab_size} (min count {args.min_count}), dim {args.dim}, test loss {args.target:g}; medians of "
           f"seeds {','.join(map(str, args.seeds))} (nan: not reached)\n")
@@ -268,7 +296,8 @@ def measure(args):
     print("\nThe hosts are network namespaces of this machine, so every layout trains on the same cores; each "
           "host's link is capped both ways by a tbf qdisc. \"to target\" is training time (the metrics' seconds), "
           "\"job\" the job's wall time from launch to exit. A run reaches the target within a round and reports it "
-          "at the round's end; \"crossing\" interpolates where the test loss crossed it.")
+          "at the round's end; \"crossing\" interpolates where the test loss crossed it. A layout whose job failed "
+          "for a seed (its reason is printed above) gives the medians of its other seeds; \"-\" where none finished.")
 
 
 if __name__ == "__main__":
