@@ -59,6 +59,8 @@ import jobs  # noqa: E402
 
 PREFIX = "fedavgb"
 PIPELINE_RANKS = 4  # the Dispatcher and one pipeline's Tokenizer, Filter and Batcher
+HEAD = ["layout", "to target (s)", "job (s)", "vs one host", "windows/s", "exchange", "link MB/s", "windows/learner",
+        "batches/round", "MiB/host", "crossing"]
 
 
 def parse_args(argv=None):
@@ -255,7 +257,7 @@ def layout_row(label, runs, one, failed):
     if failed:
         label += f" (failed: seed{'s' if len(failed) > 1 else ''} {','.join(map(str, failed))})"
     if not runs:
-        return [label] + ["-"] * 10
+        return [label] + ["-"] * (len(HEAD) - 1)
     ratios = [f["to_target"] / one[s] for s, f in runs.items() if s in one]
     med = {k: statistics.median(f[k] for f in runs.values()) for k in next(iter(runs.values()))}
     return [label, f"{med['to_target']:.1f}", f"{med['job']:.1f}",
@@ -286,13 +288,11 @@ def measure(args):
                   f"last test loss {f['last_loss']:.3f}, crossing {f['cross_s']:.1f} s {f['cross_windows']:.0f}",
                   file=sys.stderr, flush=True)
     one = {s: f["to_target"] for s, f in results["one host"].items()}
-    head = ["layout", "to target (s)", "job (s)", "vs one host", "windows/s", "exchange", "link MB/s",
-            "windows/learner", "batches/round", "MiB/host", "crossing"]
     table = [layout_row(label, results[label], one, failed[label]) for label, *_ in layouts]
     print(f"### {args.learners} learners on one host and across emulated hosts, text8 prefix, vocabulary "
           f"{args.vocab_size} (min count {args.min_count}), dim {args.dim}, test loss {args.target:g}; medians of "
           f"seeds {','.join(map(str, args.seeds))} (nan: not reached)\n")
-    print(jobs.table(table, head))
+    print(jobs.table(table, HEAD))
     print("\nThe hosts are network namespaces of this machine, so every layout trains on the same cores; each "
           "host's link is capped both ways by a tbf qdisc. \"to target\" is training time (the metrics' seconds), "
           "\"job\" the job's wall time from launch to exit. A run reaches the target within a round and reports it "
