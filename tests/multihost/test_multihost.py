@@ -121,9 +121,10 @@ def test_rounds_across_hosts_grow_until_the_exchange_is_a_small_share_of_them(ho
 @pytest.mark.parametrize("exchange", ["dense", "sparse"])
 def test_hosts_train_on_through_their_leaders_exchange(hosts, toy, tmp_path, exchange):
     # Two hosts of two learners, link-sized rounds (the defaults), overlap, with either exchange. A host's learners
-    # train on while its leader exchanges a copy of the round's weights and the Dispatcher evaluates, and what they
-    # train there counts with the next round: the second round, which asks for the plan's batches again (320
-    # windows a learner), counts more (without overlap it counts exactly those: the test above). The job learns.
+    # train on while its leader exchanges the round's weights (the dense exchange: a copy of them; the sparse one:
+    # the shared weights in place) and the Dispatcher evaluates, and what they train there counts with the next
+    # round: the second round, which asks for the plan's batches again (320 windows a learner), counts more (without
+    # overlap it counts exactly those: the test above). The job learns.
     h = hosts(3)
     cfg = config(toy, tmp_path, target=0, max_rounds=8, overlap=True, exchange=exchange)
     s, _, _ = train_across(h, [(0, 4), (1, 2), (2, 2)], cfg, toy, tmp_path / "out")
@@ -136,16 +137,17 @@ def test_hosts_train_on_through_their_leaders_exchange(hosts, toy, tmp_path, exc
     assert losses[-1] < losses[0] - 1, losses  # 3.99 at the start, about 2.3 after 8 rounds
 
 
-def test_hosts_that_train_through_the_exchange_resume_from_the_averaged_weights(hosts, toy, tmp_path):
-    # The checkpoint holds the Dispatcher's weights, the hosts' average, not what a host trained after its copy
-    # was taken: a resume measures the test loss the checkpoint recorded and goes on from that round.
+@pytest.mark.parametrize("exchange", ["dense", "sparse"])
+def test_hosts_that_train_through_the_exchange_resume_from_the_averaged_weights(hosts, toy, tmp_path, exchange):
+    # The checkpoint holds the Dispatcher's weights, the hosts' average, not what a host trained after its last
+    # exchange: a resume measures the test loss the checkpoint recorded and goes on from that round.
     h = hosts(3)
     out = tmp_path / "out"
     layout = [(0, 4), (1, 2), (2, 2)]
-    first = config(toy, tmp_path / "first", target=0, max_rounds=4, overlap=True)
+    first = config(toy, tmp_path / "first", target=0, max_rounds=4, overlap=True, exchange=exchange)
     s, _, _ = train_across(h, layout, first, toy, out)
     assert s["rounds"] == "4", s
-    again = config(toy, tmp_path / "again", target=0, max_rounds=7, overlap=True)
+    again = config(toy, tmp_path / "again", target=0, max_rounds=7, overlap=True, exchange=exchange)
     job = h.mpiexec(layout, ["--config", again, "--out", out, "--resume", toy / "train.txt"])
     assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-2000:]
     assert "resuming from round 4" in job.stdout and "measured, as recorded" in job.stdout, job.stdout[-2000:]
@@ -277,11 +279,14 @@ def test_a_host_cut_off_from_the_network_leaves_no_process_behind(hosts, toy, tm
     assert "[fedavg] rank 0 (Dispatcher): liveness limit:" in stderr, stderr
 
 
-def test_a_host_cut_off_while_the_hosts_train_through_the_exchange_leaves_no_process_behind(hosts, toy, tmp_path):
-    """With overlap a learner host loses its link while its leader exchanges a copy and its learners train on (the
-    exchange runs in every round): a rank names what it waited for, the job ends, and nothing is left running on
-    the cut-off host."""
-    stderr = cut_while_training(hosts(3), [(0, 4), (1, 2), (2, 2)], 2, toy, tmp_path, overlap=True)
+@pytest.mark.parametrize("exchange", ["dense", "sparse"])
+def test_a_host_cut_off_while_the_hosts_train_through_the_exchange_leaves_no_process_behind(hosts, toy, tmp_path,
+                                                                                            exchange):
+    """With overlap a learner host loses its link while its leader exchanges (a copy, or the shared weights in
+    place) and its learners train on (the exchange runs in every round): a rank names what it waited for, the job
+    ends, and nothing is left running on the cut-off host."""
+    stderr = cut_while_training(hosts(3), [(0, 4), (1, 2), (2, 2)], 2, toy, tmp_path, overlap=True,
+                                exchange=exchange)
     assert "liveness limit:" in stderr, stderr
 
 

@@ -160,7 +160,7 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     --through_left;
     return true;
   };
-  OverlappedClose copies;  // the leader's, with overlap
+  OverlappedClose copies;  // the leader's, with overlap and an exchange that replaces the weights (dense)
   bool first = true;
   for (;;) {
     const comm::Control c = through && !first ? control.next(train_on) : control.next();
@@ -179,7 +179,7 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     if (share_) mine = through ? share_->host_totals(mine) : share_->trained(mine);
     if (exchange) {
       const comm::WindowTotals total = exchange->totals(mine);
-      if (through) {
+      if (through && !exchange->adds_in_place()) {
         copies.close(*exchange, w, mine.windows / total.windows, c.round);
       } else {
         exchange->close(w, mine.windows / total.windows, c.round);

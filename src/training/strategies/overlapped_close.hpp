@@ -2,7 +2,8 @@
 // docs/strategies.md#training-on-through-the-exchange-overlap): the exchange works on a copy of the shared weights
 // taken at the round's end, and what it changed in that copy (the combined change of every host, less this host's own)
 // is then added to the shared weights in place, on top of the steps the host took meanwhile, as Hogwild adds its
-// learners' steps.
+// learners' steps. Only for an exchange that replaces the weights (the dense one); the sparse exchange runs on the
+// shared weights in place (RoundExchange::adds_in_place).
 #pragma once
 
 #include <vector>

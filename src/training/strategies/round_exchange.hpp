@@ -32,6 +32,11 @@ class RoundExchange {
   // After the last round, on Stop: the final flush of a lossy sparse exchange, a full round with no training, so
   // that the final weights hold every change kept back. True if it ran.
   virtual bool flush(core::Floats w) = 0;
+  // Whether a learner's close only adds to `w`: it takes from each row what it sends and adds what it receives,
+  // and writes no other row. Such a close may run on weights that the host's other learners train meanwhile
+  // (overlap), as Hogwild's learners write theirs: a step written to a row in the instant the close updates that
+  // row may be lost, as concurrent steps may lose one another's.
+  virtual bool adds_in_place() const { return false; }
   // Bytes of weights moved so far (RoundSync::weight_bytes, and the sparse exchange's), and those the
   // Dispatcher received.
   virtual double bytes() const { return sync_->weight_bytes(); }

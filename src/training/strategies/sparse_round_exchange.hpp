@@ -32,6 +32,7 @@ class SparseRoundExchange : public RoundExchange {
   void open(core::Floats w, bool first) override;
   void close(core::Floats w, double share, long round) override;
   bool flush(core::Floats w) override;
+  bool adds_in_place() const override { return true; }
   double bytes() const override;
   double inbound_bytes() const override;
 
