@@ -231,8 +231,9 @@ const std::vector<Key>& keys() {
                        "fedavg, bsp, bmuf, diloco: send every weight, or only the rows that changed (auto: sparse "
                        "from 8M parameters on, when the learners span hosts)"));
     k.push_back(number("sparse_rows", &Settings::sparse_rows, 0.0, 1.0,
-                       "sparse: the fraction of each table's rows a learner sends a round, largest changes first "
-                       "(1: every changed row)",
+                       "sparse: the fraction of each table's rows a member sends a round, largest changes first "
+                       "(1: every changed row; not given: 0.05 where hosts add their changes over fixed rounds, "
+                       "else 1)",
                        true));
     k.push_back(choice("sparse_values", &Settings::sparse_values, kExchangeTypes,
                        "sparse: the values sent both ways (16-bit: half the bytes, the rounding kept for later)"));
@@ -253,7 +254,7 @@ const std::vector<Key>& keys() {
     k.push_back(choice("combine", &Settings::combine, kCombines,
                        "fedavg: the learners' changes are added (a row changed by k learners: at least their mean "
                        "change times k^add_power, their sum where the changes disagree), or averaged (not given: "
-                       "averaged across hosts with link-sized rounds, see exchange_share)"));
+                       "added, but averaged across hosts with link-sized rounds, see exchange_share)"));
     k.push_back(number("add_power", &Settings::add_power, 0.0, 1.0,
                        "fedavg, combine add: a row changed by k learners moves by at least their mean change times "
                        "k^add_power (1: their sum)"));
@@ -261,11 +262,14 @@ const std::vector<Key>& keys() {
                         "fedavg, combine add: a row moves by up to the learners' summed change where the changes "
                         "disagree (|sum|^2 <= sum of squares), by less as they agree (false: k^add_power only)"));
     k.push_back(integer("add_bpe", &Settings::add_bpe, 0, 1'000'000,
-                        "fedavg, combine add, several learners: batches per learner per round (0: bpe)"));
+                        "fedavg, combine add, several members: batches per member per round, which a host's "
+                        "sharing learners divide among them (0: bpe; not given: 1, and 4 per learner where hosts "
+                        "of sharing learners add their changes)"));
     k.push_back(number("exchange_share", &Settings::exchange_share, 0.0, 0.9,
                        "across hosts whose learners share the weights: rounds grow from bpe (add_bpe with combine "
                        "add given) until the time that is not training (exchange, evaluation) is at most this share "
-                       "of a round, and the hosts' changes are averaged unless combine is given (0: fixed rounds)"));
+                       "of a round, and the hosts' changes are averaged unless combine is given (0: fixed rounds, "
+                       "the hosts' changes added)"));
     k.push_back(boolean("overlap", &Settings::overlap,
                         "fedavg with link-sized rounds (see exchange_share): a host's learners train on while its "
                         "leader exchanges a copy of the round's weights, and the leader adds the change the exchange "

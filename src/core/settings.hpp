@@ -75,11 +75,11 @@ struct Settings {
   double add_power = 0.6;       // add: a row changed by k members moves by at least their mean times k^add_power
                                 // (given, else training::RunPlan's)
   bool add_agreement = true;    // add: ... and by up to their sum where their changes disagree
-  int add_bpe = 1;              // add, several learners: batches per learner per round (0: bpe)
-  double exchange_share = 0.1;  // hosts of sharing learners: rounds grow until their overhead is this share
+  int add_bpe = 1;              // add, several learners: batches per member per round (0: bpe; hosts: RunPlan's)
+  double exchange_share = 0.0;  // hosts of sharing learners: rounds grow until their overhead is this share
   bool overlap = false;         // fedavg, link-sized rounds: a host's learners train on through the exchange
   Exchange exchange = Exchange::Auto;
-  double sparse_rows = 1.0;
+  double sparse_rows = 1.0;  // given, else training::RunPlan's
   ExchangeType sparse_values = ExchangeType::Float16;
   SparseWeighting sparse_weighting = SparseWeighting::Touched;
   int full_sync_every = 0;   // 0: never

@@ -217,8 +217,9 @@ RunPlan plan_run(const core::Config& cfg, const Topology& topology, const Strate
                            ": \"exchange\": \"sparse\" applies to fedavg, bsp, bmuf and diloco (easgd exchanges "
                            "every weight; hogwild's learners share one copy)");
   }
+  const auto given = [&](const char* key) { return cfg.origins.count(key) > 0; };
   const auto plan = RunPlan::of(cfg.settings, topology,
-                                {cfg.origins.count("add_power") > 0, cfg.origins.count("combine") > 0}, traits);
+                                {given("add_power"), given("combine"), given("add_bpe"), given("sparse_rows")}, traits);
   check_memory(cfg, plan);
   return plan;
 }

@@ -31,8 +31,12 @@ RunPlan RunPlan::of(const core::Settings& s, const Topology& topology, const Giv
   plan.overlap = s.overlap && traits.trains_through && plan.link_sized_rounds;
   plan.combine = plan.link_sized_rounds && !given.combine ? core::Combine::Average : s.combine;
   const bool adds = traits.adds && plan.combine == core::Combine::Add && members > 1;
+  plan.hosts_add = adds && plan.shares_hosts && !plan.link_sized_rounds;
   const int bpe = adds && s.add_bpe > 0 ? s.add_bpe : s.bpe;
-  plan.learner_bpe = plan.shares_hosts ? (bpe + most - 1) / most : bpe;
+  plan.learner_bpe = plan.hosts_add && !given.add_bpe ? kHostBatchesPerLearner
+                     : plan.shares_hosts              ? (bpe + most - 1) / most
+                                                      : bpe;
+  plan.sparse_rows = plan.hosts_add && !given.sparse_rows ? kHostSparseRows : s.sparse_rows;
   plan.add_power = given.add_power ? s.add_power : plan.shares_hosts ? kHostAddPower : core::Settings{}.add_power;
   plan.cpu_only = traits.host_memory;
   return plan;

@@ -15,6 +15,14 @@ namespace fedavg::training {
 // learners' do).
 inline constexpr double kHostAddPower = 0.5;
 
+// Where hosts whose learners share the weights add their changes over fixed rounds (the default across hosts):
+// the batches each learner trains a round where add_bpe is not given, and the fraction of each table's rows a
+// host sends a round, largest changes first, where sparse_rows is not given. Short rounds keep the added changes
+// stable and the windows per learner near one host's; the largest 5 % of the rows keep each round's message
+// small enough for a 1 Gbit link (docs/performance.md, hosts on a capped link).
+inline constexpr int kHostBatchesPerLearner = 4;
+inline constexpr double kHostSparseRows = 0.05;
+
 // What the run plan needs to know of a strategy (Strategy::traits): whether it runs lock-step rounds (the only
 // ones the sparse exchange applies to), whether it adds the members' changes (fedavg's combine add), and whether
 // its learners train one copy in the host's shared memory (hogwild: then every model runs on the CPU).
@@ -30,6 +38,8 @@ struct StrategyTraits {
 struct GivenSettings {
   bool add_power = false;
   bool combine = false;
+  bool add_bpe = false;
+  bool sparse_rows = false;
 };
 
 struct RunPlan {
@@ -39,13 +49,19 @@ struct RunPlan {
   // The batches each learner trains per round. A round is add_bpe batches where fedavg adds the changes of several
   // members of the exchange (their sum is stable only over short rounds), else bpe; the members are the learners,
   // or the hosts where their learners share the weights, and then a host's learners divide the round's batches
-  // among them. One learner trains bpe either way.
+  // among them (add_bpe not given: kHostBatchesPerLearner each). One learner trains bpe either way.
   int learner_bpe = 0;
   // Rounds grow from learner_bpe until what is not training is at most exchange_share of a round (RoundLength):
-  // where the members of a lock-step exchange are several hosts whose learners share the weights. Single
-  // learners as members keep fixed rounds: their added changes are stable only over short rounds, and a fixed
-  // seed replays them.
+  // where exchange_share is above 0 and the members of a lock-step exchange are several hosts whose learners share
+  // the weights. Otherwise rounds are fixed: added changes are stable only over short rounds, and a fixed seed
+  // replays them.
   bool link_sized_rounds = false;
+  // The sparse exchange's fraction of each table's rows a member sends a round: sparse_rows as given, else
+  // kHostSparseRows where hosts add their changes (hosts_add), else the Settings default.
+  double sparse_rows = 1.0;
+  // The members of the exchange are several hosts whose learners share the weights, and they add their changes
+  // over fixed rounds (the default across hosts).
+  bool hosts_add = false;
   // How fedavg combines the members' changes: `combine` as given; where it is not given and rounds are link-sized,
   // the average: over rounds of many batches each host's change is a long walk of its own, and adding them
   // overshoots (docs/strategies.md, link-sized rounds).

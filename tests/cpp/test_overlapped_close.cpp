@@ -21,10 +21,10 @@ class FakeExchange : public RoundExchange {
   FakeExchange(std::vector<float> result, std::function<void()> meanwhile)
       : RoundExchange(nullptr), result_(std::move(result)), meanwhile_(std::move(meanwhile)) {}
   void open(Floats, bool) override {}
-  void close(Floats w, double share, long round) override {
+  void close(Floats w, double share, fedavg::training::RoundEnd end) override {
     given_ = std::vector<float>(w.begin(), w.end());
     share_ = share;
-    round_ = round;
+    end_ = end;
     meanwhile_();
     std::copy(result_.begin(), result_.end(), w.begin());
   }
@@ -32,7 +32,7 @@ class FakeExchange : public RoundExchange {
 
   std::vector<float> given_;
   double share_ = 0;
-  long round_ = 0;
+  fedavg::training::RoundEnd end_;
 
  private:
   std::vector<float> result_;
@@ -47,10 +47,11 @@ TEST(OverlappedClose, AddsTheExchangesChangeOnTopOfTheStepsTakenMeanwhile) {
     shared[3] -= 2.0f;
   });
   OverlappedClose close;
-  close.close(exchange, shared, 0.25, 7);
+  close.close(exchange, shared, 0.25, {7, true});
   EXPECT_EQ(exchange.given_, (std::vector<float>{1, 2, 3, 4}));  // the weights as the round ended
   EXPECT_EQ(exchange.share_, 0.25);
-  EXPECT_EQ(exchange.round_, 7);
+  EXPECT_EQ(exchange.end_.round, 7);
+  EXPECT_TRUE(exchange.end_.checkpoint);
   EXPECT_EQ(shared, (std::vector<float>{11.5f, 12, 13, 12}));
 }
 
@@ -58,7 +59,7 @@ TEST(OverlappedClose, WithNothingTrainedMeanwhileTheWeightsAreTheExchangesResult
   std::vector<float> shared{0.25f, -3, 7};
   FakeExchange exchange({1.5f, 2, -0.75f}, [] {});
   OverlappedClose close;
-  for (int round = 1; round <= 2; ++round) close.close(exchange, shared, 1.0, round);  // the copies are reused
+  for (int round = 1; round <= 2; ++round) close.close(exchange, shared, 1.0, {round, false});  // the copies are reused
   EXPECT_EQ(shared, (std::vector<float>{1.5f, 2, -0.75f}));
 }
 

@@ -30,6 +30,15 @@ RunPlan plan(const fedavg::core::Settings& s, const std::vector<int>& hosts) {
   return RunPlan::of(s, placed(hosts), {}, fedavg::training::Strategy::traits(s));
 }
 
+// The plan for the cfg.json text `json` on `hosts`, with the keys that depend on the topology given where `json`
+// names them.
+RunPlan plan_of(const std::string& json, const std::vector<int>& hosts) {
+  const auto s = parse_settings(json, "cfg.json");
+  const auto named = [&](const char* key) { return json.find('"' + std::string(key) + '"') != std::string::npos; };
+  return RunPlan::of(s, placed(hosts), {named("add_power"), named("combine"), named("add_bpe"), named("sparse_rows")},
+                     fedavg::training::Strategy::traits(s));
+}
+
 int learner_bpe(const fedavg::core::Settings& s, const std::vector<int>& hosts) { return plan(s, hosts).learner_bpe; }
 
 }  // namespace
@@ -61,11 +70,12 @@ TEST(RunPlan, CombineAddTrainsAddBpeBatchesWithSeveralMembersOfTheExchange) {
   EXPECT_EQ(learner_bpe(plain, one), 200);          // one learner trains as before
   EXPECT_EQ(learner_bpe(plain, eight_apart), 1);    // eight hosts of one learner: add_bpe
   EXPECT_EQ(learner_bpe(plain, eight_on_one), 25);  // one host: its 8 learners share the round's 200 batches
-  // Two hosts with fixed rounds add their changes: add_bpe, shared.
-  const auto fixed = parse_settings(base + R"(, "exchange_share": 0})", "cfg.json");
-  EXPECT_EQ(learner_bpe(fixed, two_of_four), 1);
-  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "exchange_share": 0, "add_bpe": 8})", "cfg.json"), two_of_four), 2);
-  EXPECT_EQ(learner_bpe(plain, two_of_four), 50);  // link-sized rounds average: from bpe, shared
+  // Two hosts with fixed rounds (the default) add their changes: 4 batches a learner, or add_bpe given, shared.
+  EXPECT_EQ(learner_bpe(plain, two_of_four), fedavg::training::kHostBatchesPerLearner);
+  EXPECT_EQ(plan_of(base + R"(, "add_bpe": 8})", two_of_four).learner_bpe, 2);
+  EXPECT_EQ(plan_of(base + R"(, "add_bpe": 0})", two_of_four).learner_bpe, 50);  // bpe, shared
+  // Link-sized rounds average: from bpe, shared.
+  EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "exchange_share": 0.1})", "cfg.json"), two_of_four), 50);
   const auto own_copies = parse_settings(base + R"(, "share_host": false})", "cfg.json");
   EXPECT_EQ(learner_bpe(own_copies, eight_on_one), 1);
   EXPECT_EQ(learner_bpe(parse_settings(base + R"(, "combine": "average"})", "cfg.json"), eight_apart), 200);
@@ -101,25 +111,28 @@ TEST(RunPlan, HogwildKeepsTheWeightsOnTheCpuAndAWindowCountFollowsTheLearnersBat
 
 TEST(RunPlan, RoundsAreSizedByTheLinkOnlyWhereHostsOfSharingLearnersAreTheMembers) {
   const std::string base = R"({"data_name": "x", "bpe": 200, "bs": 1, "target": 1)";
-  const auto plain = parse_settings(base + "}", "cfg.json");
+  const std::string sized = base + R"(, "exchange_share": 0.1)";
+  const auto plain = parse_settings(sized + "}", "cfg.json");
   EXPECT_TRUE(plan(plain, {0, 0, 1, 1}).link_sized_rounds);
   EXPECT_FALSE(plan(plain, {0, 0, 0, 0}).link_sized_rounds);  // one host: no exchange to pay for
   EXPECT_FALSE(plan(plain, {0, 1, 2, 3}).link_sized_rounds);  // single learners: fixed rounds, replayable
-  EXPECT_FALSE(plan(parse_settings(base + R"(, "share_host": false})", "cfg.json"), {0, 0, 1, 1}).link_sized_rounds);
-  EXPECT_FALSE(plan(parse_settings(base + R"(, "exchange_share": 0})", "cfg.json"), {0, 0, 1, 1}).link_sized_rounds);
-  EXPECT_FALSE(plan(parse_settings(base + R"(, "strategy": "easgd"})", "cfg.json"), {0, 0, 1, 1}).link_sized_rounds);
+  EXPECT_FALSE(plan(parse_settings(sized + R"(, "share_host": false})", "cfg.json"), {0, 0, 1, 1}).link_sized_rounds);
+  EXPECT_FALSE(plan(parse_settings(base + "}", "cfg.json"), {0, 0, 1, 1}).link_sized_rounds);  // the default
+  EXPECT_FALSE(plan(parse_settings(sized + R"(, "strategy": "easgd"})", "cfg.json"), {0, 0, 1, 1}).link_sized_rounds);
   // Their changes are averaged unless combine is given; elsewhere combine stays as it is.
   using fedavg::core::Combine;
   EXPECT_EQ(plan(plain, {0, 0, 1, 1}).combine, Combine::Average);
   EXPECT_EQ(plan(plain, {0, 1, 2, 3}).combine, Combine::Add);
   EXPECT_EQ(plan(plain, {0, 0, 0, 0}).combine, Combine::Add);
-  const auto add = parse_settings(base + R"(, "combine": "add"})", "cfg.json");
+  EXPECT_EQ(plan(parse_settings(base + "}", "cfg.json"), {0, 0, 1, 1}).combine, Combine::Add);
+  const auto add = parse_settings(sized + R"(, "combine": "add"})", "cfg.json");
   EXPECT_EQ(RunPlan::of(add, placed({0, 0, 1, 1}), {false, true}, fedavg::training::Strategy::traits(add)).combine,
             Combine::Add);
 }
 
 TEST(RunPlan, HostsTrainOnThroughTheExchangeOnlyWithFedavgsLinkSizedRounds) {
-  const std::string base = R"({"data_name": "x", "bpe": 200, "bs": 1, "target": 1)";
+  const std::string fixed = R"({"data_name": "x", "bpe": 200, "bs": 1, "target": 1, "overlap": true)";
+  const std::string base = R"({"data_name": "x", "bpe": 200, "bs": 1, "target": 1, "exchange_share": 0.1)";
   const std::string on = base + R"(, "overlap": true)";
   const auto given = parse_settings(on + "}", "cfg.json");
   EXPECT_FALSE(plan(parse_settings(base + "}", "cfg.json"), {0, 0, 1, 1}).overlap);  // not the default
@@ -127,9 +140,27 @@ TEST(RunPlan, HostsTrainOnThroughTheExchangeOnlyWithFedavgsLinkSizedRounds) {
   EXPECT_FALSE(plan(given, {0, 0, 0, 0}).overlap);  // one host
   EXPECT_FALSE(plan(given, {0, 1, 2, 3}).overlap);  // single learners
   // Fixed rounds: the hosts add their changes after every round, stable only over its own length.
-  EXPECT_FALSE(plan(parse_settings(on + R"(, "exchange_share": 0})", "cfg.json"), {0, 0, 1, 1}).overlap);
+  EXPECT_FALSE(plan(parse_settings(fixed + "}", "cfg.json"), {0, 0, 1, 1}).overlap);
   // bmuf and diloco open every round with the Dispatcher's weights; bsp keeps its replicas identical.
   for (const char* other : {"bsp", "bmuf", "diloco"})
     EXPECT_FALSE(plan(parse_settings(on + R"(, "strategy": ")" + other + R"("})", "cfg.json"), {0, 0, 1, 1}).overlap)
         << other;
+}
+
+TEST(RunPlan, HostsThatAddTheirChangesSendTheirLargestRowsUnlessSparseRowsIsGiven) {
+  const std::string base = R"({"data_name": "x", "bpe": 200, "bs": 1, "target": 1)";
+  const std::vector<int> two_hosts{0, 0, 1, 1};
+  EXPECT_TRUE(plan_of(base + "}", two_hosts).hosts_add);
+  EXPECT_EQ(plan_of(base + "}", two_hosts).sparse_rows, fedavg::training::kHostSparseRows);
+  EXPECT_EQ(plan_of(base + R"(, "sparse_rows": 0.5})", two_hosts).sparse_rows, 0.5);
+  EXPECT_EQ(plan_of(base + R"(, "sparse_rows": 1})", two_hosts).sparse_rows, 1.0);
+  // Elsewhere every changed row: one host, single learners as members, hosts that average over link-sized rounds.
+  EXPECT_EQ(plan_of(base + "}", {0, 0, 0, 0}).sparse_rows, 1.0);
+  EXPECT_EQ(plan_of(base + "}", {0, 1, 2, 3}).sparse_rows, 1.0);
+  EXPECT_EQ(plan_of(base + R"(, "share_host": false})", two_hosts).sparse_rows, 1.0);
+  const auto sized = plan_of(base + R"(, "exchange_share": 0.1})", two_hosts);
+  EXPECT_FALSE(sized.hosts_add);
+  EXPECT_EQ(sized.sparse_rows, 1.0);
+  EXPECT_FALSE(plan_of(base + R"(, "combine": "average"})", two_hosts).hosts_add);
+  EXPECT_EQ(plan_of(base + R"(, "combine": "average"})", two_hosts).sparse_rows, 1.0);
 }

@@ -1,9 +1,8 @@
 """The sparse weight exchange under mpiexec (time-limited by run_job): with exact settings it trains the same
 model as the dense exchange for every lock-step strategy, and the Dispatcher receives one delta a round; lossy
 settings (a fraction of the rows, 16-bit values, a periodic full round) send fewer bytes and still train;
-the final weights hold every change lossy settings kept back; diloco resumes from a checkpoint with its
-momentum; the defaults train; easgd and hogwild refuse it with a clear
-message."""
+the final weights and every checkpoint hold every change lossy settings kept back; diloco resumes from a
+checkpoint with its momentum; the defaults train; easgd and hogwild refuse it with a clear message."""
 
 import h5py
 import numpy as np
@@ -103,6 +102,22 @@ def test_final_weights_hold_every_change_a_lossy_exchange_kept_back(name, run_jo
     np.testing.assert_allclose(embedding(lossy), embedding(dense), atol=1e-4)
     # The final loss is the flushed weights'.
     assert float(lossy.stats()["final_loss"]) == pytest.approx(float(dense.stats()["final_loss"]), rel=1e-4)
+
+
+@pytest.mark.parametrize("name", ["fedavg", "bsp"])
+def test_a_checkpoint_holds_every_change_a_lossy_exchange_kept_back(name, run_job):
+    # A round that ends in a checkpoint sends everything (a full round), so a restart loses nothing the learners
+    # kept back: the checkpoint of round 1, left by a job that fails in round 2, holds the dense round's weights.
+    cfg = {"fixed_batch_order": True, "max_rounds": 3, **LOCKSTEP[name]}
+    fault = ["--inject-fault", "0:2:exception"]
+    dense = run_job(6, cfg={**cfg, "exchange": "dense"}, extra=fault, timeout=JOB_TIMEOUT)
+    lossy = run_job(6, cfg={**cfg, **EXACT, "sparse_rows": 0.2, "sparse_values": "float16"}, extra=fault,
+                    timeout=JOB_TIMEOUT)
+    for job in (dense, lossy):
+        assert job.rc != 0
+        with h5py.File(job.out / "toy.h5", "r") as f:
+            assert int(f.attrs["round"]) == 1
+    np.testing.assert_allclose(embedding(lossy), embedding(dense), atol=1e-4)
 
 
 def test_sparse_diloco_resumes_from_its_checkpoint(run_job):

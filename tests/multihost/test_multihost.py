@@ -5,8 +5,10 @@ tree and bsp's ring cross between hosts once per host, and so does each owner's 
 a learner killed on the remote host costs one round and no human step (scripts/supervise.py restarts the job
 from its checkpoint), even with its host left out (never one that runs a pipeline, as the job's rank map says), and
 so does a host whose link turns slow, which the failure names; a host cut off from the network leaves no process
-behind. Hosts that train on through their leader's exchange (overlap) count those windows with the next round,
-resume from the averaged weights, leave out a failed host, and leave nothing behind when cut off."""
+behind. By default hosts of sharing learners add their changes over fixed rounds of 4 batches a learner; with
+link-sized rounds (exchange_share) the rounds grow with the exchange's cost, and the hosts average. Hosts that
+train on through their leader's exchange (overlap, with link-sized rounds) count those windows with the next
+round, resume from the averaged weights, leave out a failed host, and leave nothing behind when cut off."""
 
 import csv
 import json
@@ -19,6 +21,9 @@ import time
 import pytest
 
 from conftest import JOB_TIMEOUT, e2e
+
+# Rounds that grow until the exchange and the evaluation are a tenth of them, the hosts' changes averaged.
+LINK_SIZED = {"exchange_share": 0.1}
 
 
 def config(toy, tmp_path, **settings):
@@ -72,29 +77,28 @@ def test_training_across_two_hosts_reaches_the_target_over_the_network(hosts, to
 
 def test_hosts_of_learners_sharing_their_weights_reach_what_one_learner_reached(hosts, toy, tmp_path):
     # Two learners on each of two hosts share their host's weights, and the two hosts' changes are added after
-    # every batch (combine add, rounds of add_bpe: exchange_share 0 keeps them from growing with the link's
-    # cost). One learner alone on one host is the reference: the four reach the test loss it had after 6 rounds
-    # of 10 batches (60 batches). How many windows that takes each of them depends on how the steps on a shared
-    # copy interleave, which timing and load decide: bench/learner_speedup.py reports such counts as medians over
-    # seeds.
+    # every round of 4 batches a learner (the defaults). One learner alone on one host is the reference: the four
+    # reach the test loss it had after 6 rounds of 10 batches (60 batches). How many windows that takes each of
+    # them depends on how the steps on a shared copy interleave, which timing and load decide:
+    # bench/learner_speedup.py reports such counts as medians over seeds.
     h = hosts(3)
     one = config(toy, tmp_path / "one", target=0, max_rounds=6, fixed_batch_order=True)
     s1, _, _ = train_across(h, [(0, 5)], one, toy, tmp_path / "one" / "out")
     target = float(s1["final_loss"])
-    four = config(toy, tmp_path / "four", target=target, max_rounds=400, fixed_batch_order=True, exchange_share=0)
+    four = config(toy, tmp_path / "four", target=target, max_rounds=400, fixed_batch_order=True)
     s, _, _ = train_across(h, [(0, 4), (1, 2), (2, 2)], four, toy, tmp_path / "four" / "out")
     assert s["stopped"] == "target" and s["learners"] == "4", s
-    # A round is one batch per learner (add_bpe), which its host's two learners share.
-    assert float(s["windows_per_learner"]) == int(s["rounds"]) * 64, (s, target)
+    # A round is 4 batches per learner.
+    assert float(s["windows_per_learner"]) == int(s["rounds"]) * 4 * 64, (s, target)
 
 
 @pytest.mark.parametrize("share", [0.1, 0.0])
 def test_rounds_across_hosts_grow_until_the_exchange_is_a_small_share_of_them(hosts, toy, tmp_path, share):
     # Two hosts of two learners: a toy batch trains in well under a millisecond, a round's exchange and
-    # evaluation take several. By default (exchange_share 0.1) the Dispatcher lengthens the rounds, at most fourfold
-    # a round, from bpe (10 batches a host, 5 a learner) until what is not training is a tenth of a round, and the
-    # hosts' changes are averaged, so the job trains many more windows a second; with exchange_share 0 every round
-    # stays one batch per learner (add_bpe) and the hosts add their changes.
+    # evaluation take several. With exchange_share 0.1 the Dispatcher lengthens the rounds, at most fourfold a
+    # round, from bpe (10 batches a host, 5 a learner) until what is not training is a tenth of a round, and the
+    # hosts' changes are averaged, so the job trains many more windows a second; with exchange_share 0 (the
+    # default) every round stays 4 batches per learner and the hosts add their changes.
     h = hosts(3)
     cfg = config(toy, tmp_path, target=0, max_rounds=12, exchange_share=share)
     s, _, _ = train_across(h, [(0, 4), (1, 2), (2, 2)], cfg, toy, tmp_path / "out")
@@ -103,7 +107,7 @@ def test_rounds_across_hosts_grow_until_the_exchange_is_a_small_share_of_them(ho
     per_round = [float(b["windows_per_learner"]) - float(a["windows_per_learner"]) for a, b in zip(rows, rows[1:])]
     assert len(per_round) == 12, per_round
     if not share:
-        assert per_round == [64.0] * 12, per_round
+        assert per_round == [4 * 64.0] * 12, per_round
         return
     assert per_round[:2] == [320.0, 320.0], per_round  # the plan's batches, until a round has been timed
     assert all(b <= 4 * a for a, b in zip(per_round, per_round[1:])), per_round
@@ -120,13 +124,13 @@ def test_rounds_across_hosts_grow_until_the_exchange_is_a_small_share_of_them(ho
 
 @pytest.mark.parametrize("exchange", ["dense", "sparse"])
 def test_hosts_train_on_through_their_leaders_exchange(hosts, toy, tmp_path, exchange):
-    # Two hosts of two learners, link-sized rounds (the defaults), overlap, with either exchange. A host's learners
+    # Two hosts of two learners, link-sized rounds, overlap, with either exchange. A host's learners
     # train on while its leader exchanges the round's weights (the dense exchange: a copy of them; the sparse one:
     # the shared weights in place) and the Dispatcher evaluates, and what they train there counts with the next
     # round: the second round, which asks for the plan's batches again (320 windows a learner), counts more (without
     # overlap it counts exactly those: the test above). The job learns.
     h = hosts(3)
-    cfg = config(toy, tmp_path, target=0, max_rounds=8, overlap=True, exchange=exchange)
+    cfg = config(toy, tmp_path, target=0, max_rounds=8, overlap=True, exchange=exchange, **LINK_SIZED)
     s, _, _ = train_across(h, [(0, 4), (1, 2), (2, 2)], cfg, toy, tmp_path / "out")
     assert s["stopped"] == "max_rounds" and s["rounds"] == "8" and s["learners"] == "4", s
     rows = metrics(tmp_path / "out")
@@ -144,10 +148,10 @@ def test_hosts_that_train_through_the_exchange_resume_from_the_averaged_weights(
     h = hosts(3)
     out = tmp_path / "out"
     layout = [(0, 4), (1, 2), (2, 2)]
-    first = config(toy, tmp_path / "first", target=0, max_rounds=4, overlap=True, exchange=exchange)
+    first = config(toy, tmp_path / "first", target=0, max_rounds=4, overlap=True, exchange=exchange, **LINK_SIZED)
     s, _, _ = train_across(h, layout, first, toy, out)
     assert s["rounds"] == "4", s
-    again = config(toy, tmp_path / "again", target=0, max_rounds=7, overlap=True, exchange=exchange)
+    again = config(toy, tmp_path / "again", target=0, max_rounds=7, overlap=True, exchange=exchange, **LINK_SIZED)
     job = h.mpiexec(layout, ["--config", again, "--out", out, "--resume", toy / "train.txt"])
     assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-2000:]
     assert "resuming from round 4" in job.stdout and "measured, as recorded" in job.stdout, job.stdout[-2000:]
@@ -257,10 +261,11 @@ def test_a_killed_remote_learner_costs_one_round_and_no_human_step(hosts, toy, t
 @pytest.mark.parametrize("overlap", [False, True])
 def test_the_failed_host_can_be_left_out(hosts, toy, tmp_path, overlap):
     h = hosts(3)
-    cfg = config(toy, tmp_path, target=0, max_rounds=6, overlap=overlap)
+    cfg = config(toy, tmp_path, target=0, max_rounds=6, overlap=overlap, **(LINK_SIZED if overlap else {}))
     out = tmp_path / "out"
-    # Two learners on each learner host, sharing its weights; the hosts' changes are averaged (with overlap, while
-    # the hosts train on). Learner rank 6 (on the second host) is killed: the job goes on with the first host's two.
+    # Two learners on each learner host, sharing its weights; the hosts' changes are added (with overlap averaged
+    # over link-sized rounds, while the hosts train on). Learner rank 6 (on the second host) is killed: the job goes
+    # on with the first host's two.
     job = h.mpiexec([(0, 4), (1, 2), (2, 2)],
                     ["--config", cfg, "--out", out, "--inject-fault", "6:3:kill", toy / "train.txt"],
                     supervise=["--restarts", "1", "--drop-failed-hosts"], timeout=JOB_TIMEOUT)
@@ -286,7 +291,7 @@ def test_a_host_cut_off_while_the_hosts_train_through_the_exchange_leaves_no_pro
     place) and its learners train on (the exchange runs in every round): a rank names what it waited for, the job
     ends, and nothing is left running on the cut-off host."""
     stderr = cut_while_training(hosts(3), [(0, 4), (1, 2), (2, 2)], 2, toy, tmp_path, overlap=True,
-                                exchange=exchange)
+                                exchange=exchange, **LINK_SIZED)
     assert "liveness limit:" in stderr, stderr
 
 

@@ -6,7 +6,7 @@ namespace fedavg::training {
 
 void DenseRoundExchange::open(core::Floats w, bool first) { strategy_.open_round(sync(), w, first); }
 
-void DenseRoundExchange::close(core::Floats w, double share, long) {
+void DenseRoundExchange::close(core::Floats w, double share, RoundEnd) {
   strategy_.close_round(sync(), w, static_cast<float>(share));
 }
 

@@ -18,7 +18,7 @@ class DenseRoundExchange : public RoundExchange {
       : RoundExchange(std::move(sync)), strategy_(strategy) {}
 
   void open(core::Floats w, bool first) override;
-  void close(core::Floats w, double share, long round) override;
+  void close(core::Floats w, double share, RoundEnd end) override;
   bool flush(core::Floats) override { return false; }
 
  private:

@@ -74,7 +74,8 @@ std::unique_ptr<RoundExchange> Lockstep::exchange(const Context& ctx, const core
   if (!sparse_exchange(s, params, ctx.topology.one_host()))
     return std::make_unique<DenseRoundExchange>(*this, std::move(sync));
   // A model's written rows cover only its own steps: with shared weights every row may have changed.
-  return std::make_unique<SparseRoundExchange>(*this, std::move(sync), layout_, s, combine_, run, share_ != nullptr);
+  return std::make_unique<SparseRoundExchange>(*this, std::move(sync), layout_, s, ctx.plan.sparse_rows, combine_, run,
+                                               share_ != nullptr);
 }
 
 void Lockstep::dispatcher_rounds(DispatcherRun& run) {
@@ -115,7 +116,7 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     const double training_seconds = DispatcherRun::seconds_since(training_start);
     sync_start = Clock::now();
     const comm::WindowTotals total = exchange->totals(run.no_windows());
-    exchange->close(run.weights(), 0.0, round);
+    exchange->close(run.weights(), 0.0, {round, run.checkpoint_due()});
     sync_seconds += DispatcherRun::seconds_since(sync_start);
     run.add_sync_bytes(exchange->bytes() - bytes_before);
     run.add_inbound_bytes(exchange->inbound_bytes() - inbound_before);
@@ -180,9 +181,9 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     if (exchange) {
       const comm::WindowTotals total = exchange->totals(mine);
       if (through && !exchange->adds_in_place()) {
-        copies.close(*exchange, w, mine.windows / total.windows, c.round);
+        copies.close(*exchange, w, mine.windows / total.windows, {c.round, c.checkpoint});
       } else {
-        exchange->close(w, mine.windows / total.windows, c.round);
+        exchange->close(w, mine.windows / total.windows, {c.round, c.checkpoint});
       }
     }
     if (share_ && !through) share_->finish();  // the round's result is in the shared weights

@@ -4,10 +4,10 @@
 
 namespace fedavg::training {
 
-void OverlappedClose::close(RoundExchange& exchange, core::Floats w, double share, long round) {
+void OverlappedClose::close(RoundExchange& exchange, core::Floats w, double share, RoundEnd end) {
   before_.assign(w.begin(), w.end());
   after_ = before_;
-  exchange.close(after_, share, round);
+  exchange.close(after_, share, end);
   float* const out = w.data();
   const float* const was = before_.data();
   const float* const now = after_.data();

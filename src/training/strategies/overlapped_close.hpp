@@ -17,7 +17,7 @@ class OverlappedClose {
  public:
   // RoundExchange::close on a copy of `w` (the shared weights, which others write meanwhile), then `w` += what the
   // exchange changed in the copy.
-  void close(RoundExchange& exchange, core::Floats w, double share, long round);
+  void close(RoundExchange& exchange, core::Floats w, double share, RoundEnd end);
 
  private:
   std::vector<float> before_;  // the copy as the round ended

@@ -7,22 +7,26 @@ namespace fedavg::training {
 
 namespace {
 
-// The kind of a round of the sparse exchange: full every full_sync_every rounds.
-RoundKind round_kind(const core::Settings& s, long round) {
-  return s.full_sync_every > 0 && round % s.full_sync_every == 0 ? RoundKind::Full : RoundKind::Regular;
+// The kind of a round of the sparse exchange: full every full_sync_every rounds, and where a lossy exchange's round
+// ends in a checkpoint (what the members kept back is in no checkpoint, so a restart would lose it).
+RoundKind round_kind(const core::Settings& s, RoundEnd end, bool lossy) {
+  const bool every = s.full_sync_every > 0 && end.round % s.full_sync_every == 0;
+  return every || (end.checkpoint && lossy) ? RoundKind::Full : RoundKind::Regular;
 }
 
 }  // namespace
 
 SparseRoundExchange::SparseRoundExchange(Lockstep& strategy, std::unique_ptr<RoundSync> sync, Layout layout,
-                                         const core::Settings& s, CombineRule rule, LearnerRun* run, bool whole_rows)
+                                         const core::Settings& s, double sparse_rows, CombineRule rule, LearnerRun* run,
+                                         bool whole_rows)
     : RoundExchange(std::move(sync)), strategy_(strategy), s_(s), run_(run), whole_rows_(whole_rows) {
+  s_.sparse_rows = sparse_rows;
   // Without an outer step the learners that own the rows turn their sum into the global change themselves.
   const Publisher publisher = strategy.has_outer_step() ? Publisher::Dispatcher : Publisher::Owners;
   if (this->sync().on_dispatcher()) {
-    dispatcher_.emplace(this->sync(), std::move(layout), s, publisher);
+    dispatcher_.emplace(this->sync(), std::move(layout), s_, publisher);
   } else {
-    learner_.emplace(this->sync(), std::move(layout), s, publisher, rule);
+    learner_.emplace(this->sync(), std::move(layout), s_, publisher, rule);
   }
 }
 
@@ -35,12 +39,14 @@ void SparseRoundExchange::open(core::Floats w, bool first) {
   run_->written_rows();  // starts the count, so that this round reads only the rows its steps write
 }
 
-void SparseRoundExchange::close(core::Floats w, double share, long round) {
-  this->round(w, share, round_kind(s_, round));
+void SparseRoundExchange::close(core::Floats w, double share, RoundEnd end) {
+  round(w, share, round_kind(s_, end, lossy()));
 }
 
+bool SparseRoundExchange::lossy() const { return learner_ ? learner_->lossy() : dispatcher_->lossy(); }
+
 bool SparseRoundExchange::flush(core::Floats w) {
-  if (!opened_ || !(learner_ ? learner_->lossy() : dispatcher_->lossy())) return false;
+  if (!opened_ || !lossy()) return false;
   // Every member counts 1/L.
   round(w, 1.0 / (sync().comm().size() - 1), RoundKind::Full);
   return true;

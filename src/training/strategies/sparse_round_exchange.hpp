@@ -25,12 +25,12 @@ class SparseRoundExchange : public RoundExchange {
  public:
   // `run`: a learner's run, which says what rows its model wrote (null on the Dispatcher); `whole_rows`: every
   // row may have changed (shared host weights, which other learners write too). `rule`: how the owners combine
-  // the rows they sum.
+  // the rows they sum. `sparse_rows`: the run plan's (RunPlan::sparse_rows).
   SparseRoundExchange(Lockstep& strategy, std::unique_ptr<RoundSync> sync, Layout layout, const core::Settings& s,
-                      CombineRule rule, LearnerRun* run, bool whole_rows);
+                      double sparse_rows, CombineRule rule, LearnerRun* run, bool whole_rows);
 
   void open(core::Floats w, bool first) override;
-  void close(core::Floats w, double share, long round) override;
+  void close(core::Floats w, double share, RoundEnd end) override;
   bool flush(core::Floats w) override;
   bool adds_in_place() const override { return true; }
   double bytes() const override;
@@ -40,11 +40,13 @@ class SparseRoundExchange : public RoundExchange {
   // A round of `kind`: a learner sends its change at `share`, the Dispatcher leaves the global weights in `w`.
   void round(core::Floats w, double share, RoundKind kind);
   void dispatcher_round(core::Floats w, RoundKind kind);
+  // Whether regular rounds keep something back (a fraction of the rows, 16-bit values).
+  bool lossy() const;
   // The rows the learner's model wrote since the last call (none said: every row is read).
   bridge::WrittenRows written() const;
 
   Lockstep& strategy_;
-  const core::Settings& s_;
+  core::Settings s_;  // the run's, with the run plan's sparse_rows
   LearnerRun* run_;
   bool whole_rows_;
   bool opened_ = false;  // a round has run: the final flush has something to send
