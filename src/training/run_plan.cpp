@@ -33,7 +33,7 @@ RunPlan RunPlan::of(const core::Settings& s, const Topology& topology, const Giv
   const bool adds = traits.adds && plan.combine == core::Combine::Add && members > 1;
   plan.hosts_add = adds && plan.shares_hosts && !plan.link_sized_rounds;
   const int bpe = adds && s.add_bpe > 0 ? s.add_bpe : s.bpe;
-  plan.learner_bpe = plan.hosts_add && !given.add_bpe ? kHostBatchesPerLearner
+  plan.learner_bpe = plan.hosts_add && !given.add_bpe ? std::max(1, kHostsBatchesPerLearner / host_count)
                      : plan.shares_hosts              ? (bpe + most - 1) / most
                                                       : bpe;
   plan.sparse_rows = plan.hosts_add && !given.sparse_rows ? kHostSparseRows : s.sparse_rows;

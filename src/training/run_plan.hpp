@@ -16,11 +16,14 @@ namespace fedavg::training {
 inline constexpr double kHostAddPower = 0.5;
 
 // Where hosts whose learners share the weights add their changes over fixed rounds (the default across hosts):
-// the batches each learner trains a round where add_bpe is not given, and the fraction of each table's rows a
-// host sends a round, largest changes first, where sparse_rows is not given. Short rounds keep the added changes
-// stable and the windows per learner near one host's; the largest 5 % of the rows keep each round's message
-// small enough for a 1 Gbit link (docs/performance.md, hosts on a capped link).
-inline constexpr int kHostBatchesPerLearner = 4;
+// the batches per learner of a round's H hosts together where add_bpe is not given (each learner trains
+// kHostsBatchesPerLearner / H, at least 1), and the fraction of each table's rows a host sends a round, largest
+// changes first, where sparse_rows is not given. The hosts' added change moves a row by up to the sum of theirs
+// where they disagree, so the rounds shorten as the hosts grow: on the Bible 4 hosts of 2 learners diverged at 4
+// batches per learner and reached the target at 2. Short rounds keep the windows per learner near one host's; the
+// largest 5 % of the rows keep each round's message small enough for a 1 Gbit link (docs/strategies.md, across
+// hosts).
+inline constexpr int kHostsBatchesPerLearner = 8;
 inline constexpr double kHostSparseRows = 0.05;
 
 // What the run plan needs to know of a strategy (Strategy::traits): whether it runs lock-step rounds (the only
@@ -49,7 +52,7 @@ struct RunPlan {
   // The batches each learner trains per round. A round is add_bpe batches where fedavg adds the changes of several
   // members of the exchange (their sum is stable only over short rounds), else bpe; the members are the learners,
   // or the hosts where their learners share the weights, and then a host's learners divide the round's batches
-  // among them (add_bpe not given: kHostBatchesPerLearner each). One learner trains bpe either way.
+  // among them (add_bpe not given: kHostsBatchesPerLearner / H each). One learner trains bpe either way.
   int learner_bpe = 0;
   // Rounds grow from learner_bpe until what is not training is at most exchange_share of a round (RoundLength):
   // where exchange_share is above 0 and the members of a lock-step exchange are several hosts whose learners share

@@ -70,8 +70,12 @@ TEST(RunPlan, CombineAddTrainsAddBpeBatchesWithSeveralMembersOfTheExchange) {
   EXPECT_EQ(learner_bpe(plain, one), 200);          // one learner trains as before
   EXPECT_EQ(learner_bpe(plain, eight_apart), 1);    // eight hosts of one learner: add_bpe
   EXPECT_EQ(learner_bpe(plain, eight_on_one), 25);  // one host: its 8 learners share the round's 200 batches
-  // Two hosts with fixed rounds (the default) add their changes: 4 batches a learner, or add_bpe given, shared.
-  EXPECT_EQ(learner_bpe(plain, two_of_four), fedavg::training::kHostBatchesPerLearner);
+  // Hosts with fixed rounds (the default) add their changes: 8 batches a learner over the hosts (2 hosts: 4 each, 4
+  // hosts: 2, from 8 hosts: 1), or add_bpe given, shared.
+  EXPECT_EQ(learner_bpe(plain, two_of_four), 4);
+  EXPECT_EQ(learner_bpe(plain, {0, 0, 1, 1, 2, 2, 3, 3}), 2);
+  EXPECT_EQ(learner_bpe(plain, {0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7}), 1);
+  EXPECT_EQ(learner_bpe(plain, {0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8}), 1);
   EXPECT_EQ(plan_of(base + R"(, "add_bpe": 8})", two_of_four).learner_bpe, 2);
   EXPECT_EQ(plan_of(base + R"(, "add_bpe": 0})", two_of_four).learner_bpe, 50);  // bpe, shared
   // Link-sized rounds average: from bpe, shared.
