@@ -1,5 +1,6 @@
 #include "training/dispatcher_run.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -309,7 +310,9 @@ bool DispatcherRun::checkpoint_due(long round) {
   const auto [it, decided] = due_rounds_.try_emplace(round, false);
   if (decided)
     it->second = (s_.checkpoint_every > 0 && round % s_.checkpoint_every == 0) ||
-                 (s_.checkpoint_seconds > 0 && elapsed() - checkpointed_at_ >= s_.checkpoint_seconds);
+                 (s_.checkpoint_seconds > 0 &&
+                  elapsed() - checkpointed_at_ >=
+                      std::max(s_.checkpoint_seconds, kCheckpointSpacing * checkpoint_extra_));
   return it->second;
 }
 
@@ -319,7 +322,11 @@ void DispatcherRun::end_round(const comm::WindowTotals& trained, double sync_sec
   pipelines_.add_trained(trained.pipeline_windows);
   loss_ = evaluation_.test_loss();
   check_divergence(sync_seconds);
-  if (checkpoint_due()) checkpoint();
+  if (checkpoint_due()) {
+    checkpoint_extra_ = std::max(0.0, sync_seconds - last_sync_);
+    checkpoint();
+  }
+  last_sync_ = sync_seconds;
   const auto sc = evaluation_.scores(round_);
   evaluated_at_ = elapsed();
   metrics_->row(metrics_row(sync_seconds, sc));
