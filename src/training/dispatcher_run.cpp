@@ -1,6 +1,5 @@
 #include "training/dispatcher_run.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -56,6 +55,7 @@ DispatcherRun::DispatcherRun(const Context& ctx, Strategy& strategy)
           s_.checkpoint_background == core::CheckpointBackground::Always ||
           (s_.checkpoint_background == core::CheckpointBackground::Auto && weights_.size() >= core::kLargeModel)),
       // A round's training stays well inside the liveness limit that its slowest member's wait runs under.
+      schedule_(s_.checkpoint_every, s_.checkpoint_seconds),
       length_(ctx.plan.learner_bpe, ctx.plan.link_sized_rounds ? s_.exchange_share : 0.0, s_.liveness_seconds / 4) {
   for (int l = 0; l < learners_; ++l) learner_ranks_.push_back(ctx.map.learner_rank(l));
   const auto [model, edited_elsewhere] = lib_.model_origin({{"model", s_.model}}, core::default_python_dir().string());
@@ -123,7 +123,8 @@ void DispatcherRun::resume_from(const core::Checkpoint& ck) {
   train_loss_ = ck.info.train_loss;
   first_loss_ = ck.info.first_loss;
   windows_per_learner_ = ck.info.windows_per_learner;
-  seconds_before_ = evaluated_at_ = checkpointed_at_ = ck.info.seconds;
+  seconds_before_ = evaluated_at_ = ck.info.seconds;
+  schedule_.written(ck.info.seconds);
   progress_.resumed(seconds_before_, windows_per_learner_);
   sync_bytes_ = ck.info.sync_bytes;
   resume_pipelines(ck);
@@ -305,28 +306,15 @@ void DispatcherRun::training_begins() {
         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(evaluated_at_ - seconds_before_));
 }
 
-bool DispatcherRun::checkpoint_due(long round) {
-  due_rounds_.erase(due_rounds_.begin(), due_rounds_.lower_bound(round_));
-  const auto [it, decided] = due_rounds_.try_emplace(round, false);
-  if (decided)
-    it->second = (s_.checkpoint_every > 0 && round % s_.checkpoint_every == 0) ||
-                 (s_.checkpoint_seconds > 0 &&
-                  elapsed() - checkpointed_at_ >=
-                      std::max(s_.checkpoint_seconds, kCheckpointSpacing * checkpoint_extra_));
-  return it->second;
-}
-
 void DispatcherRun::end_round(const comm::WindowTotals& trained, double sync_seconds) {
   windows_per_learner_ += trained.windows / learners_;
   train_loss_ = trained.mean_loss();
   pipelines_.add_trained(trained.pipeline_windows);
   loss_ = evaluation_.test_loss();
   check_divergence(sync_seconds);
-  if (checkpoint_due()) {
-    checkpoint_extra_ = std::max(0.0, sync_seconds - last_sync_);
-    checkpoint();
-  }
-  last_sync_ = sync_seconds;
+  const bool due = checkpoint_due();
+  if (due) checkpoint();
+  schedule_.round_ended(sync_seconds, due);
   const auto sc = evaluation_.scores(round_);
   evaluated_at_ = elapsed();
   metrics_->row(metrics_row(sync_seconds, sc));
@@ -391,7 +379,7 @@ void DispatcherRun::checkpoint() {
                              core::OutputFolder::commit(dir);
                            });  // what --overwrite replaced may go now
   last_checkpoint_ = round_;
-  checkpointed_at_ = info.seconds;
+  schedule_.written(info.seconds);
 }
 
 void DispatcherRun::flushed(double bytes, double inbound) {

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +19,7 @@
 #include "core/config.hpp"
 #include "core/outputs.hpp"
 #include "core/vocabulary.hpp"
+#include "training/checkpoint_schedule.hpp"
 #include "training/context.hpp"
 #include "training/evaluation.hpp"
 #include "training/model_setup.hpp"
@@ -30,10 +30,6 @@
 #include "training/strategy.hpp"
 
 namespace fedavg::training {
-
-// Checkpoints by time come no sooner than this many times the extra exchange time of the last checkpoint's round,
-// so that such rounds (full ones, with a lossy sparse exchange) take at most about 5 % of the time.
-inline constexpr double kCheckpointSpacing = 20.0;
 
 class DispatcherRun {
  public:
@@ -83,12 +79,8 @@ class DispatcherRun {
   // Every learner has set up and joined the first exchange: the clock of training time, stopped since the
   // round-0 evaluation (or the resumed checkpoint), runs again from there, so seconds never go backwards.
   void training_begins();
-  // True if round `round` (the current one or the next) ends with a checkpoint: every checkpoint_every rounds,
-  // and the first round that begins checkpoint_seconds of training after the last checkpoint, or
-  // kCheckpointSpacing times what the last checkpoint's round took in exchange beyond the round before, if that is
-  // longer (a lossy sparse exchange's round before a checkpoint is a full one). Decided when a round is first asked
-  // about, and kept: the learners learn it with that round's Control or Answer.
-  bool checkpoint_due(long round);
+  // True if round `round` (the current one or the next) ends with a checkpoint (CheckpointSchedule).
+  bool checkpoint_due(long round) { return schedule_.due(round, round_, elapsed()); }
   bool checkpoint_due() { return checkpoint_due(round_); }
   // Books the current round: what the learners trained in it (windows, loss, learning rate, windows per
   // pipeline) and how long its weight exchange took; evaluates, checkpoints if due, logs and prints the progress
@@ -179,14 +171,11 @@ class DispatcherRun {
   std::string stopped_;
   std::vector<std::string> restarts_;  // "round R: why the run before failed", all runs of a job
   long last_checkpoint_ = -1;
-  double checkpointed_at_ = 0.0;     // training time of the last checkpoint (or of the run's start)
-  double last_sync_ = 0.0;           // the exchange seconds of the last round
-  double checkpoint_extra_ = 0.0;    // what the last checkpoint's round took in exchange beyond the round before
-  std::map<long, bool> due_rounds_;  // checkpoint_due's decisions, from the current round on
-  bool steps_planned_ = false;       // round_steps() has been asked once (after await_small_passes)
-  RoundLength length_;               // the next round's batches per learner
-  std::int64_t round_steps_ = 0;     // the current round's, as round_steps() gave them (0: bpe)
-  std::int64_t steps_timed_ = 0;     // per learner, in the rounds round_took() timed
+  CheckpointSchedule schedule_;
+  bool steps_planned_ = false;    // round_steps() has been asked once (after await_small_passes)
+  RoundLength length_;            // the next round's batches per learner
+  std::int64_t round_steps_ = 0;  // the current round's, as round_steps() gave them (0: bpe)
+  std::int64_t steps_timed_ = 0;  // per learner, in the rounds round_took() timed
   long rounds_timed_ = 0;
 };
 
