@@ -119,11 +119,12 @@ bridge::WrittenRows wrote(int l, int) {
 // Learner l's weights after training round `round` from `w`.
 using Train = std::function<std::vector<float>(int l, const std::vector<float>& w, int round)>;
 
-// `rounds` rounds with every learner's share 1/L; the rounds in `full` (counted from 0) are full ones. The
-// Dispatcher adds no outer step of its own when it publishes. `hosts`: each rank's host, as RoundSync takes it
-// (empty: one).
+// `rounds` rounds with every learner's share 1/L; the rounds in `full` (counted from 0) are full ones, those in
+// `whole` whole ones. The Dispatcher adds no outer step of its own when it publishes. `hosts`: each rank's host,
+// as RoundSync takes it (empty: one).
 Outcome exchange(const core::Settings& s, Publisher publisher, int rounds, const std::set<int>& full,
-                 const Written& written = {}, const Train& train = trained, const std::vector<int>& hosts = {}) {
+                 const Written& written = {}, const Train& train = trained, const std::vector<int>& hosts = {},
+                 const std::set<int>& whole = {}) {
   auto world = comm::Communicator::world();
   const comm::WaitPolicy waits;
   std::vector<int> ranks;
@@ -133,7 +134,9 @@ Outcome exchange(const core::Settings& s, Publisher publisher, int rounds, const
   std::vector<float> w = start();
   if (sparse.learner) sparse.learner->start_from(w);
   for (int r = 0; r < rounds; ++r) {
-    const RoundKind kind = full.count(r) > 0 ? RoundKind::Full : RoundKind::Regular;
+    const RoundKind kind = full.count(r) > 0    ? RoundKind::Full
+                           : whole.count(r) > 0 ? RoundKind::Whole
+                                                : RoundKind::Regular;
     if (sparse.dispatcher) {
       sparse.dispatcher_round(w, kind);
     } else {
@@ -238,6 +241,32 @@ TEST_P(SparseExchange, LossyRoundsKeepWhatTheyDidNotSendAndAFullRoundCatchesUp) 
   for (std::size_t i = 0; i < kSize; ++i) EXPECT_NEAR(lossy.w[i], exact.w[i], 2e-3) << "element " << i;
   if (comm::Communicator::world().rank() == 0) {
     EXPECT_LT(lossy.inbound, exact.inbound);
+  }
+}
+
+TEST_P(SparseExchange, AWholeRoundSendsEveryChangeKeptBackInItsOwnValues) {
+  core::Settings s = exact();
+  s.sparse_rows = 0.1;  // one row of each table per learner and round: each changes two of table 0
+  s.sparse_values = core::ExchangeType::Float16;
+  const Outcome whole = exchange(s, GetParam(), 3, {}, {}, trained, {}, {2});
+  const Outcome full = exchange(s, GetParam(), 3, {2});
+  const Outcome regular = exchange(s, GetParam(), 3, {});
+  s.sparse_rows = 1.0;
+  s.sparse_values = core::ExchangeType::Float32;
+  const Outcome exact = exchange(s, GetParam(), 3, {});
+  expect_same_everywhere(whole.global);
+  // The global weights hold every change but the 16-bit rounding, which waits in the learners' own weights.
+  float regular_gap = 0.0f;
+  for (std::size_t i = 0; i < kSize; ++i) {
+    EXPECT_NEAR(whole.global[i], exact.w[i], 2e-3) << "element " << i;
+    regular_gap = std::max(regular_gap, std::abs(regular.global[i] - exact.w[i]));
+  }
+  EXPECT_GT(regular_gap, 0.1f);  // a regular round leaves most rows' changes back
+  // A learner keeps back only the rounding of its changes (about 2^-11 of values up to 3 here).
+  if (comm::Communicator::world().rank() != 0)
+    for (std::size_t i = 0; i < kSize; ++i) EXPECT_NEAR(whole.w[i], whole.global[i], 5e-3) << "element " << i;
+  if (comm::Communicator::world().rank() == 0) {
+    EXPECT_LT(whole.inbound, full.inbound);  // 16-bit values, not float32
   }
 }
 

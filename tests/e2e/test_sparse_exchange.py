@@ -45,7 +45,7 @@ def test_exact_sparse_exchange_trains_the_dense_model(name, run_job):
 
 
 def test_lossy_sparse_exchange_sends_fewer_bytes_and_still_trains(run_job):
-    # A checkpoint only at the end: a round that ends in one is a full round.
+    # A checkpoint only at the end: a round that ends in one sends every change kept back.
     cfg = {"max_rounds": 6, "fixed_batch_order": True, "strategy": "fedavg", "checkpoint_every": 0}
     dense = run_job(6, cfg={**cfg, "exchange": "dense"}, timeout=JOB_TIMEOUT)
     assert dense.rc == 0, dense.stderr
@@ -107,8 +107,9 @@ def test_final_weights_hold_every_change_a_lossy_exchange_kept_back(name, run_jo
 
 @pytest.mark.parametrize("name", ["fedavg", "bsp"])
 def test_a_checkpoint_holds_every_change_a_lossy_exchange_kept_back(name, run_job):
-    # A round that ends in a checkpoint sends everything (a full round), so a restart loses nothing the learners
-    # kept back: the checkpoint of round 1, left by a job that fails in round 2, holds the dense round's weights.
+    # A round that ends in a checkpoint sends every change kept back (a whole round; only what 16-bit values lose
+    # to rounding waits), so a restart loses nothing the learners kept back: the checkpoint of round 1, left by a
+    # job that fails in round 2, holds the dense round's weights.
     cfg = {"fixed_batch_order": True, "max_rounds": 3, **LOCKSTEP[name]}
     fault = ["--inject-fault", "0:2:exception"]
     dense = run_job(6, cfg={**cfg, "exchange": "dense"}, extra=fault, timeout=JOB_TIMEOUT)

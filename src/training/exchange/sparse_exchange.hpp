@@ -24,9 +24,11 @@ namespace fedavg::training {
 // (a strategy with an outer step, which runs there).
 enum class Publisher { Owners, Dispatcher };
 
-// A round's kind. Regular: the lossy settings hold (a fraction of the rows, 16-bit values). Full: every change,
-// and every publisher's residual, in float32 (full_sync_every, and the final flush).
-enum class RoundKind { Regular, Full };
+// A round's kind. Regular: the lossy settings hold (a fraction of the rows, 16-bit values). Whole: every change
+// kept back, in the values' own type, so that only what their rounding lost waits (a round that ends in a
+// checkpoint). Full: every change, and every publisher's residual, in float32 (full_sync_every, and the final
+// flush).
+enum class RoundKind { Regular, Whole, Full };
 
 // The exchange a run uses: sparse for "sparse", and for "auto" when the model has at least core::kLargeModel
 // parameters and the Dispatcher and the learners are not all on one host (below that size, or within one host's

@@ -24,7 +24,7 @@ void SparseLearner::start_from(core::Floats w) {
 
 const std::vector<std::uint32_t>* SparseLearner::written_in(std::size_t t, const bridge::WrittenRows& written,
                                                             RoundKind kind) const {
-  if (kind == RoundKind::Full || written.empty() || !written[t]) return nullptr;
+  if (kind != RoundKind::Regular || written.empty() || !written[t]) return nullptr;
   const auto& rows = *written[t];
   if (!rows.empty() && rows.back() >= layout()[t].rows)
     throw core::Error("engine.written_rows: row " + std::to_string(rows.back()) + " of parameter " + std::to_string(t) +
@@ -174,7 +174,7 @@ void SparseLearner::own_delta(core::Floats w, double share, RoundKind kind, cons
   clear_parts();
   const auto scale = static_cast<float>(share);
   if (scale == 0.0f) return;  // it trained nothing this round: whatever it holds back waits
-  const bool every = kind == RoundKind::Full || link_.fraction() >= 1.0;
+  const bool every = kind != RoundKind::Regular || link_.fraction() >= 1.0;
   for (std::size_t t = 0; t < layout().size(); ++t) {
     const std::vector<std::uint32_t>* rows = written_in(t, written, kind);
     chosen_.clear();

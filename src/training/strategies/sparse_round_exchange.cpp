@@ -7,11 +7,12 @@ namespace fedavg::training {
 
 namespace {
 
-// The kind of a round of the sparse exchange: full every full_sync_every rounds, and where a lossy exchange's round
-// ends in a checkpoint (what the members kept back is in no checkpoint, so a restart would lose it).
+// The kind of a round of the sparse exchange: full every full_sync_every rounds; whole where a lossy exchange's
+// round ends in a checkpoint (what the members kept back is in no checkpoint, so a restart would lose it; what
+// 16-bit values lost to rounding waits, as in every round).
 RoundKind round_kind(const core::Settings& s, RoundEnd end, bool lossy) {
-  const bool every = s.full_sync_every > 0 && end.round % s.full_sync_every == 0;
-  return every || (end.checkpoint && lossy) ? RoundKind::Full : RoundKind::Regular;
+  if (s.full_sync_every > 0 && end.round % s.full_sync_every == 0) return RoundKind::Full;
+  return end.checkpoint && lossy ? RoundKind::Whole : RoundKind::Regular;
 }
 
 }  // namespace
