@@ -14,8 +14,8 @@
 namespace fedavg::training {
 
 // How a round ends: its number, and whether the Dispatcher writes a checkpoint after it (comm::Control's
-// checkpoint, so every member knows it before the round's close). A lossy sparse exchange sends everything it kept
-// back in such a round, so that the checkpoint holds every change the learners made.
+// checkpoint, so every member knows it before the round's close). A lossy sparse exchange sends every change it
+// kept back in such a round (RoundKind::Whole), so that the checkpoint holds every change the learners made.
 struct RoundEnd {
   long round = 0;
   bool checkpoint = false;
@@ -35,7 +35,7 @@ class RoundExchange {
   comm::WindowTotals totals(const comm::WindowTotals& mine) { return sync_->totals(mine); }
   // After training. Learner: contributes `w`, trained on `share` of the round's windows, and leaves in `w` the
   // new global weights (the sparse exchange: plus what it kept back). Dispatcher: leaves the new global weights in
-  // `w` (its `share` is 0). `end` picks the sparse exchange's full rounds.
+  // `w` (its `share` is 0). `end` picks the sparse exchange's whole and full rounds.
   virtual void close(core::Floats w, double share, RoundEnd end) = 0;
   // After the last round, on Stop: the final flush of a lossy sparse exchange, a full round with no training, so
   // that the final weights hold every change kept back. True if it ran.
