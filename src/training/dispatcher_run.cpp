@@ -123,6 +123,9 @@ void DispatcherRun::resume_from(const core::Checkpoint& ck) {
   train_loss_ = ck.info.train_loss;
   first_loss_ = ck.info.first_loss;
   windows_per_learner_ = ck.info.windows_per_learner;
+  // The learners' step counts go on from the checkpoint: the planned steps count every round trained before it.
+  steps_timed_ = std::llround(windows_per_learner_ / static_cast<double>(s_.bs));
+  rounds_timed_ = round_;
   seconds_before_ = evaluated_at_ = ck.info.seconds;
   schedule_.written(ck.info.seconds);
   progress_.resumed(seconds_before_, windows_per_learner_);
