@@ -263,8 +263,8 @@ const std::vector<Key>& keys() {
                         "disagree (|sum|^2 <= sum of squares), by less as they agree (false: k^add_power only)"));
     k.push_back(integer("add_bpe", &Settings::add_bpe, 0, 1'000'000,
                         "fedavg, combine add, several members: batches per member per round, which a host's "
-                        "sharing learners divide among them (0: bpe; not given: 1, and 4 per learner where hosts "
-                        "of sharing learners add their changes)"));
+                        "sharing learners divide among them (0: bpe; not given: 1, and where hosts of sharing "
+                        "learners add their changes 8 per learner divided over the hosts)"));
     k.push_back(number("exchange_share", &Settings::exchange_share, 0.0, 0.9,
                        "across hosts whose learners share the weights: rounds grow from bpe (add_bpe with combine "
                        "add given) until the time that is not training (exchange, evaluation) is at most this share "

@@ -54,8 +54,8 @@ DispatcherRun::DispatcherRun(const Context& ctx, Strategy& strategy)
       checkpoint_writer_(
           s_.checkpoint_background == core::CheckpointBackground::Always ||
           (s_.checkpoint_background == core::CheckpointBackground::Auto && weights_.size() >= core::kLargeModel)),
-      // A round's training stays well inside the liveness limit that its slowest member's wait runs under.
       schedule_(s_.checkpoint_every, s_.checkpoint_seconds),
+      // A round's training stays well inside the liveness limit that its slowest member's wait runs under.
       length_(ctx.plan.learner_bpe, ctx.plan.link_sized_rounds ? s_.exchange_share : 0.0, s_.liveness_seconds / 4) {
   for (int l = 0; l < learners_; ++l) learner_ranks_.push_back(ctx.map.learner_rank(l));
   const auto [model, edited_elsewhere] = lib_.model_origin({{"model", s_.model}}, core::default_python_dir().string());

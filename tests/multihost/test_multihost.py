@@ -5,10 +5,11 @@ tree and bsp's ring cross between hosts once per host, and so does each owner's 
 a learner killed on the remote host costs one round and no human step (scripts/supervise.py restarts the job
 from its checkpoint), even with its host left out (never one that runs a pipeline, as the job's rank map says), and
 so does a host whose link turns slow, which the failure names; a host cut off from the network leaves no process
-behind. By default hosts of sharing learners add their changes over fixed rounds of 4 batches a learner; with
-link-sized rounds (exchange_share) the rounds grow with the exchange's cost, and the hosts average. Hosts that
-train on through their leader's exchange (overlap, with link-sized rounds) count those windows with the next
-round, resume from the averaged weights, leave out a failed host, and leave nothing behind when cut off."""
+behind. By default hosts of sharing learners add their changes over fixed rounds (2 hosts: 4 batches a
+learner); with link-sized rounds (exchange_share) the rounds grow with the exchange's cost, and the hosts
+average. Hosts that train on through their leader's exchange (overlap, with link-sized rounds) count those
+windows with the next round, resume from the averaged weights, leave out a failed host, and leave nothing behind
+when cut off."""
 
 import csv
 import json
@@ -77,8 +78,8 @@ def test_training_across_two_hosts_reaches_the_target_over_the_network(hosts, to
 
 def test_hosts_of_learners_sharing_their_weights_reach_what_one_learner_reached(hosts, toy, tmp_path):
     # Two learners on each of two hosts share their host's weights, and the two hosts' changes are added after
-    # every round of 4 batches a learner (the defaults). One learner alone on one host is the reference: the four
-    # reach the test loss it had after 6 rounds of 10 batches (60 batches). How many windows that takes each of
+    # every round of 4 batches a learner (the defaults on 2 hosts). One learner alone on one host is the reference:
+    # the four reach the test loss it had after 6 rounds of 10 batches (60 batches). How many windows that takes each of
     # them depends on how the steps on a shared copy interleave, which timing and load decide:
     # bench/learner_speedup.py reports such counts as medians over seeds.
     h = hosts(3)
