@@ -263,9 +263,9 @@ TEST_P(SparseExchange, AWholeRoundSendsEveryChangeKeptBackInItsOwnValues) {
   }
   EXPECT_GT(regular_gap, 0.1f);  // a regular round leaves most rows' changes back
   // A learner keeps back only the rounding of its changes (about 2^-11 of values up to 3 here).
-  if (comm::Communicator::world().rank() != 0)
+  if (comm::Communicator::world().rank() != 0) {
     for (std::size_t i = 0; i < kSize; ++i) EXPECT_NEAR(whole.w[i], whole.global[i], 5e-3) << "element " << i;
-  if (comm::Communicator::world().rank() == 0) {
+  } else {
     EXPECT_LT(whole.inbound, full.inbound);  // 16-bit values, not float32
   }
 }
