@@ -12,7 +12,7 @@ bool CheckpointSchedule::due(long round, long current, double now) {
 }
 
 void CheckpointSchedule::round_ended(double exchange_seconds, bool checkpoint) {
-  if (checkpoint) extra_ = std::max(0.0, exchange_seconds - last_exchange_);
+  if (checkpoint && spaced_) extra_ = std::max(0.0, exchange_seconds - last_exchange_);
   last_exchange_ = exchange_seconds;
 }
 

@@ -1,9 +1,10 @@
 // Which rounds end with a checkpoint (DispatcherRun): every `checkpoint_every` rounds, and the first round that
-// begins `checkpoint_seconds` of training after the last checkpoint. A round that ends with a checkpoint may cost
-// more than others (a lossy sparse exchange makes it a whole one, sending every change the members held back), so
-// checkpoints by time come no sooner than kCheckpointSpacing times what the last one's round took in exchange
-// beyond the round before it: such rounds then take at most about 5 % of the time. Each round's answer is decided
-// when the round is first asked about, and kept: the learners learn it with that round's Control or Answer.
+// begins `checkpoint_seconds` of training after the last checkpoint. Where a round that ends with a checkpoint
+// costs more than others (a lossy sparse exchange makes it a whole one, sending every change the members held
+// back: space_by_exchange), checkpoints by time come no sooner than kCheckpointSpacing times what the last one's
+// round took in exchange beyond the round before it: such rounds then take at most about 5 % of the time. Each
+// round's answer is decided when the round is first asked about, and kept: the learners learn it with that
+// round's Control or Answer.
 #pragma once
 
 #include <map>
@@ -20,6 +21,9 @@ class CheckpointSchedule {
   // Whether round `round` (the current round `current`, or the next) ends with a checkpoint, asked at training
   // time `now`.
   bool due(long round, long current, double now);
+  // Checkpoint rounds cost more than others: space the checkpoints by time by what they cost (off: by
+  // checkpoint_seconds alone, however the exchange times vary).
+  void space_by_exchange(bool on) { spaced_ = on; }
   // A round ended whose weight exchange took `exchange_seconds`; `checkpoint`: it ended with a checkpoint.
   void round_ended(double exchange_seconds, bool checkpoint);
   // A checkpoint was written at training time `at` (or the run resumed from one, or started, there).
@@ -30,6 +34,7 @@ class CheckpointSchedule {
  private:
   int every_;
   double seconds_;
+  bool spaced_ = false;
   double written_at_ = 0.0;
   double last_exchange_ = 0.0;    // the exchange seconds of the last round
   double extra_ = 0.0;            // what the last checkpoint's round took in exchange beyond the round before

@@ -89,6 +89,8 @@ class DispatcherRun {
   // The sparse exchange's final flush changed the weights after the last round's evaluation, moving `bytes`
   // (`inbound` of them into the Dispatcher): evaluates them again, and finish() writes the checkpoint again.
   void flushed(double bytes, double inbound);
+  // The exchange makes a round that ends with a checkpoint cost more than others (CheckpointSchedule).
+  void checkpoint_rounds_cost_more() { schedule_.space_by_exchange(true); }
   // Weights exchanged, in bytes, added to sync_bytes.
   void add_sync_bytes(double bytes) { sync_bytes_ += bytes; }
   // Weights received by the Dispatcher, in bytes, added to inbound_bytes.

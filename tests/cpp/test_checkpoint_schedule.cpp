@@ -29,6 +29,7 @@ TEST(CheckpointSchedule, ARoundsAnswerIsKeptOnceGiven) {
 
 TEST(CheckpointSchedule, ACostlyCheckpointRoundSpacesTheNextByTime) {
   CheckpointSchedule time(0, 10.0);
+  time.space_by_exchange(true);
   time.round_ended(0.05, false);
   EXPECT_TRUE(time.due(2, 2, 10.0));
   // The round before the checkpoint took 2 s more in exchange than a regular one (a full round of a lossy
@@ -45,8 +46,20 @@ TEST(CheckpointSchedule, ACostlyCheckpointRoundSpacesTheNextByTime) {
   EXPECT_DOUBLE_EQ(time.spacing(), 10.0);
   // Rounds by count ignore the spacing.
   CheckpointSchedule both(2, 10.0);
+  both.space_by_exchange(true);
   both.round_ended(0.0, false);
   both.round_ended(5.0, true);
   both.written(0.0);
   EXPECT_TRUE(both.due(2, 2, 1.0));
+}
+
+TEST(CheckpointSchedule, WhereCheckpointRoundsCostNoMoreTheExchangeTimesLeaveCheckpointSecondsAlone) {
+  // The dense exchange: a checkpoint round whose exchange happened to take longer (load, a slow wait) does not
+  // hold back the next checkpoint.
+  CheckpointSchedule time(0, 0.001);
+  time.round_ended(0.001, false);
+  time.round_ended(0.5, true);
+  time.written(1.0);
+  EXPECT_DOUBLE_EQ(time.spacing(), 0.001);
+  EXPECT_TRUE(time.due(3, 3, 1.002));
 }

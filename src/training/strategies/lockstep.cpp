@@ -85,6 +85,7 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
   share_ = host_share(ctx, run.weights().size());
   layout_ = layout_of(run.shapes());
   const auto exchange = this->exchange(ctx, s, run.learner_ranks(), run.weights().size(), nullptr);
+  if (exchange->checkpoint_rounds_cost_more()) run.checkpoint_rounds_cost_more();
   DispatcherControl control(ctx.learners, ctx.world, ctx.waits, s.liveness_seconds, run.learner_ranks());
   // With overlap a host's other learners train on through what is not training (the exchange, the evaluation), so
   // of that time only its leader's share is lost to training: the share RoundLength weighs the round's overhead by.

@@ -45,6 +45,9 @@ class RoundExchange {
   // (overlap), as Hogwild's learners write theirs: a step written to a row in the instant the close updates that
   // row may be lost, as concurrent steps may lose one another's.
   virtual bool adds_in_place() const { return false; }
+  // Whether a round that ends in a checkpoint sends more than others (a lossy sparse exchange: every change kept
+  // back).
+  virtual bool checkpoint_rounds_cost_more() const { return false; }
   // Bytes of weights moved so far (RoundSync::weight_bytes, and the sparse exchange's), and those the
   // Dispatcher received.
   virtual double bytes() const { return sync_->weight_bytes(); }

@@ -33,6 +33,7 @@ class SparseRoundExchange : public RoundExchange {
   void close(core::Floats w, double share, RoundEnd end) override;
   bool flush(core::Floats w) override;
   bool adds_in_place() const override { return true; }
+  bool checkpoint_rounds_cost_more() const override { return lossy(); }
   double bytes() const override;
   double inbound_bytes() const override;
 
