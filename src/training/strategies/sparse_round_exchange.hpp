@@ -33,7 +33,8 @@ class SparseRoundExchange : public RoundExchange {
   void close(core::Floats w, double share, RoundEnd end) override;
   bool flush(core::Floats w) override;
   bool adds_in_place() const override { return true; }
-  bool checkpoint_rounds_cost_more() const override { return lossy(); }
+  // Only where rows wait: with every changed row sent, a whole round is a regular one.
+  bool checkpoint_rounds_cost_more() const override { return s_.sparse_rows < 1.0; }
   double bytes() const override;
   double inbound_bytes() const override;
 
