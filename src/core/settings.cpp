@@ -282,7 +282,7 @@ const std::vector<Key>& keys() {
                         "a checkpoint every this many rounds (0: by time only)"));
     k.push_back(number("checkpoint_seconds", &Settings::checkpoint_seconds, 0.0, 1e9,
                        "a checkpoint at the end of the first round that begins this many training seconds after "
-                       "the last one, or with a lossy sparse exchange 20 times the extra exchange time of the last "
+                       "the last one, or with sparse_rows below 1 20 times the extra exchange time of the last "
                        "checkpoint's round if longer (0: by rounds only; with both 0, only at the end)"));
     k.push_back(choice("checkpoint_background", &Settings::checkpoint_background, kCheckpointBackground,
                        "write checkpoints on a thread of their own while the rounds go on (auto: from 8M "

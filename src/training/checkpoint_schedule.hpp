@@ -1,10 +1,10 @@
 // Which rounds end with a checkpoint (DispatcherRun): every `checkpoint_every` rounds, and the first round that
 // begins `checkpoint_seconds` of training after the last checkpoint. Where a round that ends with a checkpoint
-// costs more than others (a lossy sparse exchange makes it a whole one, sending every change the members held
-// back: space_by_exchange), checkpoints by time come no sooner than kCheckpointSpacing times what the last one's
-// round took in exchange beyond the round before it: such rounds then take at most about 5 % of the time. Each
-// round's answer is decided when the round is first asked about, and kept: the learners learn it with that
-// round's Control or Answer.
+// costs more than others (a sparse exchange that sends a fraction of the rows makes it a whole one, sending
+// every change the members held back: space_by_exchange), checkpoints by time come no sooner than kCheckpointSpacing
+// times what the last one's round took in exchange beyond the round before it: such rounds then take at most about 5 %
+// of the time. Each round's answer is decided when the round is first asked about, and kept: the learners learn it with
+// that round's Control or Answer.
 #pragma once
 
 #include <map>
