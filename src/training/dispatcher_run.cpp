@@ -123,9 +123,6 @@ void DispatcherRun::resume_from(const core::Checkpoint& ck) {
   train_loss_ = ck.info.train_loss;
   first_loss_ = ck.info.first_loss;
   windows_per_learner_ = ck.info.windows_per_learner;
-  // The learners' step counts go on from the checkpoint: the planned steps count every round trained before it.
-  steps_timed_ = std::llround(windows_per_learner_ / static_cast<double>(s_.bs));
-  rounds_timed_ = round_;
   seconds_before_ = evaluated_at_ = ck.info.seconds;
   schedule_.written(ck.info.seconds);
   progress_.resumed(seconds_before_, windows_per_learner_);
@@ -283,8 +280,10 @@ std::int64_t DispatcherRun::round_steps() {
 std::int64_t DispatcherRun::planned_steps() const {
   const std::int64_t bpe = ctx_.plan.learner_bpe;
   std::int64_t by_rounds = static_cast<std::int64_t>(s_.max_rounds) * bpe;
+  // The learners' step counts hold every batch trained so far: those of the rounds before a resume, and with overlap
+  // those trained through the exchange. The plan counts them from the windows trained.
   if (length_.adapts() && s_.max_rounds > 0)
-    by_rounds = steps_timed_ + (round_ - 1 - rounds_timed_) * bpe +
+    by_rounds = std::llround(windows_per_learner_ / static_cast<double>(s_.bs)) +
                 std::max<std::int64_t>(s_.max_rounds - round_ + 1, 0) * length_.steps();
   if (s_.max_epochs <= 0) return by_rounds;
   std::int64_t by_epochs = 0;
@@ -300,8 +299,6 @@ std::int64_t DispatcherRun::planned_steps() const {
 void DispatcherRun::round_took(double training_seconds, double round_seconds) {
   const std::int64_t steps = round_steps_ > 0 ? round_steps_ : ctx_.plan.learner_bpe;
   length_.took(steps, training_seconds, round_seconds);
-  steps_timed_ += steps;
-  ++rounds_timed_;
 }
 
 void DispatcherRun::training_begins() {

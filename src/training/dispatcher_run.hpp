@@ -177,8 +177,6 @@ class DispatcherRun {
   bool steps_planned_ = false;    // round_steps() has been asked once (after await_small_passes)
   RoundLength length_;            // the next round's batches per learner
   std::int64_t round_steps_ = 0;  // the current round's, as round_steps() gave them (0: bpe)
-  std::int64_t steps_timed_ = 0;  // per learner, in the rounds round_took() timed (and those before a resume)
-  long rounds_timed_ = 0;
 };
 
 }  // namespace fedavg::training
