@@ -26,7 +26,7 @@ config and a test-loss target, and prints per layout the medians over the seeds 
 
 A job that fails (a design whose weights diverge, say) does not stop the bench: its reason is printed, and its
 layout's row gives the medians of the seeds that finished, its label naming the seeds that failed ("-" where none
-finished).
+finished). A finished job's checkpoint, embeddings and token cache are removed once its figures are read.
 
 --old-app runs the one-host layout with another build as well (e.g. a `git worktree` of an older commit), in the
 same pass. --hosts-set KEY=VALUE sets a cfg.json key for the runs across hosts alone, so that a design for the
@@ -45,6 +45,7 @@ import csv
 import json
 import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -65,7 +66,8 @@ HEAD = ["layout", "to target (s)", "job (s)", "vs one host", "windows/s", "excha
 
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, help="work folder: the prepared config, every run (default: a temporary one)")
+    ap.add_argument("--out", type=Path,
+                    help="work folder: the prepared config, every run's metrics and logs (default: a temporary one)")
     ap.add_argument("--learners", type=int, default=8)
     ap.add_argument("--hosts", type=jobs.comma_list(int), default=[2, 4], help="host counts besides one")
     ap.add_argument("--links", type=jobs.comma_list(str), default=["1gbit", "100mbit"],
@@ -229,8 +231,18 @@ def run(args, app, name, hosts, rate, seed, config, train):
         return {"error": f"{name} failed ({rc}): {jobs.error_line(run_dir)}"}
     with open(run_dir / "out" / "bench_metrics.csv") as f:
         rows = list(csv.DictReader(f))
+    drop_weights(run_dir / "out")
     return {**figures(rows, args.target, args.learners, wall, sent, int(cfg["bs"])), "host_mib": memory.peak[0],
             "other_mib": max(memory.peak[1:], default=float("nan"))}
+
+
+def drop_weights(out):
+    """Removes what a finished job wrote that the bench does not read (its checkpoint, embeddings and token cache:
+    hundreds of MB a job at these sizes), keeping its metrics, statistics and logs."""
+    shutil.rmtree(out / "cache", ignore_errors=True)
+    for pattern in ("*.h5", "*.w2v.*", "*_embeddings.txt"):
+        for path in out.glob(pattern):
+            path.unlink()
 
 
 def memory_cell(med):
