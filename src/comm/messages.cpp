@@ -33,20 +33,21 @@ WindowTotals& WindowTotals::operator+=(const WindowTotals& o) {
   loss_sum += o.loss_sum;
   lr_sum += o.lr_sum;
   lr_reports += o.lr_reports;
+  through += o.through;
   if (pipeline_windows.size() < o.pipeline_windows.size()) pipeline_windows.resize(o.pipeline_windows.size(), 0.0);
   for (std::size_t p = 0; p < o.pipeline_windows.size(); ++p) pipeline_windows[p] += o.pipeline_windows[p];
   return *this;
 }
 
 std::vector<double> WindowTotals::encode() const {
-  std::vector<double> w{windows, loss_sum, lr_sum, lr_reports};
+  std::vector<double> w{windows, loss_sum, lr_sum, lr_reports, through};
   w.insert(w.end(), pipeline_windows.begin(), pipeline_windows.end());
   return w;
 }
 
 WindowTotals WindowTotals::decode(const std::vector<double>& w) {
-  if (w.size() < 4) throw Error("window totals of " + std::to_string(w.size()) + " values (need at least 4)");
-  return WindowTotals{w[0], w[1], w[2], w[3], std::vector<double>(w.begin() + 4, w.end())};
+  if (w.size() < 5) throw Error("window totals of " + std::to_string(w.size()) + " values (need at least 5)");
+  return WindowTotals{w[0], w[1], w[2], w[3], std::vector<double>(w.begin() + 5, w.end()), w[4]};
 }
 
 WindowRequest::Wire WindowRequest::encode() const { return {windows}; }

@@ -25,7 +25,8 @@ SharedWeights::SharedWeights(const Communicator& comm, std::size_t n, const Dead
   learners_ = comm.size() - 1;
   // The counters, then the weights from the next page: rows that straddle an extra cache line slow training.
   constexpr std::size_t kPage = 4096;
-  const std::size_t head = (static_cast<std::size_t>(learners_) * sizeof(std::int64_t) + kPage - 1) / kPage * kPage;
+  const std::size_t counters = static_cast<std::size_t>(learners_) + 1;
+  const std::size_t head = (counters * sizeof(std::int64_t) + kPage - 1) / kPage * kPage;
   const std::size_t bytes = head + n * sizeof(float);
   void* mine = nullptr;
   check_mpi(MPI_Win_allocate_shared(static_cast<MPI_Aint>(comm.rank() == 0 ? bytes : 0), 1, MPI_INFO_NULL, comm.comm_,
@@ -41,7 +42,7 @@ SharedWeights::SharedWeights(const Communicator& comm, std::size_t n, const Dead
   // A passive-target epoch for the whole run, so that MPI_Win_sync may order the loads and stores.
   check_mpi(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_), "MPI_Win_lock_all");
   if (comm.rank() == 0) {
-    std::fill(counters_, counters_ + learners_, std::int64_t{0});
+    std::fill(counters_, counters_ + counters, std::int64_t{0});
     std::fill(base_, base_ + n_, 0.0f);
   }
 }
@@ -59,6 +60,14 @@ std::int64_t SharedWeights::trained() const {
   std::int64_t sum = 0;
   for (int i = 0; i < learners_; ++i) sum += __atomic_load_n(counters_ + i, __ATOMIC_ACQUIRE);
   return sum;
+}
+
+bool SharedWeights::claim(std::int64_t limit) const {
+  std::int64_t* claimed = counters_ + learners_;
+  std::int64_t now = __atomic_load_n(claimed, __ATOMIC_RELAXED);
+  while (now < limit)
+    if (__atomic_compare_exchange_n(claimed, &now, now + 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return true;
+  return false;
 }
 
 void SharedWeights::sync() const { check_mpi(MPI_Win_sync(win_), "MPI_Win_sync"); }

@@ -1,7 +1,8 @@
 // The weights that hogwild's learners and the Dispatcher share: one float array in MPI-3 shared memory
 // (MPI_Win_allocate_shared), mapped by every member of a communicator on one node, after a counter per learner
-// of the windows it has trained. Learners' models are built over the array and update it in place without
-// locks (docs/strategies.md#hogwild).
+// of the windows it has trained and a count of the batches claimed. Learners' models are built over the array and
+// update it in place without locks (docs/strategies.md#hogwild); a host's learners that share a lock-step round's
+// batches claim them one by one (training::HostShare).
 #pragma once
 
 #include <mpi.h>
@@ -32,6 +33,9 @@ class SharedWeights {
   void add_trained(int learner, std::int64_t windows) const;
   // The sum of the counters.
   std::int64_t trained() const;
+  // Claims one batch: adds one to the members' count of claimed batches if it is below `limit` and says so; else
+  // leaves it. The count only grows, so a limit is a running total.
+  bool claim(std::int64_t limit) const;
   // Memory barrier for the shared array (MPI_Win_sync): after writing it before telling others, and after
   // being told before reading it.
   void sync() const;
@@ -43,7 +47,7 @@ class SharedWeights {
 
   const Communicator& comm_;
   MPI_Win win_ = MPI_WIN_NULL;
-  std::int64_t* counters_ = nullptr;
+  std::int64_t* counters_ = nullptr;  // one per learner, then the claimed batches
   int learners_ = 0;
   float* base_ = nullptr;
   std::size_t n_ = 0;

@@ -40,13 +40,16 @@ struct MetricsRow {
   double similarity = std::nan("");
   double analogy = std::nan("");
   int restarts = 0;
+  double through_windows = 0.0;
 };
 
-// round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes,similarity,analogy,restarts —
-// one flushed row per round (round 0, before training, has train_loss nan); sync_seconds is the time the round's weight
-// exchange took (broadcast + averaging collectives; easgd: the Dispatcher's handling of the round's pushes); sync_bytes
-// counts the weights exchanged since the run began; similarity (Spearman rho) and analogy (accuracy) are "nan" in
-// rounds not scored; restarts counts the times the job was restarted after a failure (scripts/supervise.py) so far.
+// round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes,similarity,analogy,restarts,
+// through_windows — one flushed row per round (round 0, before training, has train_loss nan); sync_seconds is the
+// time the round's weight exchange took (broadcast + averaging collectives; easgd: the Dispatcher's handling of the
+// round's pushes); sync_bytes counts the weights exchanged since the run began; similarity (Spearman rho) and analogy
+// (accuracy) are "nan" in rounds not scored; restarts counts the times the job was restarted after a failure
+// (scripts/supervise.py) so far; through_windows: of the round's windows per learner, those its hosts' learners
+// trained through the previous exchange (overlap; else 0).
 class MetricsLog {
  public:
   // Starts a new log, or (resume) keeps the rows up to and including `keep_through` and appends after them.

@@ -271,9 +271,11 @@ const std::vector<Key>& keys() {
                        "of a round, and the hosts' changes are averaged unless combine is given (0: fixed rounds, "
                        "the hosts' changes added)"));
     k.push_back(boolean("overlap", &Settings::overlap,
-                        "fedavg with link-sized rounds (see exchange_share): a host's learners train on while its "
-                        "leader exchanges a copy of the round's weights, and the leader adds the change the exchange "
-                        "brought to the shared weights in place (for hosts with a core for each of their ranks)"));
+                        "fedavg across hosts whose learners share the weights: a host's learners train on, up to "
+                        "one more round's batches, while its leader exchanges (the sparse exchange on the shared "
+                        "weights in place, the dense one on a copy whose change it then adds to them); absent: on "
+                        "where the hosts add their changes over fixed rounds, unless fixed_batch_order is set, and "
+                        "off with link-sized rounds (exchange_share)"));
     k.push_back(boolean("fixed_batch_order", &Settings::fixed_batch_order,
                         "a Batcher serves its learners in a fixed rotation (reproducible runs)"));
     k.push_back(integer("shuffle_windows", &Settings::shuffle_windows, 0, 1 << 28,

@@ -77,7 +77,7 @@ struct Settings {
   bool add_agreement = true;    // add: ... and by up to their sum where their changes disagree
   int add_bpe = 1;              // add, several learners: batches per member per round (0: bpe; hosts: RunPlan's)
   double exchange_share = 0.0;  // hosts of sharing learners: rounds grow until their overhead is this share
-  bool overlap = false;         // fedavg, link-sized rounds: a host's learners train on through the exchange
+  bool overlap = false;         // fedavg across hosts: a host's learners train on through the exchange (RunPlan)
   Exchange exchange = Exchange::Auto;
   double sparse_rows = 1.0;  // given, else training::RunPlan's
   ExchangeType sparse_values = ExchangeType::Float16;

@@ -166,6 +166,7 @@ class DispatcherRun {
   double evaluated_at_ = 0.0;    // training time when the current weights were last evaluated
   long round_ = 0;
   double loss_ = 0.0, first_loss_ = 0.0, windows_per_learner_ = 0.0;
+  double through_windows_ = 0.0;      // of the last round's windows per learner, those trained through an exchange
   double train_loss_ = std::nan("");  // none before the first round
   double sync_bytes_ = 0.0;           // bytes of weights exchanged, all runs of a resumed job together
   double inbound_bytes_ = 0.0;        // of which the Dispatcher received, this run

@@ -218,8 +218,16 @@ RunPlan plan_run(const core::Config& cfg, const Topology& topology, const Strate
                            "every weight; hogwild's learners share one copy)");
   }
   const auto given = [&](const char* key) { return cfg.origins.count(key) > 0; };
-  const auto plan = RunPlan::of(cfg.settings, topology,
-                                {given("add_power"), given("combine"), given("add_bpe"), given("sparse_rows")}, traits);
+  if (given("overlap") && cfg.settings.overlap && cfg.settings.fixed_batch_order) {
+    const auto at = cfg.origins.find("overlap");
+    throw core::InputError(at->second +
+                           ": \"overlap\": true and \"fixed_batch_order\": true exclude each other "
+                           "(learners that train on through the exchange ask for batches out of the "
+                           "fixed rotation)");
+  }
+  const auto plan = RunPlan::of(
+      cfg.settings, topology,
+      {given("add_power"), given("combine"), given("add_bpe"), given("sparse_rows"), given("overlap")}, traits);
   check_memory(cfg, plan);
   return plan;
 }

@@ -87,7 +87,7 @@ void LearnerRun::request_batch() {
 }
 
 comm::WindowTotals LearnerRun::train(long round, const std::function<void(std::int64_t)>& after_step,
-                                     std::int64_t steps) {
+                                     std::int64_t steps, const std::function<bool()>& claim) {
   const auto batch_ints = static_cast<std::size_t>(s_.bs * s_.window_width());
   double loss_sum = 0.0;
   std::int64_t b = 0;  // batches trained this round
@@ -97,6 +97,7 @@ comm::WindowTotals LearnerRun::train(long round, const std::function<void(std::i
   lib_.load_weights();
   for (; b < last; ++b) {
     if (round > 0 && b > 0 && cut(round)) break;
+    if (claim && !claim()) break;
     if (at == ready_) {  // a round longer than a period (link-sized rounds): the next period's batches
       drop_trained(at);
       at = 0;

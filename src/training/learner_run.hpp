@@ -42,8 +42,10 @@ class LearnerRun {
   // Runs the period's bpe steps, fewer if the Dispatcher cuts `round` short (balance_rounds; 0: never cut).
   // `after_step(windows)` runs after each step. Returns what was trained, with the model's learning rate.
   // `steps`: the batches to train (0: bpe); more than a period's (link-sized rounds) waits for the next periods'.
+  // `claim`, where given, is asked before each step and ends the round where it says false (the host's learners
+  // share the round's batches: HostShare::claim).
   comm::WindowTotals train(long round = 0, const std::function<void(std::int64_t)>& after_step = {},
-                           std::int64_t steps = 0);
+                           std::int64_t steps = 0, const std::function<bool()>& claim = {});
   // The Dispatcher's plan of this learner's steps over the whole run (Control's plan): tells the model once it is
   // known or changes (engine.plan_steps). 0: not known, nothing to do.
   void plan(std::int64_t steps);

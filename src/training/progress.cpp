@@ -64,6 +64,9 @@ std::string Progress::line(const Round& r) const {
     out += "  windows/s " + count(per_learner) + "/learner " + count(per_learner * learners_);
   }
   if (seconds > 0 && sync_since_ > 0) out += fmt("  exchange %.1f%%", 100 * std::min(1.0, sync_since_ / seconds));
+  // overlap: how much of the training went on through the exchange.
+  if (windows > 0 && through_since_ > 0)
+    out += fmt(" (trained through: %.0f%% of windows)", 100 * std::min(1.0, through_since_ / windows));
   if (!std::isnan(r.lr)) out += fmt("  lr %.4g", r.lr);
   if (!std::isnan(r.train_loss)) out += fmt("  train loss %.4f", r.train_loss);
   out += fmt("  test loss %.4f", r.test_loss);
@@ -76,6 +79,7 @@ std::string Progress::line(const Round& r) const {
 
 void Progress::show(const Round& r) {
   sync_since_ += r.sync_seconds;
+  through_since_ += r.through_windows;
   rises_ = r.test_loss > last_test_loss_ ? rises_ + 1 : 0;
   last_test_loss_ = r.test_loss;
   const auto now = std::chrono::steady_clock::now();
@@ -105,6 +109,7 @@ void Progress::print(const Round& r) {
   rate_from_seconds_ = r.seconds;
   rate_from_windows_ = r.windows_per_learner;
   sync_since_ = 0.0;
+  through_since_ = 0.0;
 }
 
 }  // namespace fedavg::training

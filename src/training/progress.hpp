@@ -30,6 +30,7 @@ class Progress {
     bool epochs_exact = true;    // false: estimated from the read positions
     std::string scores;          // "  similarity 0.41 ..." when scored
     double sync_seconds = 0;     // this round's weight exchange (the metrics' sync_seconds)
+    double through_windows = 0;  // of this round's windows per learner, those trained through an exchange
   };
 
   Progress(const core::Settings& s, int learners) : s_(s), learners_(learners) {}
@@ -61,8 +62,9 @@ class Progress {
   std::chrono::steady_clock::time_point printed_{};
   double rate_from_seconds_ = std::nan("");  // training seconds and windows per learner at the last line printed
   double rate_from_windows_ = 0.0;
-  double sync_since_ = 0.0;  // exchange seconds of the rounds since the last line printed, the next one's included
-  double shown_done_ = 0.0;  // the share done that the last line printed showed
+  double through_since_ = 0.0;  // windows per learner trained through an exchange, as sync_since_ counts
+  double sync_since_ = 0.0;     // exchange seconds of the rounds since the last line printed, the next one's included
+  double shown_done_ = 0.0;     // the share done that the last line printed showed
   double last_test_loss_ = std::nan("");
   int rises_ = 0;  // rounds in a row whose test loss rose
   bool any_ = false;

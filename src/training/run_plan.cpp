@@ -28,10 +28,11 @@ RunPlan RunPlan::of(const core::Settings& s, const Topology& topology, const Giv
   plan.shares_hosts = s.share_host && traits.lock_step && most > 1;
   const int members = plan.shares_hosts ? host_count : static_cast<int>(hosts.size());
   plan.link_sized_rounds = plan.shares_hosts && host_count > 1 && s.exchange_share > 0;
-  plan.overlap = s.overlap && traits.trains_through && plan.link_sized_rounds;
   plan.combine = plan.link_sized_rounds && !given.combine ? core::Combine::Average : s.combine;
   const bool adds = traits.adds && plan.combine == core::Combine::Add && members > 1;
   plan.hosts_add = adds && plan.shares_hosts && !plan.link_sized_rounds;
+  plan.overlap = traits.trains_through && (plan.link_sized_rounds || plan.hosts_add) &&
+                 (given.overlap || plan.link_sized_rounds ? s.overlap : !s.fixed_batch_order);
   const int bpe = adds && s.add_bpe > 0 ? s.add_bpe : s.bpe;
   plan.learner_bpe = plan.hosts_add && !given.add_bpe ? std::max(1, kHostsBatchesPerLearner / host_count)
                      : plan.shares_hosts              ? (bpe + most - 1) / most

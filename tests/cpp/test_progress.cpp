@@ -56,6 +56,23 @@ TEST(Progress, TheExchangeShareCountsEveryRoundSinceTheLineBefore) {
   EXPECT_NE(last.find("  exchange 25.0%  "), std::string::npos) << last;  // 1 s of the 4 s
 }
 
+TEST(Progress, TheShareTrainedThroughTheExchangeFollowsIt) {
+  fedavg::core::Settings s;
+  s.progress_seconds = 1e6;
+  Progress p(s, 2);
+  const double nan = std::nan("");
+  testing::internal::CaptureStdout();
+  p.show({0, 0.0, 0.0, 3.0, nan, nan, {}, true, "", 0.0});
+  p.show({1, 2.0, 100.0, 3.0, nan, nan, {}, true, "", 0.5, 0.0});   // the first round has nothing before it
+  p.show({2, 4.0, 200.0, 3.0, nan, nan, {}, true, "", 0.5, 60.0});  // 60 of its 100 windows
+  p.flush();
+  const std::string out = testing::internal::GetCapturedStdout();
+  const std::string last = out.substr(out.find('\n') + 1);
+  EXPECT_NE(last.find("  exchange 25.0% (trained through: 30% of windows)  "), std::string::npos) << last;
+  // Without overlap nothing is trained through: the line says nothing of it.
+  EXPECT_EQ(p.line({3, 6.0, 300.0, 3.0, nan, nan, {}, true, "", 0.5, 0.0}).find("through"), std::string::npos);
+}
+
 TEST(Progress, PercentNeverGoesBackAndSaysWhenItIsAnEstimate) {
   fedavg::core::Settings s;
   s.progress_seconds = 0;

@@ -35,7 +35,8 @@ RunPlan plan(const fedavg::core::Settings& s, const std::vector<int>& hosts) {
 RunPlan plan_of(const std::string& json, const std::vector<int>& hosts) {
   const auto s = parse_settings(json, "cfg.json");
   const auto named = [&](const char* key) { return json.find('"' + std::string(key) + '"') != std::string::npos; };
-  return RunPlan::of(s, placed(hosts), {named("add_power"), named("combine"), named("add_bpe"), named("sparse_rows")},
+  return RunPlan::of(s, placed(hosts),
+                     {named("add_power"), named("combine"), named("add_bpe"), named("sparse_rows"), named("overlap")},
                      fedavg::training::Strategy::traits(s));
 }
 
@@ -134,21 +135,27 @@ TEST(RunPlan, RoundsAreSizedByTheLinkOnlyWhereHostsOfSharingLearnersAreTheMember
             Combine::Add);
 }
 
-TEST(RunPlan, HostsTrainOnThroughTheExchangeOnlyWithFedavgsLinkSizedRounds) {
-  const std::string fixed = R"({"data_name": "x", "bpe": 200, "bs": 1, "target": 1, "overlap": true)";
-  const std::string base = R"({"data_name": "x", "bpe": 200, "bs": 1, "target": 1, "exchange_share": 0.1)";
-  const std::string on = base + R"(, "overlap": true)";
-  const auto given = parse_settings(on + "}", "cfg.json");
-  EXPECT_FALSE(plan(parse_settings(base + "}", "cfg.json"), {0, 0, 1, 1}).overlap);  // not the default
-  EXPECT_TRUE(plan(given, {0, 0, 1, 1}).overlap);
-  EXPECT_FALSE(plan(given, {0, 0, 0, 0}).overlap);  // one host
-  EXPECT_FALSE(plan(given, {0, 1, 2, 3}).overlap);  // single learners
-  // Fixed rounds: the hosts add their changes after every round, stable only over its own length.
-  EXPECT_FALSE(plan(parse_settings(fixed + "}", "cfg.json"), {0, 0, 1, 1}).overlap);
+TEST(RunPlan, FedavgsHostsTrainOnThroughTheExchangeByDefaultWhereTheyAddTheirChanges) {
+  const std::string base = R"({"data_name": "x", "bpe": 200, "bs": 1, "target": 1)";
+  const std::vector<int> two_hosts{0, 0, 1, 1};
+  EXPECT_TRUE(plan_of(base + "}", two_hosts).overlap);
+  EXPECT_FALSE(plan_of(base + R"(, "overlap": false})", two_hosts).overlap);
+  EXPECT_TRUE(plan_of(base + R"(, "overlap": true})", two_hosts).overlap);
+  // A fixed rotation of the batches waits for every learner in turn, and so for a host's leader as it exchanges.
+  EXPECT_FALSE(plan_of(base + R"(, "fixed_batch_order": true})", two_hosts).overlap);
+  EXPECT_FALSE(plan_of(base + "}", {0, 0, 0, 0}).overlap);  // one host
+  EXPECT_FALSE(plan_of(base + "}", {0, 1, 2, 3}).overlap);  // single learners
+  EXPECT_FALSE(plan_of(base + R"(, "share_host": false})", two_hosts).overlap);
+  // Link-sized rounds: only where overlap is given.
+  const std::string sized = base + R"(, "exchange_share": 0.1)";
+  EXPECT_FALSE(plan_of(sized + "}", two_hosts).overlap);
+  EXPECT_TRUE(plan_of(sized + R"(, "overlap": true})", two_hosts).overlap);
+  EXPECT_FALSE(plan_of(sized + R"(, "overlap": true})", {0, 0, 0, 0}).overlap);
   // bmuf and diloco open every round with the Dispatcher's weights; bsp keeps its replicas identical.
-  for (const char* other : {"bsp", "bmuf", "diloco"})
-    EXPECT_FALSE(plan(parse_settings(on + R"(, "strategy": ")" + other + R"("})", "cfg.json"), {0, 0, 1, 1}).overlap)
-        << other;
+  for (const char* other : {"bsp", "bmuf", "diloco"}) {
+    EXPECT_FALSE(plan_of(base + R"(, "strategy": ")" + other + R"("})", two_hosts).overlap) << other;
+    EXPECT_FALSE(plan_of(sized + R"(, "overlap": true, "strategy": ")" + other + R"("})", two_hosts).overlap) << other;
+  }
 }
 
 TEST(RunPlan, HostsThatAddTheirChangesSendTheirLargestRowsUnlessSparseRowsIsGiven) {

@@ -1,6 +1,7 @@
 // hogwild's shared weights between a Dispatcher (rank 0) and two learners: every member maps the same array,
-// writes by one are seen by the others after sync and a message, and the trained-windows counters add up. Runs
-// under mpiexec -n 3, time-limited by meson (timeout 60 s, MPIEXEC_TIMEOUT=50).
+// writes by one are seen by the others after sync and a message, the trained-windows counters add up, and the
+// members' claims of batches stop at the limit. Runs under mpiexec -n 3, time-limited by meson (timeout 60 s,
+// MPIEXEC_TIMEOUT=50).
 #include <gtest/gtest.h>
 
 #include "comm/shared_weights.hpp"
@@ -38,6 +39,26 @@ TEST(SharedWeights, EveryMemberSeesTheSameArrayAndCounters) {
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < n; ++i) wrong += shared.data()[i] != static_cast<float>(i % 1000) + 1.0f;
   EXPECT_EQ(wrong, 0u);
+  shared.release(deadline);
+}
+
+TEST(SharedWeights, ClaimsAddUpToTheLimitAndNoFurther) {
+  // Every member claims batches as fast as it can against a running total: together they get exactly the total,
+  // each time it is raised, however their claims interleave.
+  auto world = comm::Communicator::world();
+  const auto deadline = comm::Deadline::after(20);
+  comm::SharedWeights shared(world, world.rank() == 0 ? 8 : 0, deadline);
+  for (const std::int64_t limit : {std::int64_t{5000}, std::int64_t{5000}, std::int64_t{12000}}) {
+    std::int64_t mine = 0;
+    while (shared.claim(limit)) ++mine;
+    EXPECT_FALSE(shared.claim(limit));
+    shared.data()[world.rank()] += static_cast<float>(mine);
+    shared.sync();
+    world.ibarrier().wait_until(deadline);
+    shared.sync();
+    EXPECT_EQ(shared.data()[0] + shared.data()[1] + shared.data()[2], static_cast<float>(limit));
+    world.ibarrier().wait_until(deadline);
+  }
   shared.release(deadline);
 }
 

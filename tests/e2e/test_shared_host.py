@@ -1,6 +1,7 @@
 """Learners on one host share one copy of the weights (share_host, the default; docs/strategies.md): a host's
 round is bpe batches however many learners train it, so each of L learners needs about 1/L of the data one
-learner needs; a lock-step strategy then has one member per host in its exchange."""
+learner needs; a lock-step strategy then has one member per host in its exchange. Training on through the
+exchange (overlap) and a fixed rotation of the batches exclude each other."""
 
 import pytest
 
@@ -33,3 +34,12 @@ def test_other_lockstep_strategies_train_a_shared_host_copy(run_job, strategy):
     assert rows[-1]["test_loss"] < rows[0]["test_loss"] - 0.2, rows
     # Three learners share a host's round of 10 batches: 4 each (rounded up).
     assert rows[-1]["windows_per_learner"] == 4 * 4 * 64
+
+
+def test_training_through_the_exchange_is_refused_with_a_fixed_batch_order(run_job):
+    # A fixed rotation serves every learner in turn, so learners that train on through their leader's exchange
+    # would wait for the leader's next request: the job names the two keys at once rather than stall.
+    job = run_job(5, cfg={"overlap": True, "fixed_batch_order": True}, timeout=JOB_TIMEOUT)
+    assert job.rc != 0
+    assert '"overlap": true and "fixed_batch_order": true exclude each other' in job.stderr, job.stderr
+    assert "cfg.json:" in job.stderr, job.stderr

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -14,6 +15,7 @@
 #include "training/learner_control.hpp"
 #include "training/learner_run.hpp"
 #include "training/strategies/dense_round_exchange.hpp"
+#include "training/strategies/host_batches.hpp"
 #include "training/strategies/overlapped_close.hpp"
 #include "training/strategies/sparse_round_exchange.hpp"
 
@@ -150,18 +152,12 @@ void Lockstep::learner_rounds(LearnerRun& run) {
   // the host's learners wait for them each round, not only in the first (the same on all of a host's learners).
   const bool reopens = share_ && opens_with_weights() &&
                        !sparse_exchange(s, params_of(layout_), ctx.topology.one_host());
-  // overlap: the host's learners train on through the exchange and the wait for the next Control, up to one more
-  // round's batches (which bounds how stale the change the exchange brings is); what they train there counts with
-  // the next round.
+  // overlap: the host's learners train on through the exchange and the wait for the next Control, and share each
+  // round's batches (HostBatches); what they train there counts with the next round.
   const bool through = share_ && ctx.plan.overlap;
-  comm::WindowTotals extra;
-  std::int64_t through_left = 0;
-  const auto train_on = [&] {
-    if (through_left <= 0) return false;
-    extra += run.train(0, {}, 1);
-    --through_left;
-    return true;
-  };
+  std::optional<HostBatches> batches;
+  if (through) batches.emplace(run, *share_, ctx.plan.learner_bpe);
+  const auto train_on = [&] { return batches->train_on(); };
   OverlappedClose copies;  // the leader's, with overlap and an exchange that replaces the weights (dense)
   bool first = true;
   for (;;) {
@@ -174,9 +170,8 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     if (share_ && (first || reopens)) share_->start();  // the shared weights hold the round's start
     first = false;
     run.next_batch();
-    comm::WindowTotals mine = run.train(s.balance_rounds ? c.round : 0, {}, c.steps);
-    mine += std::exchange(extra, comm::WindowTotals{});
-    through_left = c.steps > 0 ? c.steps : ctx.plan.learner_bpe;
+    const long cut_round = s.balance_rounds ? c.round : 0;
+    comm::WindowTotals mine = batches ? batches->round(c.steps, cut_round) : run.train(cut_round, {}, c.steps);
     control.report(comm::Tag::RoundDone, c.round);
     if (share_) mine = through ? share_->host_totals(mine) : share_->trained(mine);
     if (exchange) {

@@ -1,0 +1,38 @@
+// The batches of a host's lock-step rounds where its learners train on through their leader's exchange
+// (RunPlan::overlap, docs/strategies.md#training-on-through-the-exchange-overlap). A round's batches (its steps per
+// learner, times the host's learners) are the host's, not each learner's: every learner claims them one by one
+// (HostShare::claim), and those it trains through the exchange and the wait for the next Control it claims from the
+// next round's. A host's change per exchange is thus as large as without overlap (added changes are stable only
+// over short rounds), and the leader, which exchanges meanwhile, trains fewer of them.
+#pragma once
+
+#include <cstdint>
+
+#include "comm/messages.hpp"
+#include "training/exchange/host_share.hpp"
+#include "training/learner_run.hpp"
+
+namespace fedavg::training {
+
+class HostBatches {
+ public:
+  // `share`: the host's shared weights; `bpe`: a round's batches per learner where Control gives none.
+  HostBatches(LearnerRun& run, const HostShare& share, std::int64_t bpe) : run_(run), share_(share), bpe_(bpe) {}
+
+  // Trains one batch of the next round's, if the host has one left: what a learner does while it waits.
+  bool train_on();
+  // Trains this learner's part of the round of `steps` batches per learner (0: bpe), `cut_round` as
+  // LearnerRun::train says. Returns its windows, with those trained on since the last round (counted as
+  // trained through).
+  comm::WindowTotals round(std::int64_t steps, long cut_round);
+
+ private:
+  LearnerRun& run_;
+  const HostShare& share_;
+  std::int64_t bpe_;
+  std::int64_t claimable_ = 0;   // the host's batches through the current round, over the run
+  std::int64_t next_round_ = 0;  // the host's batches of the next round, as of the current one's
+  comm::WindowTotals through_;   // trained on since the last round
+};
+
+}  // namespace fedavg::training
