@@ -23,6 +23,8 @@ config and a test-loss target, and prints per layout the medians over the seeds 
                     reaches the target within a round but reports it at the round's end, so this compares
                     designs apart from their round lengths (an estimate: the loss between two rounds is not
                     measured)
+  trained through   the share of the windows the hosts' learners trained while their leader exchanged
+                    (overlap: the metrics' through_windows); the "exchange" share is then not time they wait
 
 A job that fails (a design whose weights diverge, say) does not stop the bench: its reason is printed, and its
 layout's row gives the medians of the seeds that finished, its label naming the seeds that failed ("-" where none
@@ -61,7 +63,7 @@ import jobs  # noqa: E402
 PREFIX = "fedavgb"
 PIPELINE_RANKS = 4  # the Dispatcher and one pipeline's Tokenizer, Filter and Batcher
 HEAD = ["layout", "to target (s)", "job (s)", "vs one host", "windows/s", "exchange", "link MB/s", "windows/learner",
-        "batches/round", "MiB/host", "crossing"]
+        "batches/round", "MiB/host", "crossing", "trained through"]
 
 
 def parse_args(argv=None):
@@ -194,6 +196,9 @@ def figures(rows, target, learners, wall, sent, bs):
         "cross_s": cross_s,
         "cross_windows": cross_windows,
         "last_loss": float(last["test_loss"]),
+        # The metrics of a build before through_windows have no such column.
+        "through": (sum(float(r.get("through_windows", 0)) for r in rounds) / float(last["windows_per_learner"])
+                    if float(last["windows_per_learner"]) > 0 else float("nan")),
     }
 
 
@@ -275,7 +280,8 @@ def layout_row(label, runs, one, failed):
     return [label, f"{med['to_target']:.1f}", f"{med['job']:.1f}",
             f"{statistics.median(ratios):.2f}" if ratios else "-", f"{med['windows_s']:.0f}",
             f"{100 * med['exchange']:.0f} %", f"{med['link_mb_s']:.1f}", f"{med['windows_learner']:.0f}",
-            f"{med['batches_round']:.1f}", memory_cell(med), f"{med['cross_s']:.1f} s, {med['cross_windows']:.0f}"]
+            f"{med['batches_round']:.1f}", memory_cell(med), f"{med['cross_s']:.1f} s, {med['cross_windows']:.0f}",
+            f"{100 * med['through']:.0f} %"]
 
 
 def measure(args):

@@ -37,6 +37,17 @@ def test_a_round_that_lands_on_the_target_is_its_own_crossing_and_a_run_that_mis
     assert math.isnan(f["to_target"]) and math.isnan(f["cross_s"]) and math.isnan(f["cross_windows"])
 
 
+def test_the_share_trained_through_the_exchange_counts_every_round_and_is_zero_for_an_older_build():
+    metrics = rows((0, 0, 4.0), (2, 100, 2.5), (4, 400, 2.0))
+    for r, through in zip(metrics, (0, 0, 100)):
+        r["through_windows"] = str(through)
+    assert hosts_wall_time.figures(metrics, 2.1, learners=8, wall=6.0, sent=0, bs=1)["through"] == 0.25
+    older = rows((0, 0, 4.0), (2, 100, 2.5), (4, 400, 2.0))
+    assert hosts_wall_time.figures(older, 2.1, learners=8, wall=6.0, sent=0, bs=1)["through"] == 0.0
+    row = hosts_wall_time.layout_row("2 hosts, 1gbit", {1: {**finished(10.0, 400), "through": 0.25}}, {1: 5.0}, [])
+    assert row[-1] == "25 %"
+
+
 def finished(to_target, windows):
     """The figures of a finished run, as hosts_wall_time.run gives them."""
     metrics = rows((0, 0, 4.0), (to_target / 2, windows / 2, 2.5), (to_target, windows, 2.0))
@@ -56,7 +67,7 @@ def test_a_layout_whose_job_failed_for_a_seed_is_named_and_takes_the_medians_of_
 def test_a_layout_whose_every_job_failed_is_a_row_of_dashes_and_a_failed_one_host_leaves_no_ratio():
     row = hosts_wall_time.layout_row("4 hosts, 100mbit", {}, {1: 5.0}, [1, 2])
     assert row[0] == "4 hosts, 100mbit (failed: seeds 1,2)" and set(row[1:]) == {"-"}
-    assert len(row) == 11
+    assert len(row) == len(hosts_wall_time.HEAD) == 12
     row = hosts_wall_time.layout_row("2 hosts, 1gbit", {1: finished(10.0, 400)}, {}, [])
     assert row[0] == "2 hosts, 1gbit" and row[1] == "10.0" and row[3] == "-"
 
