@@ -271,13 +271,14 @@ const std::vector<Key>& keys() {
                        "of a round, and the hosts' changes are averaged unless combine is given (0: fixed rounds, "
                        "the hosts' changes added)"));
     k.push_back(boolean("overlap", &Settings::overlap,
-                        "fedavg across hosts whose learners share the weights: a host's learners train on, up to "
-                        "one more round's batches, while its leader exchanges (the sparse exchange on the shared "
-                        "weights in place, the dense one on a copy whose change it then adds to them); absent: on "
-                        "where the hosts add their changes over fixed rounds, unless fixed_batch_order is set, and "
-                        "off with link-sized rounds (exchange_share)"));
+                        "fedavg across hosts whose learners share the weights: a host's learners train on while its "
+                        "leader exchanges (the sparse exchange on the shared weights in place, the dense one on a "
+                        "copy whose change it then adds to them), sharing each round's batches (those trained "
+                        "meanwhile are the next round's); absent: on where the hosts add their changes over fixed "
+                        "rounds, unless fixed_batch_order is set, and off with link-sized rounds (exchange_share)"));
     k.push_back(boolean("fixed_batch_order", &Settings::fixed_batch_order,
-                        "a Batcher serves its learners in a fixed rotation (reproducible runs)"));
+                        "a Batcher serves its learners in a fixed rotation (reproducible runs; the default overlap "
+                        "is then off)"));
     k.push_back(integer("shuffle_windows", &Settings::shuffle_windows, 0, 1 << 28,
                         "batches are drawn at random from this many windows (0: text order)"));
     k.push_back(integer("checkpoint_every", &Settings::checkpoint_every, 0, 100'000'000,

@@ -72,10 +72,11 @@ struct RunPlan {
   core::Combine combine = core::Combine::Add;
   // combine add's power: add_power as given, else kHostAddPower where shares_hosts, else the Settings default.
   double add_power = 0.0;
-  // A host's learners train on through their leader's exchange (overlap), up to one more round's batches: fedavg's
-  // hosts, by default where they add their changes over fixed rounds (hosts_add; not with fixed_batch_order, whose
-  // rotation waits for every learner in turn), and with link-sized rounds where overlap is given true. The sparse
-  // exchange works on the shared weights in place; the dense one on a copy, whose change the leader then adds to them.
+  // A host's learners train on through their leader's exchange (overlap), sharing each round's batches
+  // (HostBatches): fedavg's hosts, by default where they add their changes over fixed rounds (hosts_add; not with
+  // fixed_batch_order, whose rotation waits for every learner in turn), and with link-sized rounds where overlap is
+  // given true. The sparse exchange works on the shared weights in place; the dense one on a copy, whose change the
+  // leader then adds to them.
   bool overlap = false;
   // The models run on the CPU whatever `device` says: the weights live in the host's shared memory.
   bool cpu_only = false;
