@@ -45,6 +45,10 @@ SharedWeights::SharedWeights(const Communicator& comm, std::size_t n, const Dead
     std::fill(counters_, counters_ + counters, std::int64_t{0});
     std::fill(base_, base_ + n_, 0.0f);
   }
+  // No member may claim, count or write before the zeros are in place.
+  sync();
+  comm.ibarrier().wait_until(deadline);
+  sync();
 }
 
 SharedWeights::~SharedWeights() {

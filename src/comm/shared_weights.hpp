@@ -20,7 +20,8 @@ class SharedWeights {
   // Collective over `comm`: its rank 0 allocates `n` floats and comm.size() - 1 counters (zeros), every member
   // maps them (`n` matters on rank 0 only). Waits for the other members with a polled barrier first (the
   // allocation itself blocks and spins), so a member still importing torch costs the others no CPU. Throws
-  // core::InputError when the members are not all on one node.
+  // core::InputError when the members are not all on one node. Returns once every member sees the zeroed
+  // counters and weights.
   SharedWeights(const Communicator& comm, std::size_t n, const Deadline& deadline);
   SharedWeights(const SharedWeights&) = delete;
   SharedWeights& operator=(const SharedWeights&) = delete;
