@@ -196,8 +196,8 @@ def figures(rows, target, learners, wall, sent, bs):
         "cross_s": cross_s,
         "cross_windows": cross_windows,
         "last_loss": float(last["test_loss"]),
-        # The metrics of a build before through_windows have no such column.
-        "through": (sum(float(r.get("through_windows", 0)) for r in rounds) / float(last["windows_per_learner"])
+        # The metrics of a build before through_windows have no such column, or (resumed) rows with it empty.
+        "through": (sum(float(r.get("through_windows") or 0) for r in rounds) / float(last["windows_per_learner"])
                     if float(last["windows_per_learner"]) > 0 else float("nan")),
     }
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -126,7 +127,10 @@ MetricsLog::MetricsLog(const std::filesystem::path& path, long keep_through) : p
     while (std::getline(in, line)) {
       const long round = std::strtol(line.c_str(), nullptr, 10);
       if (line.empty() || round > keep_through) break;
-      kept += line + "\n";
+      // A row from an older build lacks the columns added since: they stay empty (not recorded).
+      const auto fields = std::count(line.begin(), line.end(), ',');
+      const auto header_fields = std::count(header.begin(), header.end(), ',');
+      kept += line + std::string(static_cast<std::size_t>(std::max<long>(0, header_fields - fields)), ',') + "\n";
       last_round_ = round;
     }
   }

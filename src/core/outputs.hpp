@@ -52,7 +52,8 @@ struct MetricsRow {
 // trained through the previous exchange (overlap; else 0).
 class MetricsLog {
  public:
-  // Starts a new log, or (resume) keeps the rows up to and including `keep_through` and appends after them.
+  // Starts a new log, or (resume) keeps the rows up to and including `keep_through` and appends after them. A kept
+  // row written by an older build gets empty fields for the columns it lacks.
   explicit MetricsLog(const std::filesystem::path& path, long keep_through = -1);
   // The round of the last row kept when resuming (-1 if none).
   long last_round() const { return last_round_; }
