@@ -25,6 +25,9 @@ config and a test-loss target, and prints per layout the medians over the seeds 
                     measured)
   trained through   the share of the windows the hosts' learners trained while their leader exchanged
                     (overlap: the metrics' through_windows); the "exchange" share is then not time they wait
+  learners idle     the share of training time the learners spent not training (the metrics' idle_seconds, the
+                    learners' mean): the exchange, and the waits for it and for the next round, as they cost the
+                    learners ("-" for a build before that column)
 
 A job that fails (a design whose weights diverge, say) does not stop the bench: its reason is printed, and its
 layout's row gives the medians of the seeds that finished, its label naming the seeds that failed ("-" where none
@@ -63,7 +66,7 @@ import jobs  # noqa: E402
 PREFIX = "fedavgb"
 PIPELINE_RANKS = 4  # the Dispatcher and one pipeline's Tokenizer, Filter and Batcher
 HEAD = ["layout", "to target (s)", "job (s)", "vs one host", "windows/s", "exchange", "link MB/s", "windows/learner",
-        "batches/round", "MiB/host", "crossing", "trained through"]
+        "batches/round", "MiB/host", "crossing", "trained through", "learners idle"]
 
 
 def parse_args(argv=None):
@@ -199,6 +202,8 @@ def figures(rows, target, learners, wall, sent, bs):
         # The metrics of a build before through_windows have no such column, or (resumed) rows with it empty.
         "through": (sum(float(r.get("through_windows") or 0) for r in rounds) / float(last["windows_per_learner"])
                     if float(last["windows_per_learner"]) > 0 else float("nan")),
+        "idle": (sum(float(r.get("idle_seconds") or 0) for r in rounds) / seconds
+                 if seconds > 0 and "idle_seconds" in last else float("nan")),
     }
 
 
@@ -281,7 +286,7 @@ def layout_row(label, runs, one, failed):
             f"{statistics.median(ratios):.2f}" if ratios else "-", f"{med['windows_s']:.0f}",
             f"{100 * med['exchange']:.0f} %", f"{med['link_mb_s']:.1f}", f"{med['windows_learner']:.0f}",
             f"{med['batches_round']:.1f}", memory_cell(med), f"{med['cross_s']:.1f} s, {med['cross_windows']:.0f}",
-            f"{100 * med['through']:.0f} %"]
+            f"{100 * med['through']:.0f} %", "-" if math.isnan(med["idle"]) else f"{100 * med['idle']:.0f} %"]
 
 
 def measure(args):

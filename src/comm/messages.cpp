@@ -34,20 +34,21 @@ WindowTotals& WindowTotals::operator+=(const WindowTotals& o) {
   lr_sum += o.lr_sum;
   lr_reports += o.lr_reports;
   through += o.through;
+  idle_seconds += o.idle_seconds;
   if (pipeline_windows.size() < o.pipeline_windows.size()) pipeline_windows.resize(o.pipeline_windows.size(), 0.0);
   for (std::size_t p = 0; p < o.pipeline_windows.size(); ++p) pipeline_windows[p] += o.pipeline_windows[p];
   return *this;
 }
 
 std::vector<double> WindowTotals::encode() const {
-  std::vector<double> w{windows, loss_sum, lr_sum, lr_reports, through};
+  std::vector<double> w{windows, loss_sum, lr_sum, lr_reports, through, idle_seconds};
   w.insert(w.end(), pipeline_windows.begin(), pipeline_windows.end());
   return w;
 }
 
 WindowTotals WindowTotals::decode(const std::vector<double>& w) {
-  if (w.size() < 5) throw Error("window totals of " + std::to_string(w.size()) + " values (need at least 5)");
-  return WindowTotals{w[0], w[1], w[2], w[3], std::vector<double>(w.begin() + 5, w.end()), w[4]};
+  if (w.size() < 6) throw Error("window totals of " + std::to_string(w.size()) + " values (need at least 6)");
+  return WindowTotals{w[0], w[1], w[2], w[3], std::vector<double>(w.begin() + 6, w.end()), w[4], w[5]};
 }
 
 WindowRequest::Wire WindowRequest::encode() const { return {windows}; }

@@ -48,13 +48,14 @@ struct WindowTotals {
   double lr_reports = 0.0;
   std::vector<double> pipeline_windows;  // one per pipeline
   double through = 0.0;                  // of `windows`, those trained through an exchange (overlap)
+  double idle_seconds = 0.0;             // the learners' seconds between their training calls (LearnerRun::train)
 
   WindowTotals& operator+=(const WindowTotals& o);
   // NaN when nothing was trained.
   double mean_loss() const { return windows > 0 ? loss_sum / windows : std::nan(""); }
   // NaN when no learner said.
   double mean_lr() const { return lr_reports > 0 ? lr_sum / lr_reports : std::nan(""); }
-  // [windows, loss_sum, lr_sum, lr_reports, through, windows of pipeline 0, ...]
+  // [windows, loss_sum, lr_sum, lr_reports, through, idle_seconds, windows of pipeline 0, ...]
   std::vector<double> encode() const;
   static WindowTotals decode(const std::vector<double>& w);  // throws comm::Error if too short
 };

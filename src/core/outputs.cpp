@@ -118,7 +118,7 @@ void write_word2vec_binary(const std::filesystem::path& path, const std::vector<
 MetricsLog::MetricsLog(const std::filesystem::path& path, long keep_through) : path_(path) {
   const std::string header =
       "round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes,similarity,analogy,restarts,"
-      "through_windows\n";
+      "through_windows,idle_seconds\n";
   std::string kept = header;
   if (keep_through >= 0) {
     std::ifstream in(path);
@@ -146,9 +146,10 @@ double unsigned_nan(double v) { return std::isnan(v) ? std::fabs(v) : v; }
 
 void MetricsLog::row(const MetricsRow& r) {
   char buf[320];
-  std::snprintf(buf, sizeof buf, "%ld,%.0f,%.3f,%.6f,%.6f,%.4f,%.0f,%.4f,%.4f,%d,%.0f\n", r.round,
+  std::snprintf(buf, sizeof buf, "%ld,%.0f,%.3f,%.6f,%.6f,%.4f,%.0f,%.4f,%.4f,%d,%.0f,%.4f\n", r.round,
                 r.windows_per_learner, r.seconds, unsigned_nan(r.test_loss), unsigned_nan(r.train_loss), r.sync_seconds,
-                r.sync_bytes, unsigned_nan(r.similarity), unsigned_nan(r.analogy), r.restarts, r.through_windows);
+                r.sync_bytes, unsigned_nan(r.similarity), unsigned_nan(r.analogy), r.restarts, r.through_windows,
+                r.idle_seconds);
   out_ << buf << std::flush;
   if (!out_) throw Error(path_.string() + ": write failed");
 }

@@ -41,15 +41,17 @@ struct MetricsRow {
   double analogy = std::nan("");
   int restarts = 0;
   double through_windows = 0.0;
+  double idle_seconds = 0.0;
 };
 
 // round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes,similarity,analogy,restarts,
-// through_windows — one flushed row per round (round 0, before training, has train_loss nan); sync_seconds is the
-// time the round's weight exchange took (broadcast + averaging collectives; easgd: the Dispatcher's handling of the
-// round's pushes); sync_bytes counts the weights exchanged since the run began; similarity (Spearman rho) and analogy
-// (accuracy) are "nan" in rounds not scored; restarts counts the times the job was restarted after a failure
+// through_windows,idle_seconds — one flushed row per round (round 0, before training, has train_loss nan); sync_seconds
+// is the time the round's weight exchange took (broadcast + averaging collectives; easgd: the Dispatcher's handling of
+// the round's pushes); sync_bytes counts the weights exchanged since the run began; similarity (Spearman rho) and
+// analogy (accuracy) are "nan" in rounds not scored; restarts counts the times the job was restarted after a failure
 // (scripts/supervise.py) so far; through_windows: of the round's windows per learner, those its hosts' learners
-// trained through the previous exchange (overlap; else 0).
+// trained through the previous exchange (overlap; else 0); idle_seconds: the seconds a learner spent not training
+// since its previous report, the learners' mean (the exchange and the waits for it and for Control).
 class MetricsLog {
  public:
   // Starts a new log, or (resume) keeps the rows up to and including `keep_through` and appends after them. A kept

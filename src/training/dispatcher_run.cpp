@@ -205,9 +205,9 @@ void DispatcherRun::resume_learners(const core::Checkpoint& ck) {
 std::filesystem::path DispatcherRun::metrics_path() const { return cfg_.out_dir / (s_.data_name + "_metrics.csv"); }
 
 core::MetricsRow DispatcherRun::metrics_row(double sync_seconds, const bridge::Scores::Result& sc) const {
-  return {round_,          windows_per_learner_, evaluated_at_, loss_,      train_loss_,
-          sync_seconds,    sync_bytes_,          sc.similarity, sc.analogy, static_cast<int>(restarts_.size()),
-          through_windows_};
+  return {round_,           windows_per_learner_, evaluated_at_, loss_,      train_loss_,
+          sync_seconds,     sync_bytes_,          sc.similarity, sc.analogy, static_cast<int>(restarts_.size()),
+          through_windows_, idle_seconds_};
 }
 
 void DispatcherRun::note_restart() {
@@ -310,6 +310,7 @@ void DispatcherRun::training_begins() {
 void DispatcherRun::end_round(const comm::WindowTotals& trained, double sync_seconds) {
   windows_per_learner_ += trained.windows / learners_;
   through_windows_ = trained.through / learners_;
+  idle_seconds_ = trained.idle_seconds / learners_;
   train_loss_ = trained.mean_loss();
   pipelines_.add_trained(trained.pipeline_windows);
   loss_ = evaluation_.test_loss();
@@ -325,8 +326,8 @@ void DispatcherRun::end_round(const comm::WindowTotals& trained, double sync_sec
 }
 
 Progress::Round DispatcherRun::progress_round(double lr, const bridge::Scores::Result& sc, double sync_seconds) const {
-  Progress::Round r{round_, evaluated_at_, windows_per_learner_, loss_,        train_loss_,     lr,
-                    {},     true,          Evaluation::text(sc), sync_seconds, through_windows_};
+  Progress::Round r{round_, evaluated_at_, windows_per_learner_, loss_,        train_loss_,      lr,
+                    {},     true,          Evaluation::text(sc), sync_seconds, through_windows_, idle_seconds_};
   // With shards the epoch is global: one figure.
   for (int p = 0; p < (pipelines_.sharded() ? 1 : ctx_.map.pipelines()); ++p) {
     r.epochs.push_back(pipelines_.epochs_estimate(p));

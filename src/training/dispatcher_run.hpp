@@ -167,6 +167,7 @@ class DispatcherRun {
   long round_ = 0;
   double loss_ = 0.0, first_loss_ = 0.0, windows_per_learner_ = 0.0;
   double through_windows_ = 0.0;      // of the last round's windows per learner, those trained through an exchange
+  double idle_seconds_ = 0.0;         // the last round's seconds not training, the learners' mean
   double train_loss_ = std::nan("");  // none before the first round
   double sync_bytes_ = 0.0;           // bytes of weights exchanged, all runs of a resumed job together
   double inbound_bytes_ = 0.0;        // of which the Dispatcher received, this run

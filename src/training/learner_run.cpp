@@ -88,6 +88,8 @@ void LearnerRun::request_batch() {
 
 comm::WindowTotals LearnerRun::train(long round, const std::function<void(std::int64_t)>& after_step,
                                      std::int64_t steps, const std::function<bool()>& claim) {
+  const auto called = std::chrono::steady_clock::now();
+  const double idle = trained_until_ ? std::chrono::duration<double>(called - *trained_until_).count() : 0.0;
   const auto batch_ints = static_cast<std::size_t>(s_.bs * s_.window_width());
   double loss_sum = 0.0;
   std::int64_t b = 0;  // batches trained this round
@@ -116,12 +118,14 @@ comm::WindowTotals LearnerRun::train(long round, const std::function<void(std::i
   drop_trained(at);
   comm::WindowTotals trained{static_cast<double>(b) * s_.bs, loss_sum * s_.bs, 0.0, 0.0,
                              std::vector<double>(static_cast<std::size_t>(ctx_.map.pipelines()), 0.0)};
+  trained.idle_seconds = idle;
   trained.pipeline_windows[static_cast<std::size_t>(ctx_.map.pipeline_of_learner(learner_))] = trained.windows;
   const double lr = lib_.current_lr();
   if (!std::isnan(lr)) {
     trained.lr_sum = lr;
     trained.lr_reports = 1;
   }
+  trained_until_ = std::chrono::steady_clock::now();
   return trained;
 }
 

@@ -3,8 +3,10 @@
 // strategy's learner_rounds drives it round by round.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "bridge/library.hpp"
@@ -43,7 +45,8 @@ class LearnerRun {
   // `after_step(windows)` runs after each step. Returns what was trained, with the model's learning rate.
   // `steps`: the batches to train (0: bpe); more than a period's (link-sized rounds) waits for the next periods'.
   // `claim`, where given, is asked before each step and ends the round where it says false (the host's learners
-  // share the round's batches: HostShare::claim).
+  // share the round's batches: HostShare::claim). Its idle_seconds are those since the previous call returned (0
+  // for the first): the time this learner spent on anything but training, the exchange and its waits included.
   comm::WindowTotals train(long round = 0, const std::function<void(std::int64_t)>& after_step = {},
                            std::int64_t steps = 0, const std::function<bool()>& claim = {});
   // The Dispatcher's plan of this learner's steps over the whole run (Control's plan): tells the model once it is
@@ -73,6 +76,7 @@ class LearnerRun {
   std::vector<std::int32_t> batch_;  // its first `ready_` batches of bs windows are not trained yet, in order
   int ready_ = 0;                    // batches in batch_: a period's, plus what a cut period left (balance_rounds)
   std::int64_t planned_ = 0;         // the last plan given to the model (0: none)
+  std::optional<std::chrono::steady_clock::time_point> trained_until_;  // when train() last returned
 };
 
 }  // namespace fedavg::training

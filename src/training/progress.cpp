@@ -67,6 +67,8 @@ std::string Progress::line(const Round& r) const {
   // overlap: how much of the training went on through the exchange.
   if (windows > 0 && through_since_ > 0)
     out += fmt(" (trained through: %.0f%% of windows)", 100 * std::min(1.0, through_since_ / windows));
+  // What the exchange and the waits cost the learners: their time not training.
+  if (seconds > 0 && idle_since_ > 0) out += fmt("  learners idle %.0f%%", 100 * std::min(1.0, idle_since_ / seconds));
   if (!std::isnan(r.lr)) out += fmt("  lr %.4g", r.lr);
   if (!std::isnan(r.train_loss)) out += fmt("  train loss %.4f", r.train_loss);
   out += fmt("  test loss %.4f", r.test_loss);
@@ -80,6 +82,7 @@ std::string Progress::line(const Round& r) const {
 void Progress::show(const Round& r) {
   sync_since_ += r.sync_seconds;
   through_since_ += r.through_windows;
+  idle_since_ += r.idle_seconds;
   rises_ = r.test_loss > last_test_loss_ ? rises_ + 1 : 0;
   last_test_loss_ = r.test_loss;
   const auto now = std::chrono::steady_clock::now();
@@ -110,6 +113,7 @@ void Progress::print(const Round& r) {
   rate_from_windows_ = r.windows_per_learner;
   sync_since_ = 0.0;
   through_since_ = 0.0;
+  idle_since_ = 0.0;
 }
 
 }  // namespace fedavg::training

@@ -1,6 +1,7 @@
 // The Dispatcher's progress line: per round, how far the run is towards the limit that will end it first
 // (percent and ETA, which never go back; "~" while they rest on estimated passes), windows per second per learner and
-// in all and the weight exchange's share of the training time (both since the line before), the learners' learning
+// in all, the weight exchange's share of the training time and the learners' idle share of it (all since the line
+// before), the learners' learning
 // rate, the train and test loss, and the pass over the corpus each pipeline is on. Plain lines, at most one per
 // progress_seconds (the first round's and the last always), so short rounds do not flood a log.
 #pragma once
@@ -31,6 +32,7 @@ class Progress {
     std::string scores;          // "  similarity 0.41 ..." when scored
     double sync_seconds = 0;     // this round's weight exchange (the metrics' sync_seconds)
     double through_windows = 0;  // of this round's windows per learner, those trained through an exchange
+    double idle_seconds = 0;     // the round's seconds the learners did not train, their mean
   };
 
   Progress(const core::Settings& s, int learners) : s_(s), learners_(learners) {}
@@ -63,6 +65,7 @@ class Progress {
   double rate_from_seconds_ = std::nan("");  // training seconds and windows per learner at the last line printed
   double rate_from_windows_ = 0.0;
   double through_since_ = 0.0;  // windows per learner trained through an exchange, as sync_since_ counts
+  double idle_since_ = 0.0;     // the learners' mean seconds not training, as sync_since_ counts
   double sync_since_ = 0.0;     // exchange seconds of the rounds since the last line printed, the next one's included
   double shown_done_ = 0.0;     // the share done that the last line printed showed
   double last_test_loss_ = std::nan("");

@@ -83,21 +83,23 @@ TEST(Tags, AreUnique) {
 }
 
 TEST(Messages, WindowTotalsRoundTripAndSum) {
-  WindowTotals t{300.0, 12.5, 0.1, 1.0, {300.0, 0.0}, 40.0};
+  WindowTotals t{300.0, 12.5, 0.1, 1.0, {300.0, 0.0}, 40.0, 0.25};
   const WindowTotals d = WindowTotals::decode(t.encode());
   EXPECT_EQ(d.windows, 300.0);
   EXPECT_EQ(d.loss_sum, 12.5);
   EXPECT_EQ(d.through, 40.0);
+  EXPECT_EQ(d.idle_seconds, 0.25);
   EXPECT_EQ(d.pipeline_windows, (std::vector<double>{300.0, 0.0}));
-  t += WindowTotals{100.0, 1.5, 0.3, 1.0, {0.0, 100.0}, 2.0};
+  t += WindowTotals{100.0, 1.5, 0.3, 1.0, {0.0, 100.0}, 2.0, 0.5};
   EXPECT_EQ(t.windows, 400.0);
   EXPECT_EQ(t.through, 42.0);
+  EXPECT_EQ(t.idle_seconds, 0.75);
   EXPECT_EQ(t.mean_loss(), 14.0 / 400.0);
   EXPECT_DOUBLE_EQ(t.mean_lr(), 0.2);
   EXPECT_EQ(t.pipeline_windows, (std::vector<double>{300.0, 100.0}));
   EXPECT_TRUE(std::isnan(WindowTotals{}.mean_loss()));
   EXPECT_TRUE(std::isnan(WindowTotals{}.mean_lr()));
-  EXPECT_THROW(WindowTotals::decode({1.0, 2.0, 3.0, 4.0}), Error);
+  EXPECT_THROW(WindowTotals::decode({1.0, 2.0, 3.0, 4.0, 5.0}), Error);
 }
 
 TEST(Markers, AreNegativeAndDistinct) {

@@ -111,14 +111,14 @@ TEST(Outputs, AResumedMetricsLogGivesAnOlderBuildsRowsTheNewColumnsEmpty) {
   {
     MetricsLog log(p, 1);
     EXPECT_EQ(log.last_round(), 1);
-    log.row({2, 5120, 2.75, 7.25, 7.5, 0.0125, 8192, 0.25, -std::nan(""), 1, 640});
+    log.row({2, 5120, 2.75, 7.25, 7.5, 0.0125, 8192, 0.25, -std::nan(""), 1, 640, 0.125});
   }
   EXPECT_EQ(slurp(p),
             "round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes,similarity,analogy,"
-            "restarts,through_windows\n"
-            "0,0,0.500,8.250000,nan,0.0000,0,nan,nan,0,\n"
-            "1,2560,1.250,7.500000,7.750000,0.0125,4096,nan,nan,0,\n"
-            "2,5120,2.750,7.250000,7.500000,0.0125,8192,0.2500,nan,1,640\n");
+            "restarts,through_windows,idle_seconds\n"
+            "0,0,0.500,8.250000,nan,0.0000,0,nan,nan,0,,\n"
+            "1,2560,1.250,7.500000,7.750000,0.0125,4096,nan,nan,0,,\n"
+            "2,5120,2.750,7.250000,7.500000,0.0125,8192,0.2500,nan,1,640,0.1250\n");
   fs::remove(p);
 }
 
@@ -137,13 +137,13 @@ TEST(Outputs, MetricsRows) {
     MetricsLog log(p);
     log.row({0, 0, 0.5, 8.25});
     log.row({1, 2560, 1.25, 7.5, 7.75, 0.0125, 4096});
-    log.row({2, 5120, 2.5, 7.25, 7.5, 0.0125, 8192, 0.25, -std::nan(""), 1, 640});
+    log.row({2, 5120, 2.5, 7.25, 7.5, 0.0125, 8192, 0.25, -std::nan(""), 1, 640, 0.125});
   }
   EXPECT_EQ(slurp(p),
             "round,windows_per_learner,seconds,test_loss,train_loss,sync_seconds,sync_bytes,similarity,analogy,"
-            "restarts,through_windows\n"
-            "0,0,0.500,8.250000,nan,0.0000,0,nan,nan,0,0\n"
-            "1,2560,1.250,7.500000,7.750000,0.0125,4096,nan,nan,0,0\n"
-            "2,5120,2.500,7.250000,7.500000,0.0125,8192,0.2500,nan,1,640\n");
+            "restarts,through_windows,idle_seconds\n"
+            "0,0,0.500,8.250000,nan,0.0000,0,nan,nan,0,0,0.0000\n"
+            "1,2560,1.250,7.500000,7.750000,0.0125,4096,nan,nan,0,0,0.0000\n"
+            "2,5120,2.500,7.250000,7.500000,0.0125,8192,0.2500,nan,1,640,0.1250\n");
   fs::remove(p);
 }

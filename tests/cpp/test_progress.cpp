@@ -73,6 +73,25 @@ TEST(Progress, TheShareTrainedThroughTheExchangeFollowsIt) {
   EXPECT_EQ(p.line({3, 6.0, 300.0, 3.0, nan, nan, {}, true, "", 0.5, 0.0}).find("through"), std::string::npos);
 }
 
+TEST(Progress, TheLearnersIdleShareCountsEveryRoundSinceTheLineBefore) {
+  fedavg::core::Settings s;
+  s.progress_seconds = 1e6;
+  Progress p(s, 2);
+  const double nan = std::nan("");
+  testing::internal::CaptureStdout();
+  p.show({0, 0.0, 0.0, 3.0, nan, nan, {}, true, "", 0.0});
+  p.show({1, 2.0, 100.0, 3.0, nan, nan, {}, true, "", 1.0, 60.0, 0.25});  // not printed: counts towards the next
+  p.show({2, 4.0, 200.0, 3.0, nan, nan, {}, true, "", 1.0, 60.0, 0.75});
+  p.flush();
+  const std::string out = testing::internal::GetCapturedStdout();
+  const std::string last = out.substr(out.find('\n') + 1);
+  // The exchange took half the time, but the learners trained through most of it: 1 s of their 4 s was idle.
+  EXPECT_NE(last.find("  exchange 50.0% (trained through: 60% of windows)  learners idle 25%  "), std::string::npos)
+      << last;
+  // Learners that never waited: the line says nothing of it.
+  EXPECT_EQ(p.line({3, 6.0, 300.0, 3.0, nan, nan, {}, true, "", 0.0, 0.0, 0.0}).find("idle"), std::string::npos);
+}
+
 TEST(Progress, PercentNeverGoesBackAndSaysWhenItIsAnEstimate) {
   fedavg::core::Settings s;
   s.progress_seconds = 0;

@@ -45,6 +45,19 @@ def test_the_share_trained_through_the_exchange_counts_every_round_and_is_zero_f
     older = rows((0, 0, 4.0), (2, 100, 2.5), (4, 400, 2.0))
     assert hosts_wall_time.figures(older, 2.1, learners=8, wall=6.0, sent=0, bs=1)["through"] == 0.0
     row = hosts_wall_time.layout_row("2 hosts, 1gbit", {1: {**finished(10.0, 400), "through": 0.25}}, {1: 5.0}, [])
+    assert row[hosts_wall_time.HEAD.index("trained through")] == "25 %"
+
+
+def test_the_learners_idle_share_counts_every_round_and_is_unknown_for_an_older_build():
+    metrics = rows((0, 0, 4.0), (2, 100, 2.5), (4, 400, 2.0))
+    for r, idle in zip(metrics, (0, 0.5, 0.5)):
+        r["idle_seconds"] = str(idle)
+    assert hosts_wall_time.figures(metrics, 2.1, learners=8, wall=6.0, sent=0, bs=1)["idle"] == 0.25  # 1 s of 4
+    older = rows((0, 0, 4.0), (2, 100, 2.5), (4, 400, 2.0))
+    assert math.isnan(hosts_wall_time.figures(older, 2.1, learners=8, wall=6.0, sent=0, bs=1)["idle"])
+    row = hosts_wall_time.layout_row("2 hosts, 1gbit", {1: finished(10.0, 400)}, {1: 5.0}, [])
+    assert row[-1] == "-"
+    row = hosts_wall_time.layout_row("2 hosts, 1gbit", {1: {**finished(10.0, 400), "idle": 0.25}}, {1: 5.0}, [])
     assert row[-1] == "25 %"
 
 
@@ -67,7 +80,7 @@ def test_a_layout_whose_job_failed_for_a_seed_is_named_and_takes_the_medians_of_
 def test_a_layout_whose_every_job_failed_is_a_row_of_dashes_and_a_failed_one_host_leaves_no_ratio():
     row = hosts_wall_time.layout_row("4 hosts, 100mbit", {}, {1: 5.0}, [1, 2])
     assert row[0] == "4 hosts, 100mbit (failed: seeds 1,2)" and set(row[1:]) == {"-"}
-    assert len(row) == len(hosts_wall_time.HEAD) == 12
+    assert len(row) == len(hosts_wall_time.HEAD) == 13
     row = hosts_wall_time.layout_row("2 hosts, 1gbit", {1: finished(10.0, 400)}, {}, [])
     assert row[0] == "2 hosts, 1gbit" and row[1] == "10.0" and row[3] == "-"
 
