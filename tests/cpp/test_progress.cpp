@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -17,6 +18,19 @@ namespace {
 std::string rate(const std::string& line) {
   const auto at = line.find("windows/s ");
   return at == std::string::npos ? "" : line.substr(at, line.find("  ", at) - at);
+}
+
+// The first and the last line `p` printed for `rounds`, then flush().
+struct Printed {
+  std::string first, last;
+};
+Printed show(Progress& p, std::initializer_list<Progress::Round> rounds) {
+  testing::internal::CaptureStdout();
+  for (const auto& r : rounds) p.show(r);
+  p.flush();
+  const std::string out = testing::internal::GetCapturedStdout();
+  const auto end = out.find('\n');
+  return {out.substr(0, end), out.substr(end + 1)};
 }
 
 }  // namespace
@@ -45,13 +59,10 @@ TEST(Progress, TheExchangeShareCountsEveryRoundSinceTheLineBefore) {
   s.progress_seconds = 1e6;  // the first line, then only what flush() prints
   Progress p(s, 2);
   const double nan = std::nan("");
-  testing::internal::CaptureStdout();
-  p.show({0, 0.0, 0.0, 3.0, nan, nan, {}, true, "", 0.0});
-  p.show({1, 2.0, 100.0, 3.0, nan, nan, {}, true, "", 0.5});  // not printed: its exchange counts towards the next
-  p.show({2, 4.0, 200.0, 3.0, nan, nan, {}, true, "", 0.5});
-  p.flush();
-  const std::string out = testing::internal::GetCapturedStdout();
-  const std::string first = out.substr(0, out.find('\n')), last = out.substr(out.find('\n') + 1);
+  const auto [first, last] = show(p, {{0, 0.0, 0.0, 3.0, nan, nan, {}, true, "", 0.0},
+                                      // not printed: its exchange counts towards the next
+                                      {1, 2.0, 100.0, 3.0, nan, nan, {}, true, "", 0.5},
+                                      {2, 4.0, 200.0, 3.0, nan, nan, {}, true, "", 0.5}});
   EXPECT_EQ(first.find("exchange"), std::string::npos) << first;          // no exchange yet: nothing shown
   EXPECT_NE(last.find("  exchange 25.0%  "), std::string::npos) << last;  // 1 s of the 4 s
 }
@@ -61,13 +72,10 @@ TEST(Progress, TheShareTrainedThroughTheExchangeFollowsIt) {
   s.progress_seconds = 1e6;
   Progress p(s, 2);
   const double nan = std::nan("");
-  testing::internal::CaptureStdout();
-  p.show({0, 0.0, 0.0, 3.0, nan, nan, {}, true, "", 0.0});
-  p.show({1, 2.0, 100.0, 3.0, nan, nan, {}, true, "", 0.5, 0.0});   // the first round has nothing before it
-  p.show({2, 4.0, 200.0, 3.0, nan, nan, {}, true, "", 0.5, 60.0});  // 60 of its 100 windows
-  p.flush();
-  const std::string out = testing::internal::GetCapturedStdout();
-  const std::string last = out.substr(out.find('\n') + 1);
+  const std::string last = show(p, {{0, 0.0, 0.0, 3.0, nan, nan, {}, true, "", 0.0},
+                                    {1, 2.0, 100.0, 3.0, nan, nan, {}, true, "", 0.5, 0.0},    // nothing before it
+                                    {2, 4.0, 200.0, 3.0, nan, nan, {}, true, "", 0.5, 60.0}})  // 60 of 100 windows
+                               .last;
   EXPECT_NE(last.find("  exchange 25.0% (trained through: 30% of windows)  "), std::string::npos) << last;
   // Without overlap nothing is trained through: the line says nothing of it.
   EXPECT_EQ(p.line({3, 6.0, 300.0, 3.0, nan, nan, {}, true, "", 0.5, 0.0}).find("through"), std::string::npos);
@@ -78,13 +86,11 @@ TEST(Progress, TheLearnersIdleShareCountsEveryRoundSinceTheLineBefore) {
   s.progress_seconds = 1e6;
   Progress p(s, 2);
   const double nan = std::nan("");
-  testing::internal::CaptureStdout();
-  p.show({0, 0.0, 0.0, 3.0, nan, nan, {}, true, "", 0.0});
-  p.show({1, 2.0, 100.0, 3.0, nan, nan, {}, true, "", 1.0, 60.0, 0.25});  // not printed: counts towards the next
-  p.show({2, 4.0, 200.0, 3.0, nan, nan, {}, true, "", 1.0, 60.0, 0.75});
-  p.flush();
-  const std::string out = testing::internal::GetCapturedStdout();
-  const std::string last = out.substr(out.find('\n') + 1);
+  const std::string last = show(p, {{0, 0.0, 0.0, 3.0, nan, nan, {}, true, "", 0.0},
+                                    // not printed: counts towards the next
+                                    {1, 2.0, 100.0, 3.0, nan, nan, {}, true, "", 1.0, 60.0, 0.25},
+                                    {2, 4.0, 200.0, 3.0, nan, nan, {}, true, "", 1.0, 60.0, 0.75}})
+                               .last;
   // The exchange took half the time, but the learners trained through most of it: 1 s of their 4 s was idle.
   EXPECT_NE(last.find("  exchange 50.0% (trained through: 60% of windows)  learners idle 25%  "), std::string::npos)
       << last;
