@@ -158,7 +158,9 @@ def test_hosts_that_train_through_the_exchange_resume_from_the_combined_weights(
     # added over the default fixed ones), not what a host trained after its last exchange: a resume measures the
     # test loss the checkpoint recorded and goes on from that round. Over link-sized rounds the toy's learning rate
     # has run down by round 4 (the rounds grow to thousands of windows), so the resumed rounds train on at a test
-    # loss that stands: it must not rise. Over fixed rounds of 4 batches the toy is still learning: it must fall.
+    # loss that stands: it must not rise above the one the checkpoint recorded, the first job's final loss. That is
+    # not round 4's row: the final flush of what the hosts held back moves it (by up to 0.022 in the runs seen).
+    # Over fixed rounds of 4 batches the toy is still learning: it must fall.
     h = hosts(3)
     out = tmp_path / "out"
     layout = [(0, 4), (1, 2), (2, 2)]
@@ -174,7 +176,7 @@ def test_hosts_that_train_through_the_exchange_resume_from_the_combined_weights(
     assert float(rows[-1]["windows_per_learner"]) > float(rows[4]["windows_per_learner"]), rows
     losses = [float(r["test_loss"]) for r in rows]
     if rounds:
-        assert losses[-1] < losses[4] + 0.01 < losses[0] - 1, losses
+        assert losses[-1] < float(s["final_loss"]) + 0.01 < losses[0] - 1, (s["final_loss"], losses)
     else:
         assert losses[-1] < losses[4] < losses[0], losses
 
