@@ -121,6 +121,7 @@ MetricsLog::MetricsLog(const std::filesystem::path& path, long keep_through) : p
       "through_windows,idle_seconds\n";
   std::string kept = header;
   if (keep_through >= 0) {
+    const auto header_fields = std::count(header.begin(), header.end(), ',');
     std::ifstream in(path);
     std::string line;
     std::getline(in, line);  // header
@@ -129,7 +130,6 @@ MetricsLog::MetricsLog(const std::filesystem::path& path, long keep_through) : p
       if (line.empty() || round > keep_through) break;
       // A row from an older build lacks the columns added since: they stay empty (not recorded).
       const auto fields = std::count(line.begin(), line.end(), ',');
-      const auto header_fields = std::count(header.begin(), header.end(), ',');
       kept += line + std::string(static_cast<std::size_t>(std::max<long>(0, header_fields - fields)), ',') + "\n";
       last_round_ = round;
     }
