@@ -138,8 +138,10 @@ constexpr std::pair<const char*, CheckpointBackground> kCheckpointBackground[] =
     {"auto", CheckpointBackground::Auto},
     {"always", CheckpointBackground::Always},
     {"never", CheckpointBackground::Never}};
-constexpr std::pair<const char*, ExchangeType> kExchangeTypes[] = {
-    {"float32", ExchangeType::Float32}, {"float16", ExchangeType::Float16}, {"bfloat16", ExchangeType::BFloat16}};
+constexpr std::pair<const char*, ExchangeType> kExchangeTypes[] = {{"float32", ExchangeType::Float32},
+                                                                   {"float16", ExchangeType::Float16},
+                                                                   {"bfloat16", ExchangeType::BFloat16},
+                                                                   {"int8", ExchangeType::Int8}};
 constexpr std::pair<const char*, Combine> kCombines[] = {{"average", Combine::Average}, {"add", Combine::Add}};
 constexpr std::pair<const char*, SparseWeighting> kWeightings[] = {{"windows", SparseWeighting::Windows},
                                                                    {"touched", SparseWeighting::Touched}};
@@ -236,7 +238,8 @@ const std::vector<Key>& keys() {
                        "else 1)",
                        true));
     k.push_back(choice("sparse_values", &Settings::sparse_values, kExchangeTypes,
-                       "sparse: the values sent both ways (16-bit: half the bytes, the rounding kept for later)"));
+                       "sparse: the values sent both ways (16-bit: half the bytes, int8: a quarter and a scale per "
+                       "row; the rounding kept for later)"));
     k.push_back(choice("sparse_weighting", &Settings::sparse_weighting, kWeightings,
                        "sparse: average a row over the learners that changed it (touched), or by each learner's "
                        "share of the windows as dense does (windows)"));

@@ -28,7 +28,7 @@ enum class Exchange { Auto, Dense, Sparse };
 // Where the Dispatcher writes its checkpoints: on a thread of its own while the rounds go on, or between rounds.
 enum class CheckpointBackground { Auto, Always, Never };
 // The values the sparse exchange sends up the learner tree.
-enum class ExchangeType { Float32, Float16, BFloat16 };
+enum class ExchangeType { Float32, Float16, BFloat16, Int8 };
 // How the sparse exchange averages a row: by each learner's share of the round's windows (what dense averaging
 // does), or over the learners that sent the row, by their windows.
 enum class SparseWeighting { Windows, Touched };

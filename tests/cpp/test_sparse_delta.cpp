@@ -1,5 +1,5 @@
-// The sparse exchange's pieces that need no MPI: 16-bit conversions, and SparseDelta's merge, weighting,
-// encoding and checks of what it decodes.
+// The sparse exchange's pieces that need no MPI: 16-bit conversions, int8 rows, and SparseDelta's merge,
+// weighting, encoding and checks of what it decodes.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -170,10 +170,9 @@ TEST(SparseDelta, MergingAnEncodedDeltaGivesTheBitsOfDecodingAndAdding) {
     }
     return d;
   };
-  for (int trial = 0; trial < 24; ++trial) {
-    const ValueType type = trial % 3 == 0   ? ValueType::Float32
-                           : trial % 3 == 1 ? ValueType::Float16
-                                            : ValueType::BFloat16;
+  const ValueType types[] = {ValueType::Float32, ValueType::Float16, ValueType::BFloat16, ValueType::Int8};
+  for (int trial = 0; trial < 32; ++trial) {
+    const ValueType type = types[(trial / 4) % 4];  // each with the four pairs of weighted sides
     a = random(trial % 2 == 0);
     SparseDelta b = random(trial % 4 < 2);
     if (trial == 5) b.parts[0] = SparseDelta::Part{};  // nothing in one table
@@ -232,6 +231,49 @@ TEST(SparseDelta, EncodingRoundTripsExactlyInFloat32AndAsRoundedIn16Bits) {
     EXPECT_EQ(sparse_reference::decode(bytes, kLayout, t).parts[0].values,
               sparse_reference::rounded(d, t).parts[0].values);
   }
+}
+
+TEST(SparseDelta, Int8RowsTakeAQuarterOfTheBytesAndDecodeAsRoundedWithinHalfAStep) {
+  // A table of 4 rows of 300: mixed magnitudes, a row of zeros, a row of one tiny value, and a row of 127 steps.
+  const Layout layout{{0, 4, 300}};
+  SparseDelta d(1);
+  d.parts[0].rows = {0, 1, 2, 3};
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 0.01f);
+  for (int c = 0; c < 300; ++c) d.parts[0].values.push_back(normal(rng));
+  d.parts[0].values.resize(600, 0.0f);
+  for (int c = 0; c < 300; ++c) d.parts[0].values.push_back(c == 7 ? 1e-30f : 0.0f);
+  for (int c = 0; c < 300; ++c) d.parts[0].values.push_back(static_cast<float>(c % 255 - 127) * 0.5f);
+  const auto bytes = sparse_reference::encode(d, layout, ValueType::Int8);
+  EXPECT_EQ(bytes.size(), 4 + 4 + 4 * (4 + 4 + 300));  // flags, count, then per row its index, scale and bytes
+  const SparseDelta back = sparse_reference::decode(bytes, layout, ValueType::Int8);
+  EXPECT_EQ(back.parts[0].values, sparse_reference::rounded(d, ValueType::Int8).parts[0].values);
+  // Rounding a rounded row again changes no bit, so a replica that adds its own rounding adds what others decode.
+  EXPECT_EQ(sparse_reference::rounded(back, ValueType::Int8).parts[0].values, back.parts[0].values);
+  for (std::size_t r = 0; r < 4; ++r) {
+    const float* v = d.parts[0].values.data() + r * 300;
+    float most = 0.0f;
+    for (int c = 0; c < 300; ++c) most = std::max(most, std::fabs(v[c]));
+    for (int c = 0; c < 300; ++c) {
+      const float got = back.parts[0].values[r * 300 + static_cast<std::size_t>(c)];
+      EXPECT_LE(std::fabs(got - v[c]), most / 127.0f) << r << " " << c;  // half a step, a step at most 2 most/127
+      if (v[c] == 0.0f) {
+        EXPECT_EQ(got, 0.0f);
+      }
+    }
+  }
+  EXPECT_EQ(back.parts[0].values[3 * 300 + 1], d.parts[0].values[3 * 300 + 1]);  // whole steps are exact
+  EXPECT_GT(back.parts[0].values[2 * 300 + 7], 0.0f);                            // a tiny row keeps its sign
+}
+
+TEST(SparseDelta, AnInt8RowThatIsNotFiniteStaysNotFinite) {
+  const Layout layout{{0, 1, 3}};
+  SparseDelta d(1);
+  d.parts[0].rows = {0};
+  d.parts[0].values = {1.0f, std::numeric_limits<float>::infinity(), 2.0f};
+  const SparseDelta back = sparse_reference::decode(sparse_reference::encode(d, layout, ValueType::Int8), layout,
+                                                    ValueType::Int8);
+  for (const float v : back.parts[0].values) EXPECT_TRUE(std::isnan(v));  // the divergence is seen, not hidden
 }
 
 TEST(SparseDelta, EncodingIntoABufferKeepsTheCallersHeaderAndDecodesAfterIt) {

@@ -137,11 +137,13 @@ def test_sparse_diloco_resumes_from_its_checkpoint(run_job):
     assert len(losses) == 7 and losses[6] < losses[3], losses
 
 
-@pytest.mark.parametrize("combine,rounds", [("average", 6), ("add", 60)])
-def test_default_sparse_settings_train(run_job, combine, rounds):
+@pytest.mark.parametrize("combine,rounds,values", [("average", 6, "float16"), ("add", 60, "float16"),
+                                                   ("add", 60, "int8")])
+def test_default_sparse_settings_train(run_job, combine, rounds, values):
     # combine add (one batch per learner a round) through the sparse exchange: the mean change of a row's k
-    # learners times k^add_power.
-    cfg = {"max_rounds": rounds, "strategy": "fedavg", "exchange": "sparse", "combine": combine}
+    # learners times k^add_power; int8 values round every row to 255 steps of its own scale.
+    cfg = {"max_rounds": rounds, "strategy": "fedavg", "exchange": "sparse", "combine": combine,
+           "sparse_values": values}
     job = run_job(6, cfg=cfg, timeout=JOB_TIMEOUT)
     assert job.rc == 0, job.stderr
     losses = [r["test_loss"] for r in job.metrics()]

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <utility>
 
 #include "comm/error.hpp"
@@ -15,7 +16,61 @@ namespace {
 
 constexpr std::uint32_t kWeights = 1;  // header flag: per-row weights follow the values
 
-std::size_t value_bytes(ValueType t) { return t == ValueType::Float32 ? 4 : 2; }
+// The int8 scale of a row (sparse_delta.hpp): 0 for a row of zeros, NaN where a value is not finite.
+float int8_scale(const float* v, std::size_t n) {
+  float most = 0.0f;
+  float nan = 0.0f;  // NaN once a value is not finite (x 0 is NaN for them alone)
+#pragma omp simd reduction(max : most) reduction(+ : nan)
+  for (std::size_t i = 0; i < n; ++i) {
+    most = std::max(most, std::fabs(v[i]));
+    nan += v[i] * 0.0f;
+  }
+  if (std::isnan(nan)) return std::numeric_limits<float>::quiet_NaN();
+  if (most == 0.0f) return 0.0f;
+  const float least = most / 127.0f;
+  if (least == 0.0f) return std::numeric_limits<float>::denorm_min();
+  int e = 0;
+  const float m = std::frexp(least, &e);  // least = m 2^e, m in [0.5, 1)
+  return std::ldexp(1.0f, m == 0.5f ? e - 1 : e);
+}
+
+// x rounded to the nearest whole number (ties to even), for |x| <= 127: adding 1.5 x 2^23 leaves no fraction bits.
+inline float nearest_step(float x) {
+  constexpr float kShift = 12582912.0f;
+  return (x + kShift) - kShift;
+}
+
+// The n values of a row at `scale` as whole steps within +-127, into `out` (0 for a row of zeros, and for one of
+// non-finite values, whose scale is NaN). Exact: the scale is a power of two.
+template <typename Step> void int8_steps(const float* v, std::size_t n, float scale, Step* out) {
+  if (!(scale > 0.0f) || std::isinf(scale)) {
+    std::fill(out, out + n, Step{0});
+    return;
+  }
+  const float inv = 1.0f / scale;
+  if (std::isinf(inv)) {  // a scale below 2^-127: divide instead
+    for (std::size_t i = 0; i < n; ++i)
+      out[i] = static_cast<Step>(nearest_step(std::clamp(v[i] / scale, -127.0f, 127.0f)));
+    return;
+  }
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<Step>(nearest_step(std::clamp(v[i] * inv, -127.0f, 127.0f)));
+}
+
+// One row as int8: its scale, then a byte per value.
+void encode_int8_row(const float* v, std::size_t cols, std::uint8_t* at) {
+  const float scale = int8_scale(v, cols);
+  std::memcpy(at, &scale, 4);
+  int8_steps(v, cols, scale, reinterpret_cast<std::int8_t*>(at + 4));
+}
+
+void decode_int8_row(const std::uint8_t* at, float* out, std::size_t cols) {
+  float scale = 0.0f;
+  std::memcpy(&scale, at, 4);
+  const auto* q = reinterpret_cast<const std::int8_t*>(at + 4);
+#pragma omp simd
+  for (std::size_t c = 0; c < cols; ++c) out[c] = static_cast<float>(q[c]) * scale;
+}
 
 // Runs fn over [0, n) in pieces of at least kRowGrain rows: shared among `workers`, or (null) on the caller alone.
 void for_rows(core::Workers* workers, std::size_t n, const std::function<void(std::size_t, std::size_t)>& fn) {
@@ -135,6 +190,13 @@ void encode_values(const SparseDelta::Part& p, std::size_t cols, ValueType type,
     if (!p.values.empty()) std::memcpy(at, p.values.data(), p.values.size() * 4);
     return;
   }
+  if (type == ValueType::Int8) {
+    const std::size_t bytes = row_bytes(type, cols);
+    for_rows(workers, p.rows.size(), [&](std::size_t begin, std::size_t end) {
+      for (std::size_t k = begin; k < end; ++k) encode_int8_row(p.values.data() + k * cols, cols, at + k * bytes);
+    });
+    return;
+  }
   auto* half = reinterpret_cast<std::uint16_t*>(at);
   for_rows(workers, p.rows.size(), [&](std::size_t begin, std::size_t end) {
     const float* v = p.values.data() + begin * cols;
@@ -155,7 +217,22 @@ void round_values(float* v, std::size_t n, ValueType type) {
     comm::round_to_float16(v, n);
   } else if (type == ValueType::BFloat16) {
     for (std::size_t i = 0; i < n; ++i) v[i] = comm::from_bfloat16(comm::to_bfloat16(v[i]));
+  } else if (type == ValueType::Int8) {
+    const float scale = int8_scale(v, n);
+    int8_steps(v, n, scale, v);
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) v[i] *= scale;
   }
+}
+
+std::size_t row_bytes(ValueType type, std::size_t cols) {
+  switch (type) {
+    case ValueType::Float32: return cols * 4;
+    case ValueType::Float16:
+    case ValueType::BFloat16: return cols * 2;
+    case ValueType::Int8: return 4 + cols;
+  }
+  return cols * 4;
 }
 
 Layout layout_of(const std::vector<bridge::ParamShape>& shapes) {
@@ -225,7 +302,7 @@ void SparseDelta::encode(std::vector<std::uint8_t>& out, const Layout& layout, V
   std::size_t bytes = front + 4 + 4 * parts.size();
   for (std::size_t t = 0; t < parts.size(); ++t) {
     weighted = weighted || !parts[t].weights.empty();
-    bytes += parts[t].rows.size() * (4 + layout[t].cols * value_bytes(type));
+    bytes += parts[t].rows.size() * (4 + row_bytes(type, layout[t].cols));
   }
   if (weighted) bytes += 4 * rows();
   out.resize(bytes);
@@ -240,7 +317,7 @@ void SparseDelta::encode(std::vector<std::uint8_t>& out, const Layout& layout, V
     const Part& p = parts[t];
     to.put(p.rows.data(), p.rows.size() * 4);
     // 16-bit values start at an even offset (every field before them is a multiple of 2 bytes long).
-    encode_values(p, layout[t].cols, type, to.skip(p.values.size() * value_bytes(type)), workers);
+    encode_values(p, layout[t].cols, type, to.skip(p.rows.size() * row_bytes(type, layout[t].cols)), workers);
     if (!weighted) continue;
     if (p.weights.empty()) {
       to.zeros(p.rows.size() * 4);
@@ -277,10 +354,14 @@ void read_rows(Reader& in, std::uint32_t n, const Layout& layout, std::size_t t,
                         " is out of order or outside its " + std::to_string(layout[t].rows) + " rows");
 }
 
-// n values of `type` at `at` (an even offset for 16-bit values) into `out`.
+// One row's n values of `type` at `at` (an even offset for 16-bit values) into `out`.
 void decode_values(const std::uint8_t* at, ValueType type, float* out, std::size_t n) {
   if (type == ValueType::Float32) {
     if (n > 0) std::memcpy(out, at, n * 4);
+    return;
+  }
+  if (type == ValueType::Int8) {
+    decode_int8_row(at, out, n);
     return;
   }
   const auto* half = reinterpret_cast<const std::uint16_t*>(at);
@@ -294,20 +375,20 @@ void decode_values(const std::uint8_t* at, ValueType type, float* out, std::size
 // One table of an encoded delta, read in place: its rows (checked), and where its values and weights lie.
 struct EncodedPart {
   std::vector<std::uint32_t> rows;
-  std::size_t row_bytes = 0;              // of one row's values
-  const std::uint8_t* values = nullptr;   // rows.size() x row_bytes
+  std::size_t bytes = 0;                  // of one row's values
+  const std::uint8_t* values = nullptr;   // rows.size() x bytes
   const std::uint8_t* weights = nullptr;  // one float per row, or null (none sent)
 
   // Reads table t's `n` rows from `in`.
   void read(Reader& in, std::uint32_t n, const Layout& layout, std::size_t t, ValueType type, bool weighted) {
     read_rows(in, n, layout, t, rows);
-    row_bytes = layout[t].cols * value_bytes(type);
-    values = in.take(n * row_bytes);
+    bytes = training::row_bytes(type, layout[t].cols);
+    values = in.take(n * bytes);
     weights = weighted ? in.take(std::size_t{n} * 4) : nullptr;
   }
   // Row k's values into `out`.
   void row(std::size_t k, ValueType type, float* out, std::size_t cols) const {
-    decode_values(values + k * row_bytes, type, out, cols);
+    decode_values(values + k * bytes, type, out, cols);
   }
   float weight(std::size_t k) const {
     float w = 0.0f;

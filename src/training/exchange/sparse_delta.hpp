@@ -1,7 +1,7 @@
 // A change to some rows of the flat weights, as the sparse exchange moves it: per table (a parameter seen as
 // rows of its first dimension; a 1-D parameter is one row) the sorted indices of the rows it changes, their
-// values and, for the "touched" weighting, each row's weight. Encoded to bytes with float32, float16 or bfloat16
-// values; merged by adding; applied by adding to the weights. Every operation reuses the vectors' capacity, so
+// values and, for the "touched" weighting, each row's weight. Encoded to bytes with float32, float16, bfloat16 or
+// int8 values; merged by adding; applied by adding to the weights. Every operation reuses the vectors' capacity, so
 // a delta kept from round to round allocates nothing once it has seen its largest round.
 #pragma once
 
@@ -16,14 +16,19 @@
 
 namespace fedavg::training {
 
-enum class ValueType { Float32, Float16, BFloat16 };
+// Int8: each row is a float32 scale, a power of two, then one signed byte per value (value = byte x scale, the
+// scale the least power of two that keeps the row's largest magnitude within 127 steps).
+enum class ValueType { Float32, Float16, BFloat16, Int8 };
 
 // Rows of a table below which a loop over rows is not worth sharing between threads (a piece per thread has at
 // least this many).
 constexpr std::size_t kRowGrain = 1024;
 
-// Rounds n values to `type` and back, in place (what the other side decodes).
+// Rounds the n values of one row to `type` and back, in place (what the other side decodes). Rounding a rounded
+// row again changes nothing.
 void round_values(float* v, std::size_t n, ValueType type);
+// The bytes one row of `cols` values takes as `type`.
+std::size_t row_bytes(ValueType type, std::size_t cols);
 
 // Where each table lies in the flat weights.
 struct Table {

@@ -224,6 +224,7 @@ void SparseLearner::publish_own(core::Floats w, RoundKind kind) {
 }
 
 void SparseLearner::through_dispatcher(core::Floats w, RoundKind kind) {
+  link_.round_with_residual(mine(), kind);  // the sum of several learners' rows: its rounding waits here
   const auto& out = counted(mine(), kind, 1);
   if (kind == RoundKind::Full) link_.drop(mine());  // encoded
   link_.sends().push_back(link_.sync().comm().isend(out.data(), out.size(), 0, comm::Tag::RowDelta));

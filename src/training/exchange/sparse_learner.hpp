@@ -72,8 +72,8 @@ class SparseLearner {
   // Publisher::Owners: rounds the sum of its rows, adds it to `w` and the start, and sends it to every other
   // member; then adds the other owners' sums.
   void publish_own(core::Floats w, RoundKind kind);
-  // Publisher::Dispatcher: sends the sum of its rows to the Dispatcher, and adds the global change it sends down
-  // the learner tree to `w` and the start.
+  // Publisher::Dispatcher: rounds the sum of its rows and sends it to the Dispatcher, and adds the global change it
+  // sends down the learner tree to `w` and the start.
   void through_dispatcher(core::Floats w, RoundKind kind);
   // `sum` (the sum of its rows) encoded for `copies` receivers, after the byte count of everything this learner
   // sent in the round (for the Dispatcher, which adds up the counts). Valid until the round's sends end.

@@ -14,6 +14,7 @@ ValueType value_type(core::ExchangeType t) {
   switch (t) {
     case core::ExchangeType::Float16: return ValueType::Float16;
     case core::ExchangeType::BFloat16: return ValueType::BFloat16;
+    case core::ExchangeType::Int8: return ValueType::Int8;
     case core::ExchangeType::Float32: break;
   }
   return ValueType::Float32;
@@ -48,9 +49,7 @@ SparseLink::SparseLink(RoundSync& sync, Layout layout, const core::Settings& s, 
       type_(value_type(s.sparse_values)),
       fraction_(s.sparse_rows),
       publisher_(publisher),
-      block_(publisher == Publisher::Owners && !sync.on_dispatcher()
-                 ? RowOwners(layout_, learners(), sync.comm().rank() - 1)
-                 : RowOwners(layout_, 1, 0)),
+      block_(sync.on_dispatcher() ? RowOwners(layout_, 1, 0) : RowOwners(layout_, learners(), sync.comm().rank() - 1)),
       relay_(sync.hosts(), sync.comm().size()),
       spare_(layout_.size()),
       workers_(exchange_threads(s, sync)) {}

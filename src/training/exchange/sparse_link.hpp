@@ -54,7 +54,7 @@ class SparseLink {
   // Where SparseDelta::merge_encoded builds a sum (swapped with it; both keep their capacity).
   SparseDelta& spare() { return spare_; }
 
-  // A publisher: rounds `delta` to the values of `kind` after adding the residual's rows (a full round: every row
+  // Rounds `delta` to the values of `kind` after adding the residual's rows (a full round: every row
   // the residual holds), keeping the rounding in the residual.
   void round_with_residual(SparseDelta& delta, RoundKind kind);
   // Publisher::Owners: every other owner's sum, straight from it or through this host's relay, added to `w` (and
@@ -86,9 +86,9 @@ class SparseLink {
   ValueType type_;
   double fraction_;
   Publisher publisher_;
-  RowOwners block_;              // the rows this member publishes: a learner its own (Owners), the Dispatcher every row
+  RowOwners block_;              // the rows this member sums and rounds: a learner its own, the Dispatcher every row
   HostRelay relay_;              // how the owners' sums reach every member (Publisher::Owners)
-  std::vector<float> residual_;  // a publisher's rounding, by block_ (16-bit values)
+  std::vector<float> residual_;  // the rounding of what this member sent, by block_ (16-bit or int8 values)
   // Kept from round to round for their capacity (but for a full round's, given back after it).
   std::vector<std::vector<std::uint8_t>> passed_;  // a relay: the other hosts' sums it is passing on
   SparseDelta spare_;
