@@ -239,7 +239,8 @@ const std::vector<Key>& keys() {
                        true));
     k.push_back(choice("sparse_values", &Settings::sparse_values, kExchangeTypes,
                        "sparse: the values sent both ways (16-bit: half the bytes, int8: a quarter and a scale per "
-                       "row; the rounding kept for later)"));
+                       "row; the rounding kept for later; not given: int8 where hosts add their changes over fixed "
+                       "rounds, else float16)"));
     k.push_back(choice("sparse_weighting", &Settings::sparse_weighting, kWeightings,
                        "sparse: average a row over the learners that changed it (touched), or by each learner's "
                        "share of the windows as dense does (windows)"));

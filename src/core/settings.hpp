@@ -79,8 +79,8 @@ struct Settings {
   double exchange_share = 0.0;  // hosts of sharing learners: rounds grow until their overhead is this share
   bool overlap = false;         // fedavg across hosts: a host's learners train on through the exchange (RunPlan)
   Exchange exchange = Exchange::Auto;
-  double sparse_rows = 1.0;  // given, else training::RunPlan's
-  ExchangeType sparse_values = ExchangeType::Float16;
+  double sparse_rows = 1.0;                            // given, else training::RunPlan's
+  ExchangeType sparse_values = ExchangeType::Float16;  // given, else training::RunPlan's
   SparseWeighting sparse_weighting = SparseWeighting::Touched;
   int full_sync_every = 0;   // 0: never
   int exchange_threads = 0;  // 0: the rank's share of its host's cores (core::share_of_cores)

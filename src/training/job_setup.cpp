@@ -225,9 +225,10 @@ RunPlan plan_run(const core::Config& cfg, const Topology& topology, const Strate
                            "(learners that train on through the exchange ask for batches out of the "
                            "fixed rotation)");
   }
-  const auto plan = RunPlan::of(
-      cfg.settings, topology,
-      {given("add_power"), given("combine"), given("add_bpe"), given("sparse_rows"), given("overlap")}, traits);
+  const auto plan = RunPlan::of(cfg.settings, topology,
+                                {given("add_power"), given("combine"), given("add_bpe"), given("sparse_rows"),
+                                 given("overlap"), given("sparse_values")},
+                                traits);
   check_memory(cfg, plan);
   return plan;
 }

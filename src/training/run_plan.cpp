@@ -38,6 +38,7 @@ RunPlan RunPlan::of(const core::Settings& s, const Topology& topology, const Giv
                      : plan.shares_hosts              ? (bpe + most - 1) / most
                                                       : bpe;
   plan.sparse_rows = plan.hosts_add && !given.sparse_rows ? kHostSparseRows : s.sparse_rows;
+  plan.sparse_values = plan.hosts_add && !given.sparse_values ? kHostSparseValues : s.sparse_values;
   plan.add_power = given.add_power ? s.add_power : plan.shares_hosts ? kHostAddPower : core::Settings{}.add_power;
   plan.cpu_only = traits.host_memory;
   return plan;

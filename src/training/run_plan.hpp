@@ -18,13 +18,14 @@ inline constexpr double kHostAddPower = 0.5;
 // Where hosts whose learners share the weights add their changes over fixed rounds (the default across hosts):
 // the batches per learner of a round's H hosts together where add_bpe is not given (each learner trains
 // kHostsBatchesPerLearner / H, at least 1), and the fraction of each table's rows a host sends a round, largest
-// changes first, where sparse_rows is not given. The hosts' added change moves a row by up to the sum of theirs
-// where they disagree, so the rounds shorten as the hosts grow: on the Bible 4 hosts of 2 learners diverged at 4
-// batches per learner and reached the target at 2. Short rounds keep the windows per learner near one host's; the
-// largest 5 % of the rows keep each round's message small enough for a 1 Gbit link (docs/strategies.md, across
-// hosts).
+// changes first, where sparse_rows is not given, and their values, where sparse_values is not given. The hosts'
+// added change moves a row by up to the sum of theirs where they disagree, so the rounds shorten as the hosts
+// grow: on the Bible 4 hosts of 2 learners diverged at 4 batches per learner and reached the target at 2. Short
+// rounds keep the windows per learner near one host's; the largest 5 % of the rows, a byte per value, keep each
+// round's message small for a 1 Gbit link (docs/strategies.md, across hosts).
 inline constexpr int kHostsBatchesPerLearner = 8;
 inline constexpr double kHostSparseRows = 0.05;
+inline constexpr core::ExchangeType kHostSparseValues = core::ExchangeType::Int8;
 
 // What the run plan needs to know of a strategy (Strategy::traits): whether it runs lock-step rounds (the only
 // ones the sparse exchange applies to), whether it adds the members' changes (fedavg's combine add), and whether
@@ -44,6 +45,7 @@ struct GivenSettings {
   bool add_bpe = false;
   bool sparse_rows = false;
   bool overlap = false;
+  bool sparse_values = false;
 };
 
 struct RunPlan {
@@ -63,6 +65,9 @@ struct RunPlan {
   // The sparse exchange's fraction of each table's rows a member sends a round: sparse_rows as given, else
   // kHostSparseRows where hosts add their changes (hosts_add), else the Settings default.
   double sparse_rows = 1.0;
+  // The values the sparse exchange sends: sparse_values as given, else kHostSparseValues where hosts_add, else the
+  // Settings default.
+  core::ExchangeType sparse_values = core::ExchangeType::Float16;
   // The members of the exchange are several hosts whose learners share the weights, and they add their changes
   // over fixed rounds (the default across hosts).
   bool hosts_add = false;

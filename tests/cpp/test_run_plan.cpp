@@ -36,7 +36,8 @@ RunPlan plan_of(const std::string& json, const std::vector<int>& hosts) {
   const auto s = parse_settings(json, "cfg.json");
   const auto named = [&](const char* key) { return json.find('"' + std::string(key) + '"') != std::string::npos; };
   return RunPlan::of(s, placed(hosts),
-                     {named("add_power"), named("combine"), named("add_bpe"), named("sparse_rows"), named("overlap")},
+                     {named("add_power"), named("combine"), named("add_bpe"), named("sparse_rows"), named("overlap"),
+                      named("sparse_values")},
                      fedavg::training::Strategy::traits(s));
 }
 
@@ -174,4 +175,18 @@ TEST(RunPlan, HostsThatAddTheirChangesSendTheirLargestRowsUnlessSparseRowsIsGive
   EXPECT_EQ(sized.sparse_rows, 1.0);
   EXPECT_FALSE(plan_of(base + R"(, "combine": "average"})", two_hosts).hosts_add);
   EXPECT_EQ(plan_of(base + R"(, "combine": "average"})", two_hosts).sparse_rows, 1.0);
+}
+
+TEST(RunPlan, HostsThatAddTheirChangesSendAByteAValueUnlessSparseValuesIsGiven) {
+  using fedavg::core::ExchangeType;
+  const std::string base = R"({"data_name": "x", "bpe": 200, "bs": 1, "target": 1)";
+  const std::vector<int> two_hosts{0, 0, 1, 1};
+  EXPECT_EQ(plan_of(base + "}", two_hosts).sparse_values, ExchangeType::Int8);
+  EXPECT_EQ(plan_of(base + R"(, "sparse_values": "float16"})", two_hosts).sparse_values, ExchangeType::Float16);
+  EXPECT_EQ(plan_of(base + R"(, "sparse_values": "float32"})", two_hosts).sparse_values, ExchangeType::Float32);
+  // Elsewhere the Settings default: one host, single learners as members, hosts that average over link-sized rounds.
+  EXPECT_EQ(plan_of(base + "}", {0, 0, 0, 0}).sparse_values, ExchangeType::Float16);
+  EXPECT_EQ(plan_of(base + "}", {0, 1, 2, 3}).sparse_values, ExchangeType::Float16);
+  EXPECT_EQ(plan_of(base + R"(, "exchange_share": 0.1})", two_hosts).sparse_values, ExchangeType::Float16);
+  EXPECT_EQ(plan_of(base + R"(, "sparse_values": "bfloat16"})", {0, 0, 0, 0}).sparse_values, ExchangeType::BFloat16);
 }

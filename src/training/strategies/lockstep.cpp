@@ -76,7 +76,7 @@ std::unique_ptr<RoundExchange> Lockstep::exchange(const Context& ctx, const core
   if (!sparse_exchange(s, params, ctx.topology.one_host()))
     return std::make_unique<DenseRoundExchange>(*this, std::move(sync));
   // A model's written rows cover only its own steps: with shared weights every row may have changed.
-  return std::make_unique<SparseRoundExchange>(*this, std::move(sync), layout_, s, ctx.plan.sparse_rows, combine_, run,
+  return std::make_unique<SparseRoundExchange>(*this, std::move(sync), layout_, s, ctx.plan, combine_, run,
                                                share_ != nullptr);
 }
 

@@ -18,10 +18,11 @@ RoundKind round_kind(const core::Settings& s, RoundEnd end, bool lossy) {
 }  // namespace
 
 SparseRoundExchange::SparseRoundExchange(Lockstep& strategy, std::unique_ptr<RoundSync> sync, Layout layout,
-                                         const core::Settings& s, double sparse_rows, CombineRule rule, LearnerRun* run,
-                                         bool whole_rows)
+                                         const core::Settings& s, const RunPlan& plan, CombineRule rule,
+                                         LearnerRun* run, bool whole_rows)
     : RoundExchange(std::move(sync)), strategy_(strategy), s_(s), run_(run), whole_rows_(whole_rows) {
-  s_.sparse_rows = sparse_rows;
+  s_.sparse_rows = plan.sparse_rows;
+  s_.sparse_values = plan.sparse_values;
   // Without an outer step the learners that own the rows turn their sum into the global change themselves.
   const Publisher publisher = strategy.has_outer_step() ? Publisher::Dispatcher : Publisher::Owners;
   if (this->sync().on_dispatcher()) {

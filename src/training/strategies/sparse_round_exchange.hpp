@@ -14,6 +14,7 @@
 #include "training/exchange/sparse_dispatcher.hpp"
 #include "training/exchange/sparse_exchange.hpp"
 #include "training/exchange/sparse_learner.hpp"
+#include "training/run_plan.hpp"
 #include "training/strategies/round_exchange.hpp"
 
 namespace fedavg::training {
@@ -25,9 +26,9 @@ class SparseRoundExchange : public RoundExchange {
  public:
   // `run`: a learner's run, which says what rows its model wrote (null on the Dispatcher); `whole_rows`: every
   // row may have changed (shared host weights, which other learners write too). `rule`: how the owners combine
-  // the rows they sum. `sparse_rows`: the run plan's (RunPlan::sparse_rows).
+  // the rows they sum. The rows and values sent are the run plan's (RunPlan::sparse_rows, sparse_values).
   SparseRoundExchange(Lockstep& strategy, std::unique_ptr<RoundSync> sync, Layout layout, const core::Settings& s,
-                      double sparse_rows, CombineRule rule, LearnerRun* run, bool whole_rows);
+                      const RunPlan& plan, CombineRule rule, LearnerRun* run, bool whole_rows);
 
   void open(core::Floats w, bool first) override;
   void close(core::Floats w, double share, RoundEnd end) override;
@@ -48,7 +49,7 @@ class SparseRoundExchange : public RoundExchange {
   bridge::WrittenRows written() const;
 
   Lockstep& strategy_;
-  core::Settings s_;  // the run's, with the run plan's sparse_rows
+  core::Settings s_;  // the run's, with the run plan's sparse_rows and sparse_values
   LearnerRun* run_;
   bool whole_rows_;
   bool opened_ = false;  // a round has run: the final flush has something to send
