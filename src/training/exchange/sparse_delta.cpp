@@ -16,7 +16,8 @@ namespace {
 
 constexpr std::uint32_t kWeights = 1;  // header flag: per-row weights follow the values
 
-// The int8 scale of a row (sparse_delta.hpp): 0 for a row of zeros, NaN where a value is not finite.
+// The int8 scale of a row (sparse_delta.hpp), at least 2^-126 (so that its inverse is finite too): 0 for a row of
+// zeros, NaN where a value is not finite.
 float int8_scale(const float* v, std::size_t n) {
   float most = 0.0f;
   float nan = 0.0f;  // NaN once a value is not finite (x 0 is NaN for them alone)
@@ -28,7 +29,7 @@ float int8_scale(const float* v, std::size_t n) {
   if (std::isnan(nan)) return std::numeric_limits<float>::quiet_NaN();
   if (most == 0.0f) return 0.0f;
   const float least = most / 127.0f;
-  if (least == 0.0f) return std::numeric_limits<float>::denorm_min();
+  if (least <= std::numeric_limits<float>::min()) return std::numeric_limits<float>::min();
   int e = 0;
   const float m = std::frexp(least, &e);  // least = m 2^e, m in [0.5, 1)
   return std::ldexp(1.0f, m == 0.5f ? e - 1 : e);
@@ -48,11 +49,6 @@ template <typename Step> void int8_steps(const float* v, std::size_t n, float sc
     return;
   }
   const float inv = 1.0f / scale;
-  if (std::isinf(inv)) {  // a scale below 2^-127: divide instead
-    for (std::size_t i = 0; i < n; ++i)
-      out[i] = static_cast<Step>(nearest_step(std::clamp(v[i] / scale, -127.0f, 127.0f)));
-    return;
-  }
 #pragma omp simd
   for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<Step>(nearest_step(std::clamp(v[i] * inv, -127.0f, 127.0f)));
 }

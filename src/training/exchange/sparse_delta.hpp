@@ -17,7 +17,7 @@
 namespace fedavg::training {
 
 // Int8: each row is a float32 scale, a power of two, then one signed byte per value (value = byte x scale, the
-// scale the least power of two that keeps the row's largest magnitude within 127 steps).
+// scale the least power of two, from 2^-126 up, that keeps the row's largest magnitude within 127 steps).
 enum class ValueType { Float32, Float16, BFloat16, Int8 };
 
 // Rows of a table below which a loop over rows is not worth sharing between threads (a piece per thread has at
