@@ -83,6 +83,13 @@ NOTES = {
         "- A message of more than 2^31 bytes is sent as one (MPI 4 counts).\n"
         "- The outputs are the two text files and the binary one, written from the final checkpoint on: each "
         "value is formatted once for both text files and written 8 MB at a time.",
+    "Hosts on a capped link":
+        "The hosts add their changes over rounds of 8 batches per learner over the hosts, send their largest 5 % "
+        "of rows in int8, and train on through their leaders' exchange (`overlap`), so \"exchange\" (the "
+        "Dispatcher's time in it) is not time the learners wait: they train the next round's batches meanwhile, "
+        "nearly all of them (\"trained through\"), and then wait for the exchange to end. \"learners idle\" is "
+        "what the exchange costs them; compare \"windows/learner\" with one host's for what the hosts' rounds "
+        "cost in data.",
     "A corpus larger than memory: the token cache":
         "Python's tokenizer bounds the first pass; replaying the cache removes it, and the Filter and Batcher bound "
         "the later passes. The Tokenizer's memory does not follow the corpus (the replayed pages are given back); a "
