@@ -44,7 +44,7 @@ inline float nearest_step(float x) {
 // The n values of a row at `scale` as whole steps within +-127, into `out` (0 for a row of zeros, and for one of
 // non-finite values, whose scale is NaN). Exact: the scale is a power of two.
 template <typename Step> void int8_steps(const float* v, std::size_t n, float scale, Step* out) {
-  if (!(scale > 0.0f) || std::isinf(scale)) {
+  if (!(scale > 0.0f)) {  // 0 or NaN (int8_scale gives no other scale below 2^-126, and none infinite)
     std::fill(out, out + n, Step{0});
     return;
   }
