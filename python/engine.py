@@ -21,6 +21,7 @@ pays for them.
     set_state(model, state: bytes)
     current_lr(model) -> float                  rate of the next step
     plan_steps(model, steps)                    the run's length, in steps
+    at_step(model, steps)                       the run's steps so far
     written_rows(model) -> [rows or None, ...]  rows steps wrote, per param
     load_weights(model)                         the model takes the buffer
     store_weights(model)                        the model writes the buffer
@@ -47,8 +48,8 @@ from typing import cast
 import numpy as np
 
 from runtime import memory, model_source, state_codec
-from runtime.contract import (ChecksArgs, FusedModelClass, HasOptimizer, ModelClass, PlansSteps, ReportsLr,
-                              ReportsWrittenRows, Runnable, Stateful, StepsOnNumpy)
+from runtime.contract import (ChecksArgs, FollowsRunSteps, FusedModelClass, HasOptimizer, ModelClass, PlansSteps,
+                              ReportsLr, ReportsWrittenRows, Runnable, Stateful, StepsOnNumpy)
 from runtime.fused_neg import FusedNegCBOW
 from runtime.placement import InPlace, Placement
 
@@ -220,6 +221,15 @@ def plan_steps(model: Runnable, steps) -> None:
     schedule)."""
     if isinstance(model, PlansSteps):
         model.plan_steps(int(steps))
+
+
+def at_step(model: Runnable, steps) -> None:
+    """The run's steps per learner so far, before a round whose batches
+    the learners of a host share unevenly (overlap): passed to the model's
+    at_step(steps) if it has one, so that its schedule follows the run,
+    not this learner's own count (the fused neg's linear schedule)."""
+    if isinstance(model, FollowsRunSteps):
+        model.at_step(int(steps))
 
 
 def current_lr(model: Runnable) -> float:

@@ -13,7 +13,8 @@ A model class (engine's built-in "neg", or one of library.MODELS) is one of two 
 
 What engine.create builds from either is a Runnable (a Trainer, or the FusedModelClass's instance): the object
 that C++ holds, opaque, and passes back to engine's other calls.  Its optional methods are Protocols of their own,
-which engine tests with isinstance: Stateful, ReportsLr, HasOptimizer, PlansSteps, ReportsWrittenRows.  A
+which engine tests with isinstance: Stateful, ReportsLr, HasOptimizer, PlansSteps, FollowsRunSteps,
+ReportsWrittenRows.  A
 FusedModelClass may step on NumPy (StepsOnNumpy): then a CPU run never imports torch.
 """
 
@@ -165,6 +166,15 @@ class PlansSteps(Protocol):
 
     def plan_steps(self, steps: int) -> None:
         """The learner's steps over the run, sent again when the Dispatcher's plan changes."""
+
+
+@runtime_checkable
+class FollowsRunSteps(Protocol):
+    """Optional on a Runnable: told the run's steps per learner so far, where the learners of a host share its
+    batches unevenly; a schedule goes on from there rather than from the learner's own count."""
+
+    def at_step(self, steps: int) -> None:
+        """The run's steps per learner so far, before a round."""
 
 
 @runtime_checkable

@@ -306,6 +306,11 @@ class FusedNegCBOW:
         if self._planned:
             self.decay_steps = max(1, int(steps))
 
+    def at_step(self, steps):
+        """The run's steps per learner so far (where a host's learners
+        share its batches unevenly): the schedule goes on from there."""
+        self.step = int(steps)
+
     def current_lr(self):
         if self.decay_steps is None:
             return self.lr

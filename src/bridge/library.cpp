@@ -128,6 +128,12 @@ void Library::plan_steps(std::int64_t steps) {
   });
 }
 
+void Library::at_step(std::int64_t steps) {
+  detail::guarded("engine.at_step", [&] {
+    if (py::hasattr(impl_->mod, "at_step")) impl_->mod.attr("at_step")(impl_->model, steps);
+  });
+}
+
 WrittenRows Library::written_rows() {
   return detail::guarded("engine.written_rows", [&] {
     WrittenRows out;

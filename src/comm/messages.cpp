@@ -7,7 +7,7 @@
 namespace fedavg::comm {
 
 Control::Wire Control::encode() const {
-  return {static_cast<std::int64_t>(command), round, steps, plan, checkpoint ? 1 : 0};
+  return {static_cast<std::int64_t>(command), round, steps, plan, checkpoint ? 1 : 0, done};
 }
 
 Control Control::decode(const Wire& w) {
@@ -17,13 +17,14 @@ Control Control::decode(const Wire& w) {
   if (w[2] < 0 || w[3] < 0)
     throw Error("Control message with negative steps " + std::to_string(w[2]) + " or plan " + std::to_string(w[3]));
   if (w[4] != 0 && w[4] != 1) throw Error("Control message with checkpoint flag " + std::to_string(w[4]));
-  return Control{static_cast<Command>(w[0]), w[1], w[2], w[3], w[4] == 1};
+  if (w[5] < 0) throw Error("Control message with negative steps done " + std::to_string(w[5]));
+  return Control{static_cast<Command>(w[0]), w[1], w[2], w[3], w[4] == 1, w[5]};
 }
 
 Answer::Wire Answer::encode() const { return {static_cast<std::int64_t>(command), round, send_state ? 1 : 0}; }
 
 Answer Answer::decode(const Wire& w) {
-  const Control c = Control::decode({w[0], w[1], 0, 0, 0});
+  const Control c = Control::decode({w[0], w[1], 0, 0, 0, 0});
   if (w[2] != 0 && w[2] != 1) throw Error("Answer message with send_state " + std::to_string(w[2]));
   return Answer{c.command, c.round, w[2] == 1};
 }

@@ -18,10 +18,12 @@ struct Control {
   std::int64_t steps = 0;   // Train: the batches each learner trains this round; 0: bpe
   std::int64_t plan = 0;    // Train: a learner's steps over the whole run, once known (max_epochs); 0: unknown
   bool checkpoint = false;  // Train: the round ends with a checkpoint, so every learner sends its LearnerState
+  std::int64_t done = 0;    // Train: a learner's steps so far over the whole run (the windows trained over bs)
 
-  using Wire = std::array<std::int64_t, 5>;
+  using Wire = std::array<std::int64_t, 6>;
   Wire encode() const;
-  // Throws comm::Error on an unknown command, a negative round, steps or plan, or a checkpoint flag not 0 or 1.
+  // Throws comm::Error on an unknown command, a negative round, steps, plan or done, or a checkpoint flag not 0 or
+  // 1.
   static Control decode(const Wire& w);
 };
 

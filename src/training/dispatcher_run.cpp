@@ -278,14 +278,17 @@ std::int64_t DispatcherRun::round_steps() {
   return round_steps_;
 }
 
+std::int64_t DispatcherRun::steps_done() const {
+  return std::llround(windows_per_learner_ / static_cast<double>(s_.bs));
+}
+
 std::int64_t DispatcherRun::planned_steps() const {
   const std::int64_t bpe = ctx_.plan.learner_bpe;
   std::int64_t by_rounds = static_cast<std::int64_t>(s_.max_rounds) * bpe;
   // The learners' step counts hold every batch trained so far: those of the rounds before a resume, and with overlap
   // those trained through the exchange. The plan counts them from the windows trained.
   if (length_.adapts() && s_.max_rounds > 0)
-    by_rounds = std::llround(windows_per_learner_ / static_cast<double>(s_.bs)) +
-                std::max<std::int64_t>(s_.max_rounds - round_ + 1, 0) * length_.steps();
+    by_rounds = steps_done() + std::max<std::int64_t>(s_.max_rounds - round_ + 1, 0) * length_.steps();
   if (s_.max_epochs <= 0) return by_rounds;
   std::int64_t by_epochs = 0;
   for (int p = 0; p < (pipelines_.sharded() ? 1 : ctx_.map.pipelines()); ++p) {

@@ -73,6 +73,8 @@ class DispatcherRun {
   // link-sized rounds: the steps so far, then the current round length for the rounds left), or the steps of
   // max_epochs passes once a whole pass's windows are known, the fewer; 0 while not known.
   std::int64_t planned_steps() const;
+  // A learner's steps so far over the whole run: the windows per learner trained over bs (Control's done).
+  std::int64_t steps_done() const;
   // The current round trained for `training_seconds` (from the exchange's opening to the last RoundDone) of the
   // `round_seconds` from its Control to the end of end_round: sizes the next round (link-sized rounds).
   void round_took(double training_seconds, double round_seconds);

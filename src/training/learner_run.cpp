@@ -144,6 +144,8 @@ void LearnerRun::plan(std::int64_t steps) {
   planned_ = steps;
 }
 
+void LearnerRun::at_step(std::int64_t steps) { lib_.at_step(steps); }
+
 void LearnerRun::send_state() { outbox_.send(lib_.get_state(), dispatcher(), comm::Tag::LearnerState); }
 
 }  // namespace fedavg::training

@@ -14,13 +14,14 @@ using namespace fedavg::comm;
 TEST(Messages, ControlRoundTrip) {
   for (auto cmd : {Control::Command::Train, Control::Command::Stop}) {
     for (bool checkpoint : {false, true}) {
-      const Control c{cmd, 1234567890123, 3, 400, checkpoint};
+      const Control c{cmd, 1234567890123, 3, 400, checkpoint, 250};
       const Control d = Control::decode(c.encode());
       EXPECT_EQ(d.command, cmd);
       EXPECT_EQ(d.round, 1234567890123);
       EXPECT_EQ(d.steps, 3);
       EXPECT_EQ(d.plan, 400);
       EXPECT_EQ(d.checkpoint, checkpoint);
+      EXPECT_EQ(d.done, 250);
     }
   }
 }
@@ -29,6 +30,7 @@ TEST(Messages, ControlRejectsGarbage) {
   EXPECT_THROW(Control::decode({7, 1}), Error);
   EXPECT_THROW(Control::decode({1, -1}), Error);
   EXPECT_THROW(Control::decode({1, 1, 0, 0, 2}), Error);
+  EXPECT_THROW(Control::decode({1, 1, 0, 0, 0, -1}), Error);  // negative steps done
 }
 
 TEST(Messages, AnswerRoundTrip) {

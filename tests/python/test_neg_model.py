@@ -230,6 +230,27 @@ def test_linear_schedule_over_max_epochs():
     assert fixed.decay_steps == 100
 
 
+def test_the_schedule_follows_the_runs_steps_where_a_host_shares_its_batches():
+    # A host's learners train uneven shares of its batches (overlap): each one's rate follows the run's steps per
+    # learner, which the Dispatcher sends before every round, not its own count.
+    cfg = {**CFG, "lr": 0.1, "bpe": 10, "bs": 8, "learners": 2, "max_rounds": 0, "max_epochs": 2, "sample": 0,
+           "model_args": {"lr_schedule": "linear"}}
+    ahead, _ = make(cfg)
+    behind, _ = make(cfg)
+    engine.plan_steps(ahead, 40)
+    engine.plan_steps(behind, 40)
+    for i in range(30):  # one learner trained 30 batches while the other, exchanging, trained 10
+        engine.train_step(ahead, cyclic_windows(8, offset=i))
+    for i in range(10):
+        engine.train_step(behind, cyclic_windows(8, offset=i))
+    assert engine.current_lr(ahead) < engine.current_lr(behind)
+    for model in (ahead, behind):
+        engine.at_step(model, 20)  # the run's 40 batches over its 2 learners
+        assert engine.current_lr(model) == pytest.approx(0.05)
+        engine.train_step(model, cyclic_windows(8))
+        assert engine.current_lr(model) == pytest.approx(0.1 * (1 - 21 / 40))
+
+
 def test_bad_model_args_and_counts_raise():
     with pytest.raises(ValueError, match="unknown key 'negative'"):
         engine.param_shapes({**CFG, "model_args": {"negative": 5}})

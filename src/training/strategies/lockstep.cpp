@@ -101,7 +101,8 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
     const bool start_up = first;  // the round is not timed (RoundLength): its wait for Ready is the start-up
     const auto round_start = Clock::now();
     auto sync_start = round_start;
-    control.send({comm::Control::Command::Train, round, run.round_steps(), run.planned_steps(), run.checkpoint_due()});
+    control.send({comm::Control::Command::Train, round, run.round_steps(), run.planned_steps(), run.checkpoint_due(),
+                  run.steps_done()});
     control.await_reports(comm::Tag::Ready, round, comm::kDirect);
     double sync_seconds = first ? 0.0 : DispatcherRun::seconds_since(sync_start);
     if (first) run.training_begins();
@@ -165,6 +166,9 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     if (c.command == comm::Control::Command::Stop) break;
     ctx.hooks.reached(c.round);
     run.plan(c.plan);
+    // The host's learners share its batches unevenly (its leader trains fewer, exchanging): each one's schedule
+    // follows the run's steps per learner, not its own count.
+    if (through) run.at_step(c.done);
     control.report(comm::Tag::Ready, c.round);
     if (exchange) exchange->open(w, first);
     if (share_ && (first || reopens)) share_->start();  // the shared weights hold the round's start
