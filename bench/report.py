@@ -89,7 +89,10 @@ NOTES = {
         "Dispatcher's time in it) is not time the learners wait: they train the next round's batches meanwhile, "
         "nearly all of them (\"trained through\"), and then wait for the exchange to end. \"learners idle\" is "
         "what the exchange costs them; compare \"windows/learner\" with one host's for what the hosts' rounds "
-        "cost in data.",
+        "cost in data. One host's learners train on the same way while their leader sends the round's weights to "
+        "the Dispatcher and it evaluates them; the weights it evaluates already hold some of the next round's "
+        "batches, which count with that round, so one host's \"windows/learner\" may read up to a round's "
+        "windows per learner low.",
     "A corpus larger than memory: the token cache":
         "Python's tokenizer bounds the first pass; replaying the cache removes it, and the Filter and Batcher bound "
         "the later passes. The Tokenizer's memory does not follow the corpus (the replayed pages are given back); a "

@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
       const auto topology = training::Topology::of_world(world.hosts(), map);
       std::optional<core::FolderLock> folder_lock;  // rank 0: held from the folder's claim until the job ends
       core::Config cfg = training::settle_config(line, world, py, folder_lock);
-      const auto plan = training::plan_run(cfg, topology, training::Strategy::traits(cfg.settings));
+      const auto plan = training::plan_run(cfg, topology, training::Strategy::traits(cfg.settings), map.pipelines());
       if (training::resumed_run_is_complete(cfg, world)) return 0;
       liveness = cfg.settings.liveness_seconds;
       core::tell_watcher_liveness(liveness);

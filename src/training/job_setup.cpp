@@ -210,7 +210,7 @@ core::Config settle_config(const core::CommandLine& line, const comm::Communicat
   return cfg;
 }
 
-RunPlan plan_run(const core::Config& cfg, const Topology& topology, const StrategyTraits& traits) {
+RunPlan plan_run(const core::Config& cfg, const Topology& topology, const StrategyTraits& traits, int pipelines) {
   if (cfg.settings.exchange == core::Exchange::Sparse && !traits.lock_step) {
     const auto at = cfg.origins.find("exchange");
     throw core::InputError((at != cfg.origins.end() ? at->second : cfg.cfg_path().string()) +
@@ -228,7 +228,7 @@ RunPlan plan_run(const core::Config& cfg, const Topology& topology, const Strate
   const auto plan = RunPlan::of(cfg.settings, topology,
                                 {given("add_power"), given("combine"), given("add_bpe"), given("sparse_rows"),
                                  given("overlap"), given("sparse_values")},
-                                traits);
+                                traits, pipelines);
   check_memory(cfg, plan);
   return plan;
 }

@@ -30,12 +30,13 @@ class Topology;
 core::Config settle_config(const core::CommandLine& line, const comm::Communicator& world, bridge::Interpreter& py,
                            std::optional<core::FolderLock>& lock);
 
-// What the run does with `cfg`'s settings on `topology`, for a strategy with `traits` (Strategy::traits): the
-// settings stay as the user wrote them, and what each learner trains a round, combine add's power and the device
-// are the plan's. Throws InputError where the settings do not apply to the strategy (the sparse exchange of a
-// strategy that does not run lock-step rounds), and where a round's windows (bs x bpe, kept for prefetch_rounds)
-// or the shuffle pool (shuffle_windows) would need more than the machine's memory (core::check_fits).
-RunPlan plan_run(const core::Config& cfg, const Topology& topology, const StrategyTraits& traits);
+// What the run does with `cfg`'s settings on `topology` (its learners reading `pipelines` pipelines), for a strategy
+// with `traits` (Strategy::traits): the settings stay as the user wrote them, and what each learner trains a round,
+// combine add's power and the device are the plan's. Throws InputError where the settings do not apply to the
+// strategy (the sparse exchange of a strategy that does not run lock-step rounds), and where a round's windows (bs x
+// bpe, kept for prefetch_rounds) or the shuffle pool (shuffle_windows) would need more than the machine's memory
+// (core::check_fits).
+RunPlan plan_run(const core::Config& cfg, const Topology& topology, const StrategyTraits& traits, int pipelines);
 
 // The first learner of each host warns when its host runs more learners than it has cores for this job: they share
 // the cores, and the job is slower for them.

@@ -21,7 +21,7 @@ std::pair<int, int> host_counts(const std::vector<int>& hosts) {
 }  // namespace
 
 RunPlan RunPlan::of(const core::Settings& s, const Topology& topology, const GivenSettings& given,
-                    const StrategyTraits& traits) {
+                    const StrategyTraits& traits, int pipelines) {
   const std::vector<int> hosts = topology.learner_hosts();
   const auto [most, host_count] = host_counts(hosts);
   RunPlan plan;
@@ -31,7 +31,8 @@ RunPlan RunPlan::of(const core::Settings& s, const Topology& topology, const Giv
   plan.combine = plan.link_sized_rounds && !given.combine ? core::Combine::Average : s.combine;
   const bool adds = traits.adds && plan.combine == core::Combine::Add && members > 1;
   plan.hosts_add = adds && plan.shares_hosts && !plan.link_sized_rounds;
-  plan.overlap = traits.trains_through && (plan.link_sized_rounds || plan.hosts_add) &&
+  const bool one_host = plan.shares_hosts && host_count == 1 && pipelines == 1;
+  plan.overlap = traits.trains_through && (plan.link_sized_rounds || plan.hosts_add || one_host) &&
                  (given.overlap || plan.link_sized_rounds ? s.overlap : !s.fixed_batch_order);
   const int bpe = adds && s.add_bpe > 0 ? s.add_bpe : s.bpe;
   plan.learner_bpe = plan.hosts_add && !given.add_bpe ? std::max(1, kHostsBatchesPerLearner / host_count)

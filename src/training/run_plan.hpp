@@ -78,10 +78,12 @@ struct RunPlan {
   // combine add's power: add_power as given, else kHostAddPower where shares_hosts, else the Settings default.
   double add_power = 0.0;
   // A host's learners train on through their leader's exchange (overlap), sharing each round's batches
-  // (HostBatches): fedavg's hosts, by default where they add their changes over fixed rounds (hosts_add; not with
-  // fixed_batch_order, whose rotation waits for every learner in turn), and with link-sized rounds where overlap is
-  // given true. The sparse exchange works on the shared weights in place; the dense one on a copy, whose change the
-  // leader then adds to them.
+  // (HostBatches): fedavg's hosts, by default where they add their changes over fixed rounds (hosts_add) and on one
+  // host whose learners share the weights and read one pipeline (not with fixed_batch_order, whose rotation waits
+  // for every learner in turn), and with link-sized rounds where overlap is given true. (A host's learners train
+  // uneven shares of its batches, so learners of several pipelines would read them at uneven rates.) The sparse
+  // exchange works on the shared weights in place, and so does one host's (its leader only sends them); the dense
+  // one across hosts on a copy, whose change the leader then adds to them.
   bool overlap = false;
   // The models run on the CPU whatever `device` says: the weights live in the host's shared memory.
   bool cpu_only = false;
@@ -92,9 +94,9 @@ struct RunPlan {
   }
 
   // For settings `s` (`given`: those the user set) of a strategy with `traits`, with the learners
-  // placed as `topology` says.
+  // placed as `topology` says, reading `pipelines` pipelines (learner l reads l mod pipelines, core::RankMap).
   static RunPlan of(const core::Settings& s, const Topology& topology, const GivenSettings& given,
-                    const StrategyTraits& traits);
+                    const StrategyTraits& traits, int pipelines = 1);
 };
 
 }  // namespace fedavg::training

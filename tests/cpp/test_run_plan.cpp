@@ -144,19 +144,34 @@ TEST(RunPlan, FedavgsHostsTrainOnThroughTheExchangeByDefaultWhereTheyAddTheirCha
   EXPECT_TRUE(plan_of(base + R"(, "overlap": true})", two_hosts).overlap);
   // A fixed rotation of the batches waits for every learner in turn, and so for a host's leader as it exchanges.
   EXPECT_FALSE(plan_of(base + R"(, "fixed_batch_order": true})", two_hosts).overlap);
-  EXPECT_FALSE(plan_of(base + "}", {0, 0, 0, 0}).overlap);  // one host
   EXPECT_FALSE(plan_of(base + "}", {0, 1, 2, 3}).overlap);  // single learners
   EXPECT_FALSE(plan_of(base + R"(, "share_host": false})", two_hosts).overlap);
   // Link-sized rounds: only where overlap is given.
   const std::string sized = base + R"(, "exchange_share": 0.1)";
   EXPECT_FALSE(plan_of(sized + "}", two_hosts).overlap);
   EXPECT_TRUE(plan_of(sized + R"(, "overlap": true})", two_hosts).overlap);
-  EXPECT_FALSE(plan_of(sized + R"(, "overlap": true})", {0, 0, 0, 0}).overlap);
   // bmuf and diloco open every round with the Dispatcher's weights; bsp keeps its replicas identical.
   for (const char* other : {"bsp", "bmuf", "diloco"}) {
     EXPECT_FALSE(plan_of(base + R"(, "strategy": ")" + other + R"("})", two_hosts).overlap) << other;
     EXPECT_FALSE(plan_of(sized + R"(, "overlap": true, "strategy": ")" + other + R"("})", two_hosts).overlap) << other;
   }
+}
+
+TEST(RunPlan, OneHostsLearnersTrainOnThroughItsRoundsCloseByDefault) {
+  const std::string base = R"({"data_name": "x", "bpe": 200, "bs": 1, "target": 1)";
+  const std::vector<int> one_host{0, 0, 0, 0};
+  EXPECT_TRUE(plan_of(base + "}", one_host).overlap);
+  EXPECT_FALSE(plan_of(base + "}", one_host).hosts_add);  // one member: nothing to add
+  EXPECT_FALSE(plan_of(base + R"(, "overlap": false})", one_host).overlap);
+  EXPECT_FALSE(plan_of(base + R"(, "fixed_batch_order": true})", one_host).overlap);
+  EXPECT_FALSE(plan_of(base + "}", {0}).overlap);  // one learner: nothing shared
+  // Learners of several pipelines: their uneven shares of the batches would read the pipelines unevenly.
+  const auto settings = parse_settings(base + "}", "cfg.json");
+  EXPECT_FALSE(RunPlan::of(settings, placed(one_host), {}, fedavg::training::Strategy::traits(settings), 2).overlap);
+  EXPECT_TRUE(RunPlan::of(settings, placed(one_host), {}, fedavg::training::Strategy::traits(settings), 1).overlap);
+  EXPECT_FALSE(plan_of(base + R"(, "share_host": false})", one_host).overlap);
+  for (const char* other : {"bsp", "bmuf", "diloco"})
+    EXPECT_FALSE(plan_of(base + R"(, "strategy": ")" + other + R"("})", one_host).overlap) << other;
 }
 
 TEST(RunPlan, HostsThatAddTheirChangesSendTheirLargestRowsUnlessSparseRowsIsGiven) {

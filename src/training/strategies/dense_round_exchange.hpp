@@ -15,14 +15,17 @@ class Lockstep;
 class DenseRoundExchange : public RoundExchange {
  public:
   DenseRoundExchange(Lockstep& strategy, std::unique_ptr<RoundSync> sync)
-      : RoundExchange(std::move(sync)), strategy_(strategy) {}
+      : RoundExchange(std::move(sync)), strategy_(strategy), members_(this->sync().comm().size() - 1) {}
 
   void open(core::Floats w, bool first) override;
   void close(core::Floats w, double share, RoundEnd end) override;
   bool flush(core::Floats) override { return false; }
+  // One learner member (one host's leader) whose strategy only sends its weights writes none of them.
+  bool adds_in_place() const override;
 
  private:
   Lockstep& strategy_;
+  int members_;  // the learner members of the exchange
 };
 
 }  // namespace fedavg::training

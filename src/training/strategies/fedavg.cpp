@@ -34,7 +34,8 @@ void FedAvg::close_round(RoundSync& sync, core::Floats w, float share) {
     add_changes(sync, w, share);
     return;
   }
-  sync.average_into_root(w, share);
+  // A sole member's weights are the new global weights, whatever its share: it sends them as they are.
+  sync.average_into_root(w, sync.comm().size() == 2 ? 1.0f : share);
   sync.weights(w, true);
 }
 

@@ -16,6 +16,7 @@ class FedAvg : public Lockstep {
  protected:
   void open_round(RoundSync& sync, core::Floats w, bool first) override;
   void close_round(RoundSync& sync, core::Floats w, float share) override;
+  bool sole_member_keeps_weights() const override { return true; }
 
  private:
   // Adds the learners' changes: every member turns `w` (a learner: its trained weights) into the new global

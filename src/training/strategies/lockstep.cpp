@@ -42,6 +42,8 @@ bool Lockstep::has_outer_step() const { return false; }
 
 bool Lockstep::opens_with_weights() const { return false; }
 
+bool Lockstep::sole_member_keeps_weights() const { return false; }
+
 bool Lockstep::shares_hosts(const Context& ctx) { return ctx.learners.valid() && ctx.plan.shares_hosts; }
 
 std::unique_ptr<HostShare> Lockstep::host_share(const Context& ctx, std::size_t params) {

@@ -42,6 +42,9 @@ class Lockstep : public Strategy {
   // After training. Learner: contribute `w` scaled by `share`, its share of the round's windows. Dispatcher:
   // receive the contributions and leave the new global weights in `w` (its `share` is 0).
   virtual void close_round(RoundSync& sync, core::Floats w, float share) = 0;
+  // Whether close_round leaves a sole learner member's `w` as it is (it only sends it): the dense exchange of one
+  // host may then run on the weights the host's other learners train meanwhile (RoundExchange::adds_in_place).
+  virtual bool sole_member_keeps_weights() const;
   // With the sparse exchange (sparse_exchange.hpp), which takes the place of close_round after the first
   // round's open_round. Dispatcher: turns the learners' average change into the change of the global weights.
   // Only a strategy with an outer step overrides it (and has_outer_step); without one, the learners that own
