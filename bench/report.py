@@ -2,7 +2,8 @@
 """Runs every benchmark in bench/ and writes docs/performance.md from what they print.
 
 Usage: /usr/bin/python3 bench/report.py [--quick] [--only SCRIPT ...]
-(30 to 45 minutes, by the machine; --quick: about half; --only: those benchmarks, the other sections kept)
+(30 to 45 minutes, by the machine; --quick: about half; --only: those benchmarks, the other sections and the
+header kept, every section in its place)
 Each benchmark can also be run on its own; see its docstring.
 """
 
@@ -133,10 +134,10 @@ NOTES = {
     "Time to quality on the text8 prefix":
         "Both wall times include start-up: gensim's from the launch of its Python process (import gensim, reading "
         "the text, build_vocab) to the end of its training; fedavg_mpi's from the launch of mpiexec (preparing the "
-        "config, each rank's interpreter and torch, MPI) to the metrics row of the round whose in-run score "
-        "(eval_every) first reaches gensim's final rho. The neg model takes steps of 1024 windows at a constant "
-        "rate; gensim decays its rate to zero over its 5 epochs. Compare the analogy column as well as rho: the "
-        "two need not move together.",
+        "config, each rank's interpreter and model, MPI) to the metrics row of the round whose in-run score "
+        "(eval_every) first reaches gensim's final figure. On 2 cores gensim's wall time varies by up to 2x from "
+        "run to run, so compare ratios within one run. At equal data over seeds, windows and corpora: the section "
+        "above.",
 }
 
 
@@ -161,16 +162,20 @@ def run(script, *args):
 
 
 def existing_sections():
-    """{title: body} of the sections docs/performance.md holds now."""
+    """(header, {title: body}) of docs/performance.md as it is now: the lines before its first section (None
+    without one), and its sections in their order."""
     path = ROOT / "docs" / "performance.md"
-    found, title = {}, None
+    header, found, title = [], {}, None
     for line in path.read_text().splitlines() if path.exists() else []:
         if line.startswith("## "):
             title = line[3:].strip()
             found[title] = []
         elif title is not None:
             found[title].append(line)
-    return {t: "\n".join(body).strip() + "\n" for t, body in found.items()}
+        else:
+            header.append(line)
+    bodies = {t: "\n".join(body).strip() + "\n" for t, body in found.items()}
+    return ("\n".join(header).strip() + "\n" if found else None), bodies
 
 
 def main():
@@ -207,37 +212,38 @@ def main():
     lacking = {script: "torch sees no GPU here" for script in GPU_ONLY if not gpu}
     lacking.update({script: f"this host has {cores} cores, fewer than {MANY_CORES}"
                     for script in MANY_CORES_ONLY if cores < MANY_CORES})
-    kept = existing_sections()
-    sections = []
+    header, kept = existing_sections()
+    measured = {}
     for title, script, script_args in plan:
         if (args.only and script not in args.only) or script in lacking:
             if script in lacking and (not args.only or script in args.only):
                 print(f"not running {script}: {lacking[script]}; its section stays as it is", flush=True)
-            body = kept.get(title)
-            if body is None:
-                continue
-            # The kept body still ends with the note: take it off, it is added again below.
-            note = NOTES.get(title)
-            if note and body.rstrip().endswith(note):
-                body = body.rstrip()[: -len(note)].rstrip() + "\n"
-            sections.append((title, body))
         else:
-            sections.append((title, run(script, *script_args)))
+            measured[title] = run(script, *script_args)
     cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
                 if ln.startswith("model name")), platform.processor())
-    lines = ["# Performance", "",
-             f"Measured on {cpu} (last regenerated {datetime.date.today()}), 2 cores, Debian 12, "
-             "python3-torch 1.13 with OpenBLAS, "
-             "MPICH 4.0 (ch4:ucx). Regenerate with `/usr/bin/python3 bench/report.py` (30 to 45 minutes), or "
-             "one section with `--only SCRIPT`.",
-             "Figures move by ±20 % between runs on this shared machine; peers (gensim) are measured in the "
-             "same run as ours.", ""]
-    # Sections no benchmark writes (hand-written, e.g. the neg model's design measurements) are kept as
-    # they are, after the measured ones.
-    planned = {title for title, _, _ in plan}
-    sections += [(title, body) for title, body in kept.items() if title not in planned]
-    for title, body in sections:
-        lines += [f"## {title}", "", body] + ([NOTES[title], ""] if title in NOTES else [])
+    if args.only and header is not None:
+        lines = [header]  # say in it when the section was regenerated, by hand
+    else:
+        lines = ["# Performance", "",
+                 f"Measured on {cpu} (last regenerated {datetime.date.today()}), 2 cores, Debian 12, "
+                 "python3-torch 1.13 with OpenBLAS, "
+                 "MPICH 4.0 (ch4:ucx). Regenerate with `/usr/bin/python3 bench/report.py` (30 to 45 minutes), or "
+                 "one section with `--only SCRIPT`.",
+                 "Figures move by ±20 % between runs on this shared machine; peers (gensim) are measured in the "
+                 "same run as ours.", ""]
+    # Every section stays where the file has it: those measured now in place of their old text, the others (not
+    # run, or hand-written, e.g. the neg model's design measurements) as they are. Measured sections the file
+    # lacks follow, in the plan's order.
+    titles = list(kept) + [title for title, _, _ in plan if title in measured and title not in kept]
+    for title in titles:
+        body = measured.get(title, kept.get(title))
+        if body is None:
+            continue
+        note = NOTES.get(title)
+        # A kept body holds its note already (rewrapped, perhaps): it is not added twice.
+        holds_note = note is not None and " ".join(note.split()) in " ".join(body.split())
+        lines += [f"## {title}", "", body] + ([note, ""] if note and not holds_note else [])
     (ROOT / "docs" / "performance.md").write_text("\n".join(lines))
     print("wrote docs/performance.md")
 
