@@ -53,6 +53,9 @@ std::vector<int> LearnerRun::learner_ranks() const {
 }
 
 void LearnerRun::finish() {
+  // balance_rounds: a Cut that reached this learner after its last round's steps is read here, not left over at
+  // the end (MPI would warn of an unmatched message).
+  if (s_.balance_rounds) cut(-1);
   const auto deadline = comm::Deadline::after(s_.liveness_seconds);
   outbox_.flush(deadline);
   comm::stop_upstream(ctx_.world, batcher_, "Batcher rank " + std::to_string(batcher_), deadline);

@@ -23,7 +23,7 @@ class LearnerRun {
   // Builds the model (over memory `strategy` provides, or a buffer of its own), asks its Batcher for the first
   // windows and, with --resume, takes its checkpointed state from the Dispatcher. `strategy` outlives the run.
   LearnerRun(const Context& ctx, Strategy& strategy);
-  // Completes every send and ends the stream from its Batcher (the shutdown handshake).
+  // Completes every send and ends the stream from its Batcher (the shutdown handshake); drops a Cut left over.
   void finish();
 
   const Context& ctx() const { return ctx_; }
