@@ -21,7 +21,7 @@ pays for them.
     set_state(model, state: bytes)
     current_lr(model) -> float                  rate of the next step
     plan_steps(model, steps)                    the run's length, in steps
-    at_step(model, steps)                       the run's steps so far
+    at_step(model, steps)                       the host's steps so far
     written_rows(model) -> [rows or None, ...]  rows steps wrote, per param
     load_weights(model)                         the model takes the buffer
     store_weights(model)                        the model writes the buffer
@@ -224,10 +224,10 @@ def plan_steps(model: Runnable, steps) -> None:
 
 
 def at_step(model: Runnable, steps) -> None:
-    """The run's steps per learner so far, before a round whose batches
-    the learners of a host share unevenly (overlap): passed to the model's
-    at_step(steps) if it has one, so that its schedule follows the run,
-    not this learner's own count (the fused neg's linear schedule)."""
+    """The host's steps per learner so far, before each batch where the
+    learners of a host share its batches unevenly (overlap): passed to the
+    model's at_step(steps) if it has one, so that its schedule follows the
+    host, not this learner's own count (the fused neg's linear schedule)."""
     if isinstance(model, FollowsRunSteps):
         model.at_step(int(steps))
 

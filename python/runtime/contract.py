@@ -170,11 +170,11 @@ class PlansSteps(Protocol):
 
 @runtime_checkable
 class FollowsRunSteps(Protocol):
-    """Optional on a Runnable: told the run's steps per learner so far, where the learners of a host share its
+    """Optional on a Runnable: told the host's steps per learner so far, where the learners of a host share its
     batches unevenly; a schedule goes on from there rather than from the learner's own count."""
 
     def at_step(self, steps: int) -> None:
-        """The run's steps per learner so far, before a round."""
+        """The host's steps per learner so far, before a batch."""
 
 
 @runtime_checkable

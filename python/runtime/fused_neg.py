@@ -307,7 +307,7 @@ class FusedNegCBOW:
             self.decay_steps = max(1, int(steps))
 
     def at_step(self, steps):
-        """The run's steps per learner so far (where a host's learners
+        """The host's steps per learner so far (where a host's learners
         share its batches unevenly): the schedule goes on from there."""
         self.step = int(steps)
 

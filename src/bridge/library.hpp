@@ -51,7 +51,7 @@ class Library {
   double current_lr();
   // This learner's steps over the whole run, for the model's schedule (nothing when engine.py has no plan_steps).
   void plan_steps(std::int64_t steps);
-  // The run's steps per learner so far, where a schedule should follow them rather than this learner's own count
+  // The host's steps per learner so far, where a schedule should follow them rather than this learner's own count
   // (nothing when engine.py has no at_step).
   void at_step(std::int64_t steps);
   // The rows the steps wrote since the last call (engine.written_rows; empty when engine.py has none).

@@ -66,12 +66,12 @@ std::int64_t SharedWeights::trained() const {
   return sum;
 }
 
-bool SharedWeights::claim(std::int64_t limit) const {
+std::int64_t SharedWeights::claim(std::int64_t limit) const {
   std::int64_t* claimed = counters_ + learners_;
   std::int64_t now = __atomic_load_n(claimed, __ATOMIC_RELAXED);
   while (now < limit)
-    if (__atomic_compare_exchange_n(claimed, &now, now + 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return true;
-  return false;
+    if (__atomic_compare_exchange_n(claimed, &now, now + 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return now;
+  return -1;
 }
 
 void SharedWeights::sync() const { check_mpi(MPI_Win_sync(win_), "MPI_Win_sync"); }

@@ -34,9 +34,10 @@ class SharedWeights {
   void add_trained(int learner, std::int64_t windows) const;
   // The sum of the counters.
   std::int64_t trained() const;
-  // Claims one batch: adds one to the members' count of claimed batches if it is below `limit` and says so; else
-  // leaves it. The count only grows, so a limit is a running total.
-  bool claim(std::int64_t limit) const;
+  // Claims one batch: adds one to the members' count of claimed batches if it is below `limit` and returns the
+  // batch's place in that count (from 0); else leaves it and returns -1. The count only grows, so a limit is a
+  // running total.
+  std::int64_t claim(std::int64_t limit) const;
   // Memory barrier for the shared array (MPI_Win_sync): after writing it before telling others, and after
   // being told before reading it.
   void sync() const;

@@ -52,8 +52,7 @@ class LearnerRun {
   // The Dispatcher's plan of this learner's steps over the whole run (Control's plan): tells the model once it is
   // known or changes (engine.plan_steps). 0: not known, nothing to do.
   void plan(std::int64_t steps);
-  // The run's steps per learner so far (Control's done): the model's schedule goes on from there
-  // (engine.at_step).
+  // The host's steps per learner so far (HostBatches): the model's schedule goes on from there (engine.at_step).
   void at_step(std::int64_t steps);
   // The rows the model's steps wrote since the last call, per parameter (what the sparse exchange reads).
   bridge::WrittenRows written_rows() { return lib_.written_rows(); }

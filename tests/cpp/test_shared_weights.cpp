@@ -50,8 +50,11 @@ TEST(SharedWeights, ClaimsAddUpToTheLimitAndNoFurther) {
   comm::SharedWeights shared(world, world.rank() == 0 ? 8 : 0, deadline);
   for (const std::int64_t limit : {std::int64_t{5000}, std::int64_t{5000}, std::int64_t{12000}}) {
     std::int64_t mine = 0;
-    while (shared.claim(limit)) ++mine;
-    EXPECT_FALSE(shared.claim(limit));
+    for (std::int64_t at = shared.claim(limit); at >= 0; at = shared.claim(limit)) {
+      EXPECT_LT(at, limit);
+      ++mine;
+    }
+    EXPECT_EQ(shared.claim(limit), -1);
     shared.data()[world.rank()] += static_cast<float>(mine);
     shared.sync();
     world.ibarrier().wait_until(deadline);

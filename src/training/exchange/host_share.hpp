@@ -49,9 +49,10 @@ class HostShare {
   // Learner: the end of use, once every learner of the host is done with the weights.
   void release();
   // Learner: claims one of the host's batches, if the host has claimed fewer than `limit` (a running total over
-  // the run, the same on every learner of the host): the learners of a host that train on through its leader's
-  // exchange share each round's batches rather than each training its own (comm::SharedWeights::claim).
-  bool claim(std::int64_t limit) const { return shared_->claim(limit); }
+  // the process, the same on every learner of the host), and returns its place in that total (from 0; -1: none
+  // left): the learners of a host that train on through its leader's exchange share each round's batches rather
+  // than each training its own (comm::SharedWeights::claim).
+  std::int64_t claim(std::int64_t limit) const { return shared_->claim(limit); }
 
   // A lock-step round's steps on the shared weights, each called by every learner of the host. The leader
   // exchanges the shared weights themselves (shared()), in place, while the host's other learners wait: they

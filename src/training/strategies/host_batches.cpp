@@ -5,17 +5,25 @@
 
 namespace fedavg::training {
 
+bool HostBatches::claim(std::int64_t limit) {
+  const std::int64_t at = share_.claim(limit);
+  if (at < 0) return false;
+  run_.at_step(start_ + at / share_.learners_here());
+  return true;
+}
+
 bool HostBatches::train_on() {
-  if (!share_.claim(claimable_ + next_round_)) return false;
+  if (!claim(claimable_ + next_round_)) return false;
   through_ += run_.train(0, {}, 1);
   return true;
 }
 
-comm::WindowTotals HostBatches::round(std::int64_t steps, long cut_round) {
+comm::WindowTotals HostBatches::round(std::int64_t steps, long cut_round, std::int64_t done) {
+  if (start_ < 0) start_ = done;
   next_round_ = (steps > 0 ? steps : bpe_) * share_.learners_here();
   claimable_ += next_round_;
   comm::WindowTotals mine = run_.train(cut_round, {}, std::numeric_limits<std::int64_t>::max(),
-                                       [&] { return share_.claim(claimable_); });
+                                       [&] { return claim(claimable_); });
   through_.through = through_.windows;
   mine += std::exchange(through_, comm::WindowTotals{});
   return mine;

@@ -23,14 +23,21 @@ class HostBatches {
   bool train_on();
   // Trains this learner's part of the round of `steps` batches per learner (0: bpe), `cut_round` as
   // LearnerRun::train says. Returns its windows, with those trained on since the last round (counted as
-  // trained through).
-  comm::WindowTotals round(std::int64_t steps, long cut_round);
+  // trained through). `done`: Control's, the run's steps per learner so far; the first round's is where the
+  // schedule of this process starts.
+  comm::WindowTotals round(std::int64_t steps, long cut_round, std::int64_t done);
 
  private:
   LearnerRun& run_;
   const HostShare& share_;
+  // Claims one of the host's batches below `limit`; if it got one, puts the model's schedule at the host's steps
+  // per learner before it (engine.at_step), so that every learner of the host steps at the host's rate whatever its
+  // own share of the batches.
+  bool claim(std::int64_t limit);
+
   std::int64_t bpe_;
-  std::int64_t claimable_ = 0;   // the host's batches through the current round, over the run
+  std::int64_t start_ = -1;      // the run's steps per learner when this process began training (-1: not yet)
+  std::int64_t claimable_ = 0;   // the host's batches through the current round, over the process
   std::int64_t next_round_ = 0;  // the host's batches of the next round, as of the current one's
   comm::WindowTotals through_;   // trained on since the last round
 };

@@ -168,16 +168,13 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     if (c.command == comm::Control::Command::Stop) break;
     ctx.hooks.reached(c.round);
     run.plan(c.plan);
-    // The host's learners share its batches unevenly (its leader trains fewer, exchanging): each one's schedule
-    // follows the run's steps per learner, not its own count.
-    if (through) run.at_step(c.done);
     control.report(comm::Tag::Ready, c.round);
     if (exchange) exchange->open(w, first);
     if (share_ && (first || reopens)) share_->start();  // the shared weights hold the round's start
     first = false;
     run.next_batch();
     const long cut_round = s.balance_rounds ? c.round : 0;
-    comm::WindowTotals mine = batches ? batches->round(c.steps, cut_round) : run.train(cut_round, {}, c.steps);
+    comm::WindowTotals mine = batches ? batches->round(c.steps, cut_round, c.done) : run.train(cut_round, {}, c.steps);
     control.report(comm::Tag::RoundDone, c.round);
     if (share_) mine = through ? share_->host_totals(mine) : share_->trained(mine);
     if (exchange) {
