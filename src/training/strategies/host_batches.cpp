@@ -1,11 +1,13 @@
 #include "training/strategies/host_batches.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <utility>
 
 namespace fedavg::training {
 
 bool HostBatches::claim(std::int64_t limit) {
+  if (plan_ > 0) limit = std::min(limit, (plan_ - start_) * share_.learners_here());
   const std::int64_t at = share_.claim(limit);
   if (at < 0) return false;
   run_.at_step(start_ + at / share_.learners_here());
@@ -18,8 +20,9 @@ bool HostBatches::train_on() {
   return true;
 }
 
-comm::WindowTotals HostBatches::round(std::int64_t steps, long cut_round, std::int64_t done) {
+comm::WindowTotals HostBatches::round(std::int64_t steps, long cut_round, std::int64_t done, std::int64_t plan) {
   if (start_ < 0) start_ = done;
+  plan_ = plan;
   next_round_ = (steps > 0 ? steps : bpe_) * share_.learners_here();
   claimable_ += next_round_;
   comm::WindowTotals mine = run_.train(cut_round, {}, std::numeric_limits<std::int64_t>::max(),

@@ -24,8 +24,9 @@ class HostBatches {
   // Trains this learner's part of the round of `steps` batches per learner (0: bpe), `cut_round` as
   // LearnerRun::train says. Returns its windows, with those trained on since the last round (counted as
   // trained through). `done`: Control's, the run's steps per learner so far; the first round's is where the
-  // schedule of this process starts.
-  comm::WindowTotals round(std::int64_t steps, long cut_round, std::int64_t done);
+  // schedule of this process starts. `plan`: Control's, a learner's steps over the whole run (0: not known); the
+  // host claims no batch beyond it, so that what it trains on through the last exchange stays within the run.
+  comm::WindowTotals round(std::int64_t steps, long cut_round, std::int64_t done, std::int64_t plan);
 
  private:
   LearnerRun& run_;
@@ -37,6 +38,7 @@ class HostBatches {
 
   std::int64_t bpe_;
   std::int64_t start_ = -1;      // the run's steps per learner when this process began training (-1: not yet)
+  std::int64_t plan_ = 0;        // a learner's steps over the whole run (0: not known)
   std::int64_t claimable_ = 0;   // the host's batches through the current round, over the process
   std::int64_t next_round_ = 0;  // the host's batches of the next round, as of the current one's
   comm::WindowTotals through_;   // trained on since the last round

@@ -174,7 +174,8 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     first = false;
     run.next_batch();
     const long cut_round = s.balance_rounds ? c.round : 0;
-    comm::WindowTotals mine = batches ? batches->round(c.steps, cut_round, c.done) : run.train(cut_round, {}, c.steps);
+    comm::WindowTotals mine = batches ? batches->round(c.steps, cut_round, c.done, c.plan)
+                                      : run.train(cut_round, {}, c.steps);
     control.report(comm::Tag::RoundDone, c.round);
     if (share_) mine = through ? share_->host_totals(mine) : share_->trained(mine);
     if (exchange) {
