@@ -7,7 +7,6 @@
 namespace fedavg::training {
 
 bool HostBatches::claim(std::int64_t limit) {
-  if (plan_ > 0) limit = std::min(limit, (plan_ - start_) * share_.learners_here());
   const std::int64_t at = share_.claim(limit);
   if (at < 0) return false;
   run_.at_step(start_ + at / share_.learners_here());
@@ -15,7 +14,10 @@ bool HostBatches::claim(std::int64_t limit) {
 }
 
 bool HostBatches::train_on() {
-  if (!claim(claimable_ + next_round_)) return false;
+  // Ahead of the next Control, whose round may be shorter (a max_epochs run's last): never beyond the run's plan.
+  std::int64_t limit = claimable_ + next_round_;
+  if (plan_ > 0) limit = std::min(limit, (plan_ - start_) * share_.learners_here());
+  if (!claim(limit)) return false;
   through_ += run_.train(0, {}, 1);
   return true;
 }

@@ -24,8 +24,9 @@ class HostBatches {
   // Trains this learner's part of the round of `steps` batches per learner (0: bpe), `cut_round` as
   // LearnerRun::train says. Returns its windows, with those trained on since the last round (counted as
   // trained through). `done`: Control's, the run's steps per learner so far; the first round's is where the
-  // schedule of this process starts. `plan`: Control's, a learner's steps over the whole run (0: not known); the
-  // host claims no batch beyond it, so that what it trains on through the last exchange stays within the run.
+  // schedule of this process starts. `plan`: Control's, a learner's steps over the whole run (0: not known); what
+  // the host trains on through an exchange (train_on) stays within it, so that a run does not outrun its last
+  // round. A round's own batches, which Control asked for, are always claimed.
   comm::WindowTotals round(std::int64_t steps, long cut_round, std::int64_t done, std::int64_t plan);
 
  private:
