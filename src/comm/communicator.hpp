@@ -116,7 +116,7 @@ class Communicator {
   }
 
  private:
-  friend class SharedWeights;  // maps memory over the members of this communicator
+  friend class SharedSegment;  // maps memory over the members of this communicator
   explicit Communicator(MPI_Comm c);
   Request isend_raw(const void* data, std::size_t n, MPI_Datatype type, int dest, Tag tag) const;
   void recv_raw(void* data, std::size_t n, MPI_Datatype type, const Arrival& a) const;

@@ -5,12 +5,11 @@
 // batches claim them one by one (training::HostShare).
 #pragma once
 
-#include <mpi.h>
-
 #include <cstddef>
 #include <cstdint>
 
 #include "comm/communicator.hpp"
+#include "comm/shared_segment.hpp"
 #include "comm/wait.hpp"
 
 namespace fedavg::comm {
@@ -26,7 +25,7 @@ class SharedWeights {
   SharedWeights(const SharedWeights&) = delete;
   SharedWeights& operator=(const SharedWeights&) = delete;
   // Frees the window unless an exception is unwinding (the job is being aborted, and MPI_Win_free is collective).
-  ~SharedWeights();
+  ~SharedWeights() = default;
 
   float* data() const { return base_; }
   std::size_t size() const { return n_; }
@@ -40,15 +39,12 @@ class SharedWeights {
   std::int64_t claim(std::int64_t limit) const;
   // Memory barrier for the shared array (MPI_Win_sync): after writing it before telling others, and after
   // being told before reading it.
-  void sync() const;
+  void sync() const { segment_.sync(); }
   // Collective end of use: a polled barrier (a member may still be training), then the free.
-  void release(const Deadline& deadline);
+  void release(const Deadline& deadline) { segment_.release(deadline); }
 
  private:
-  void free_window() noexcept;
-
-  const Communicator& comm_;
-  MPI_Win win_ = MPI_WIN_NULL;
+  SharedSegment segment_;
   std::int64_t* counters_ = nullptr;  // one per learner, then the claimed batches
   int learners_ = 0;
   float* base_ = nullptr;
