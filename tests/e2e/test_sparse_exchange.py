@@ -1,5 +1,6 @@
 """The sparse weight exchange under mpiexec (time-limited by run_job): with exact settings it trains the same
-model as the dense exchange for every lock-step strategy, and the Dispatcher receives one delta a round; lossy
+model as the dense exchange for every lock-step strategy, and the Dispatcher receives one delta a round; a learner
+names the rows its steps wrote once a round, or after every step where a host's learners share their weights; lossy
 settings (a fraction of the rows, 16-bit values, a periodic full round) send fewer bytes and still train;
 the final weights and every checkpoint hold every change lossy settings kept back; diloco resumes from a
 checkpoint with its momentum; the defaults train; easgd and hogwild refuse it with a clear message."""
@@ -59,9 +60,9 @@ def test_lossy_sparse_exchange_sends_fewer_bytes_and_still_trains(run_job):
     assert losses[-1] < 1.05 * dense.metrics()[-1]["test_loss"]
 
 
-def test_every_round_names_the_rows_its_steps_wrote(run_job, broken_python, tmp_path):
-    """A learner starts engine.written_rows's count before its first round's steps, so that even the first
-    round reads only the rows its steps wrote (python_interface.md#written_rowsmodel---list-optional)."""
+def calls_per_learner(run_job, broken_python, tmp_path, n, cfg):
+    """Runs a job of `n` ranks whose engine logs each train_step and written_rows call: per learner process, its
+    calls in order, "step", "rows", or "none" (written_rows named no rows)."""
     log = tmp_path / "calls.txt"
     code = f"""
 import os as _os
@@ -77,17 +78,37 @@ def written_rows(model):
     _note("none" if rows is None or any(r is None for r in rows) else "rows")
     return rows
 """
-    # A copy each: with a host's shared weights every row may have changed, and none are named.
-    job = run_job(6, cfg={"max_rounds": 3, "share_host": False, **EXACT},
-                  python_dir=broken_python(code, module="engine.py"), timeout=JOB_TIMEOUT)
+    job = run_job(n, cfg=cfg, python_dir=broken_python(code, module="engine.py"), timeout=JOB_TIMEOUT)
     assert job.rc == 0, job.stderr
     calls = {}
     for pid, what in (line.split() for line in log.read_text().splitlines()):
         calls.setdefault(pid, []).append(what)
+    return calls
+
+
+def test_every_round_names_the_rows_its_steps_wrote(run_job, broken_python, tmp_path):
+    """A learner starts engine.written_rows's count before its first round's steps, so that even the first
+    round reads only the rows its steps wrote (python_interface.md#written_rowsmodel---list-optional)."""
+    # A copy each (learners that share a host's weights name the rows of every step: the next test).
+    calls = calls_per_learner(run_job, broken_python, tmp_path, 6, {"max_rounds": 3, "share_host": False, **EXACT})
     assert len(calls) == 2, calls  # the two learners
     for seq in calls.values():
         assert seq[0] == "none", seq  # the count starts before any step
         assert "step" in seq and [w for w in seq[1:] if w != "step"] == ["rows"] * 3, seq  # one call a round
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_learners_that_share_a_host_name_the_rows_of_every_step(overlap, run_job, broken_python, tmp_path):
+    """Learners that share their host's weights each name the rows of every step (for the rows their host's
+    leader reads, python_interface.md#written_rowsmodel---list-optional), from before their first step."""
+    calls = calls_per_learner(run_job, broken_python, tmp_path, 7,
+                              {"max_rounds": 3, "share_host": True, "overlap": overlap, **EXACT})
+    assert len(calls) == 3, calls  # the three learners of the one host
+    for seq in calls.values():
+        assert seq[0] == "none", seq  # the count starts before any step
+        assert "step" in seq, seq
+        after_steps = [seq[i + 1] if i + 1 < len(seq) else "end" for i, w in enumerate(seq) if w == "step"]
+        assert set(after_steps) == {"rows"}, seq
 
 
 @pytest.mark.parametrize("name", ["fedavg", "bsp"])

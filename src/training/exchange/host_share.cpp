@@ -1,6 +1,9 @@
 #include "training/exchange/host_share.hpp"
 
 #include <algorithm>
+#include <string>
+
+#include "core/error.hpp"
 
 namespace fedavg::training {
 
@@ -60,7 +63,45 @@ comm::WindowTotals HostShare::trained(const comm::WindowTotals& mine) const {
 
 void HostShare::finish() const { barrier(); }
 
+void HostShare::track_rows(const Layout& layout) {
+  first_row_.clear();
+  std::size_t rows = 0;
+  for (const Table& t : layout) {
+    first_row_.push_back(rows);
+    rows += t.rows;
+  }
+  marks_ = std::make_unique<comm::SharedRowMarks>(host_, rows, deadline());
+}
+
+void HostShare::mark(const bridge::WrittenRows& rows) const {
+  for (std::size_t t = 0; t < rows.size() && t < first_row_.size(); ++t) {
+    if (!rows[t] || rows[t]->empty()) continue;
+    // Ascending (bridge::Library::written_rows checks): the last is the largest.
+    if (first_row_[t] + rows[t]->back() >= end_row(t))
+      throw core::Error("engine.written_rows: row " + std::to_string(rows[t]->back()) + " of parameter " +
+                        std::to_string(t) + ", which has " + std::to_string(end_row(t) - first_row_[t]) + " rows");
+    marks_->mark(first_row_[t], *rows[t]);
+  }
+}
+
+std::size_t HostShare::end_row(std::size_t t) const {
+  return t + 1 < first_row_.size() ? first_row_[t + 1] : marks_->rows();
+}
+
+bridge::WrittenRows HostShare::take_written(const bridge::WrittenRows& rows) const {
+  if (rows.empty()) return {};
+  mark(rows);
+  bridge::WrittenRows all(rows.size());
+  for (std::size_t t = 0; t < rows.size() && t < first_row_.size(); ++t) {
+    if (!rows[t]) continue;
+    all[t].emplace();
+    marks_->take(first_row_[t], end_row(t) - first_row_[t], *all[t]);
+  }
+  return all;
+}
+
 void HostShare::release() {
+  if (marks_) marks_->release(deadline());
   if (shared_) shared_->release(deadline());
 }
 

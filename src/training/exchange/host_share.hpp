@@ -9,13 +9,16 @@
 #include <memory>
 #include <vector>
 
+#include "bridge/written_rows.hpp"
 #include "comm/communicator.hpp"
 #include "comm/messages.hpp"
+#include "comm/shared_row_marks.hpp"
 #include "comm/shared_weights.hpp"
 #include "comm/wait_policy.hpp"
 #include "core/floats.hpp"
 #include "core/rank_map.hpp"
 #include "training/collectives/topology.hpp"
+#include "training/exchange/sparse_delta.hpp"
 
 namespace fedavg::training {
 
@@ -67,14 +70,30 @@ class HostShare {
   // After the exchange: every learner of the host waits for its result.
   void finish() const;
 
+  // The rows the host's learners wrote, where the leader's exchange reads only those (the sparse exchange): each
+  // learner marks what its model's steps wrote (engine.written_rows) after each step, and the leader takes the
+  // marks before its exchange, which then reads those rows and the ones it kept back rather than every row.
+  // Learner, collective over the host's learners: maps one mark per row of `layout`'s tables, none set.
+  void track_rows(const Layout& layout);
+  bool tracks_rows() const { return marks_ != nullptr; }
+  // Learner: marks `rows` (per table, engine.written_rows: empty or none where the model does not say).
+  void mark(const bridge::WrittenRows& rows) const;
+  // Leader: the rows the host's learners marked since the last call and its own `rows`, per table, ascending, and
+  // clears their marks; none for a table `rows` has none for (every row may have changed), and empty where
+  // `rows` is (the model says nothing).
+  bridge::WrittenRows take_written(const bridge::WrittenRows& rows) const;
+
  private:
   comm::Deadline deadline() const;
+  std::size_t end_row(std::size_t table) const;  // one past the last mark of a table
 
   const comm::WaitPolicy& waits_;
   double liveness_;
   comm::Communicator host_;      // the learners of this rank's host (empty on the Dispatcher)
   comm::Communicator exchange_;  // the Dispatcher and the leaders (empty on other learners)
   std::unique_ptr<comm::SharedWeights> shared_;
+  std::unique_ptr<comm::SharedRowMarks> marks_;  // track_rows: one mark per row of the tables
+  std::vector<std::size_t> first_row_;           // each table's first mark
   std::vector<int> exchange_hosts_;
   std::vector<int> exchange_ranks_;
 };

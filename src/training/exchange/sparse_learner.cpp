@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "comm/communicator.hpp"
@@ -29,6 +30,9 @@ const std::vector<std::uint32_t>* SparseLearner::written_in(std::size_t t, const
   if (!rows.empty() && rows.back() >= layout()[t].rows)
     throw core::Error("engine.written_rows: row " + std::to_string(rows.back()) + " of parameter " + std::to_string(t) +
                       ", which has " + std::to_string(layout()[t].rows) + " rows");
+  // Rows read one by one cost about four times as much each as rows read in a stream (a gap stops the memory's
+  // read-ahead), so beyond a quarter of the table reading it whole costs less.
+  if (static_cast<double>(rows.size()) > kReadWhole * static_cast<double>(layout()[t].rows)) return nullptr;
   return &rows;
 }
 
@@ -115,9 +119,9 @@ void SparseLearner::emit(core::Floats w, std::size_t t, const std::vector<std::u
   });
 }
 
-void SparseLearner::select(std::size_t keep, std::vector<std::uint32_t>& waiting) {
+void SparseLearner::select(std::size_t keep, std::vector<std::uint32_t>& chosen, std::vector<std::uint32_t>& waiting) {
   if (keep >= candidates_.size()) {
-    for (const auto& c : candidates_) chosen_.push_back(c.second);
+    for (const auto& c : candidates_) chosen.push_back(c.second);
     return;
   }
   // The keep-th largest norm; of the rows with exactly that norm, the first ones in row order are taken.
@@ -135,7 +139,7 @@ void SparseLearner::select(std::size_t keep, std::vector<std::uint32_t>& waiting
   for (const auto& [norm, row] : candidates_) {
     if (norm > least || (norm == least && ties > 0)) {
       if (norm == least) --ties;
-      chosen_.push_back(row);
+      chosen.push_back(row);
     } else {
       waiting.push_back(row);
     }
@@ -144,9 +148,14 @@ void SparseLearner::select(std::size_t keep, std::vector<std::uint32_t>& waiting
 
 void SparseLearner::every_change(std::size_t t, core::Floats w, const std::vector<std::uint32_t>* rows) {
   waiting_[t].clear();
-  scan(t, w, rows, false);
-  for (std::size_t i = 0; i < scan_.size(); ++i)
-    if (scan_[i] >= 0.0f) chosen_.push_back(rows ? (*rows)[i] : static_cast<std::uint32_t>(i));
+  norms_[t].resize(layout()[t].rows);
+  scan(t, w, rows, true);
+  for (std::size_t i = 0; i < scan_.size(); ++i) {
+    if (scan_[i] < 0.0f) continue;
+    const auto r = rows ? (*rows)[i] : static_cast<std::uint32_t>(i);
+    norms_[t][r] = scan_[i];  // should the round's share be 0, the row waits with its norm
+    chosen_[t].push_back(r);
+  }
 }
 
 void SparseLearner::largest_changes(std::size_t t, core::Floats w, const std::vector<std::uint32_t>* rows) {
@@ -154,12 +163,10 @@ void SparseLearner::largest_changes(std::size_t t, core::Floats w, const std::ve
   waiting_[t].clear();
   const auto rows_sent = std::ceil(link_.fraction() * static_cast<double>(layout()[t].rows));
   const auto keep = std::min(candidates_.size(), static_cast<std::size_t>(rows_sent));
-  select(keep, waiting_[t]);
+  select(keep, chosen_[t], waiting_[t]);
 }
 
 void SparseLearner::clear_parts() {
-  waiting_.resize(layout().size());
-  norms_.resize(layout().size());
   parts_.resize(static_cast<std::size_t>(link_.learners()));
   for (SparseDelta& p : parts_) {
     p.parts.resize(layout().size());
@@ -167,23 +174,47 @@ void SparseLearner::clear_parts() {
   }
 }
 
-void SparseLearner::own_delta(core::Floats w, double share, RoundKind kind, const bridge::WrittenRows& written) {
+void SparseLearner::choose(core::Floats w, RoundKind kind, const bridge::WrittenRows& written) {
   if (!written.empty() && written.size() != layout().size())
     throw core::Error("engine.written_rows gave " + std::to_string(written.size()) + " parameters, the model has " +
                       std::to_string(layout().size()));
-  clear_parts();
-  const auto scale = static_cast<float>(share);
-  if (scale == 0.0f) return;  // it trained nothing this round: whatever it holds back waits
+  waiting_.resize(layout().size());
+  norms_.resize(layout().size());
+  chosen_.resize(layout().size());
   const bool every = kind != RoundKind::Regular || link_.fraction() >= 1.0;
   for (std::size_t t = 0; t < layout().size(); ++t) {
     const std::vector<std::uint32_t>* rows = written_in(t, written, kind);
-    chosen_.clear();
+    chosen_[t].clear();
     if (every) {
       every_change(t, w, rows);
     } else {
       largest_changes(t, w, rows);
     }
-    emit(w, t, chosen_, scale, link_.values(kind));
+  }
+  chosen_kind_ = kind;
+}
+
+void SparseLearner::keep_back() {
+  std::vector<std::uint32_t> both;
+  for (std::size_t t = 0; t < chosen_.size(); ++t) {
+    both.resize(waiting_[t].size() + chosen_[t].size());
+    std::merge(waiting_[t].begin(), waiting_[t].end(), chosen_[t].begin(), chosen_[t].end(), both.begin());
+    waiting_[t].swap(both);
+    chosen_[t].clear();
+  }
+}
+
+void SparseLearner::own_delta(core::Floats w, double share, RoundKind kind, const bridge::WrittenRows& written) {
+  if (chosen_kind_ != kind) choose(w, kind, written);
+  chosen_kind_.reset();
+  clear_parts();
+  const auto scale = static_cast<float>(share);
+  if (scale == 0.0f) {  // it trained nothing this round: whatever it holds back waits
+    keep_back();
+    return;
+  }
+  for (std::size_t t = 0; t < layout().size(); ++t) {
+    emit(w, t, chosen_[t], scale, link_.values(kind));
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -21,6 +22,8 @@ namespace fedavg::training {
 
 class SparseLearner {
  public:
+  static constexpr double kReadWhole = 0.25;
+
   // `rule`: how the owners combine the rows they sum (the strategy's).
   SparseLearner(RoundSync& sync, Layout layout, const core::Settings& s, Publisher publisher, CombineRule rule);
 
@@ -36,21 +39,30 @@ class SparseLearner {
   // the rows that waited from earlier rounds (a table the model says nothing of, and a full round, are read
   // whole).
   void learner_round(core::Floats w, double share, RoundKind kind, const bridge::WrittenRows& written = {});
+  // learner_round's first part, which needs no share: reads the rows `written` names (as learner_round) and picks
+  // those a round of `kind` sends, so that learner_round, given the same kind, goes on from there (ignoring its
+  // `written`). Where it runs while the round's totals are found, the reading costs the exchange no time.
+  void choose(core::Floats w, RoundKind kind, const bridge::WrittenRows& written);
+  // Whether choose() ran for the round learner_round is to end.
+  bool chosen() const { return chosen_kind_.has_value(); }
   // The global weights, which every member holds bit for bit (its own weights add what it kept back).
   const std::vector<float>& global() const { return start_; }
 
  private:
-  // Its delta, split by owner into parts_: every changed row (or the largest changes), scaled; puts what it sends
-  // out of `w`, leaving what it keeps back.
+  // Its delta, split by owner into parts_: every changed row (or the largest changes: chosen_, choose()), scaled;
+  // puts what it sends out of `w`, leaving what it keeps back.
   void own_delta(core::Floats w, double share, RoundKind kind, const bridge::WrittenRows& written);
-  // Resizes parts_ (one per owner) and the per-table lists, and empties the parts.
+  // The round sends nothing (a share of 0): the chosen rows wait with the others.
+  void keep_back();
+  // Resizes parts_ (one per owner) and empties them.
   void clear_parts();
   // The rows of table `t` that `written` names, ascending; null when any row may have changed (a full round reads
-  // every row).
+  // every row) or where they are more than kReadWhole of the table's rows, which are then all read.
   const std::vector<std::uint32_t>* written_in(std::size_t t, const bridge::WrittenRows& written, RoundKind kind) const;
-  // Into chosen_: table `t`'s changed rows of those `rows` names (every row when null). Nothing waits.
+  // Into chosen_[t]: table `t`'s changed rows of those `rows` names (every row when null). Nothing waits.
   void every_change(std::size_t t, core::Floats w, const std::vector<std::uint32_t>* rows);
-  // Into chosen_: table `t`'s largest changes (with what waited from earlier rounds), by L2 norm; the others wait.
+  // Into chosen_[t]: table `t`'s largest changes (with what waited from earlier rounds), by L2 norm; the others
+  // wait.
   void largest_changes(std::size_t t, core::Floats w, const std::vector<std::uint32_t>* rows);
   // scan_[i] for the i-th row `rows` names (every row when null): the squared norm of its change since the start,
   // or -1 when it has not changed (`norms`: else any value >= 0). Shared among the workers.
@@ -64,9 +76,9 @@ class SparseLearner {
   void measure(std::size_t t, core::Floats w, const std::vector<std::uint32_t>* rows);
   // measure's step for the i-th row read, row `r` of table `t`: a candidate, and its norm kept, if it changed.
   void take_scanned(std::size_t t, std::size_t i, std::uint32_t r);
-  // Of candidates_ (ascending by row), the `keep` with the largest norms into chosen_ and the others into
+  // Of candidates_ (ascending by row), the `keep` with the largest norms into `chosen` and the others into
   // `waiting`, both ascending; of rows with equal norms at the cut, the lower rows are taken.
-  void select(std::size_t keep, std::vector<std::uint32_t>& waiting);
+  void select(std::size_t keep, std::vector<std::uint32_t>& chosen, std::vector<std::uint32_t>& waiting);
   // Sends the other owners their parts, and sums theirs of its own rows into its part.
   void scatter(RoundKind kind);
   // Publisher::Owners: rounds the sum of its rows, adds it to `w` and the start, and sends it to every other
@@ -94,7 +106,8 @@ class SparseLearner {
   std::vector<std::pair<float, std::uint32_t>> candidates_;  // rows with a change, and its size
   std::vector<float> scan_;                                  // scan's result
   std::vector<float> sizes_;                                 // candidates' norms, for select's cut
-  std::vector<std::uint32_t> chosen_;                        // the rows of a table it sends
+  std::vector<std::vector<std::uint32_t>> chosen_;           // by table: the rows it sends
+  std::optional<RoundKind> chosen_kind_;                     // choose() ran for a round of this kind
   std::vector<std::size_t> slot_;                            // each chosen row's place in its owner's part
   std::vector<std::vector<std::uint32_t>> waiting_;          // by table: changed rows a lossy round did not send
   std::vector<std::vector<float>> norms_;                    // by table and row: a waiting row's squared norm

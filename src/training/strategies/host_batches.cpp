@@ -18,7 +18,7 @@ bool HostBatches::train_on() {
   std::int64_t limit = claimable_ + next_round_;
   if (plan_ > 0) limit = std::min(limit, (plan_ - start_) * share_.learners_here());
   if (!claim(limit)) return false;
-  through_ += run_.train(0, {}, 1);
+  through_ += run_.train(0, after_step_, 1);
   return true;
 }
 
@@ -27,7 +27,7 @@ comm::WindowTotals HostBatches::round(std::int64_t steps, long cut_round, std::i
   plan_ = plan;
   next_round_ = (steps > 0 ? steps : bpe_) * share_.learners_here();
   claimable_ += next_round_;
-  comm::WindowTotals mine = run_.train(cut_round, {}, std::numeric_limits<std::int64_t>::max(),
+  comm::WindowTotals mine = run_.train(cut_round, after_step_, std::numeric_limits<std::int64_t>::max(),
                                        [&] { return claim(claimable_); });
   through_.through = through_.windows;
   mine += std::exchange(through_, comm::WindowTotals{});

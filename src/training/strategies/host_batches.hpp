@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <utility>
 
 #include "comm/messages.hpp"
 #include "training/exchange/host_share.hpp"
@@ -16,8 +18,11 @@ namespace fedavg::training {
 
 class HostBatches {
  public:
-  // `share`: the host's shared weights; `bpe`: a round's batches per learner where Control gives none.
-  HostBatches(LearnerRun& run, const HostShare& share, std::int64_t bpe) : run_(run), share_(share), bpe_(bpe) {}
+  // `share`: the host's shared weights; `bpe`: a round's batches per learner where Control gives none;
+  // `after_step` as LearnerRun::train's.
+  HostBatches(LearnerRun& run, const HostShare& share, std::int64_t bpe,
+              std::function<void(std::int64_t)> after_step = {})
+      : run_(run), share_(share), after_step_(std::move(after_step)), bpe_(bpe) {}
 
   // Trains one batch of the next round's, if the host has one left: what a learner does while it waits.
   bool train_on();
@@ -32,6 +37,7 @@ class HostBatches {
  private:
   LearnerRun& run_;
   const HostShare& share_;
+  std::function<void(std::int64_t)> after_step_;
   // Claims one of the host's batches below `limit`; if it got one, puts the model's schedule at the host's steps
   // per learner before it (engine.at_step), so that every learner of the host steps at the host's rate whatever its
   // own share of the batches.

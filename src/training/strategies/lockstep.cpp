@@ -77,9 +77,9 @@ std::unique_ptr<RoundExchange> Lockstep::exchange(const Context& ctx, const core
                                           share_ ? share_->exchange_hosts() : ctx.topology.hosts());
   if (!sparse_exchange(s, params, ctx.topology.one_host()))
     return std::make_unique<DenseRoundExchange>(*this, std::move(sync));
-  // A model's written rows cover only its own steps: with shared weights every row may have changed.
+  // With shared weights the rows written are those the host's learners marked (HostShare::take_written).
   return std::make_unique<SparseRoundExchange>(*this, std::move(sync), layout_, s, ctx.plan, combine_, run,
-                                               share_ != nullptr);
+                                               share_.get());
 }
 
 void Lockstep::dispatcher_rounds(DispatcherRun& run) {
@@ -141,6 +141,12 @@ void Lockstep::dispatcher_rounds(DispatcherRun& run) {
   run.collect_states();  // every learner sends its state on Stop
 }
 
+std::function<void(std::int64_t)> Lockstep::marks_rows(LearnerRun& run) {
+  share_->track_rows(layout_);
+  run.written_rows();  // starts the count before the first step
+  return [this, &run](std::int64_t /*windows*/) { share_->mark(run.written_rows()); };
+}
+
 void Lockstep::learner_rounds(LearnerRun& run) {
   const Context& ctx = run.ctx();
   const core::Settings& s = run.settings();
@@ -153,13 +159,14 @@ void Lockstep::learner_rounds(LearnerRun& run) {
                                                     : nullptr;
   // Where every round's opening brings the Dispatcher's weights (the dense exchange of a strategy that sends them),
   // the host's learners wait for them each round, not only in the first (the same on all of a host's learners).
-  const bool reopens = share_ && opens_with_weights() &&
-                       !sparse_exchange(s, params_of(layout_), ctx.topology.one_host());
+  const bool sparse = sparse_exchange(s, params_of(layout_), ctx.topology.one_host());
+  const bool reopens = share_ && opens_with_weights() && !sparse;
+  const std::function<void(std::int64_t)> mark_rows = share_ && sparse ? marks_rows(run) : nullptr;
   // overlap: the host's learners train on through the exchange and the wait for the next Control, and share each
   // round's batches (HostBatches); what they train there counts with the next round.
   const bool through = share_ && ctx.plan.overlap;
   std::optional<HostBatches> batches;
-  if (through) batches.emplace(run, *share_, ctx.plan.learner_bpe);
+  if (through) batches.emplace(run, *share_, ctx.plan.learner_bpe, mark_rows);
   const auto train_on = [&] { return batches->train_on(); };
   OverlappedClose copies;  // the leader's, with overlap and an exchange that replaces the weights (dense)
   bool first = true;
@@ -175,8 +182,11 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     run.next_batch();
     const long cut_round = s.balance_rounds ? c.round : 0;
     comm::WindowTotals mine = batches ? batches->round(c.steps, cut_round, c.done, c.plan)
-                                      : run.train(cut_round, {}, c.steps);
+                                      : run.train(cut_round, mark_rows, c.steps);
     control.report(comm::Tag::RoundDone, c.round);
+    // Its own copy holds the round's steps, or the host's learners train on anyway: the exchange reads the
+    // round's changes while the round's totals wait for the others.
+    if (exchange && (!share_ || through)) exchange->prepare(w, {c.round, c.checkpoint});
     if (share_) mine = through ? share_->host_totals(mine) : share_->trained(mine);
     if (exchange) {
       const comm::WindowTotals total = exchange->totals(mine);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -73,6 +74,11 @@ class Lockstep : public Strategy {
   // Dispatcher).
   std::unique_ptr<RoundExchange> exchange(const Context& ctx, const core::Settings& s,
                                           const std::vector<int>& learner_ranks, std::size_t params, LearnerRun* run);
+
+  // The sparse exchange of shared weights (collective over the host's learners): the host's learners mark the rows
+  // each step wrote, so that the leader reads only those (HostShare::take_written), not every row of the tables.
+  // Returns what a learner runs after each step.
+  std::function<void(std::int64_t)> marks_rows(LearnerRun& run);
 
   CombineRule combine_;
   Layout layout_;

@@ -31,6 +31,10 @@ class RoundExchange {
   // Before training. Dispatcher: sends what learners start from (`w` holds the global weights). Learner: brings
   // `w` to the round's starting point. `first`: this process's first round.
   virtual void open(core::Floats w, bool first) = 0;
+  // Learner, after training and before the totals, where nothing more of the round is written to `w` after it, or
+  // the host's learners train on through the close anyway (overlap): reads what the round changed, so that close()
+  // need not (the sparse exchange picks its rows while the other members finish training). Optional.
+  virtual void prepare(core::Floats /*w*/, RoundEnd /*end*/) {}
   // After training: the round's window totals over every member, of each member's `mine`.
   comm::WindowTotals totals(const comm::WindowTotals& mine) { return sync_->totals(mine); }
   // After training. Learner: contributes `w`, trained on `share` of the round's windows, and leaves in `w` the

@@ -1,5 +1,6 @@
 #include "training/strategies/sparse_round_exchange.hpp"
 
+#include "training/exchange/host_share.hpp"
 #include "training/learner_run.hpp"
 #include "training/strategies/lockstep.hpp"
 
@@ -19,8 +20,8 @@ RoundKind round_kind(const core::Settings& s, RoundEnd end, bool lossy) {
 
 SparseRoundExchange::SparseRoundExchange(Lockstep& strategy, std::unique_ptr<RoundSync> sync, Layout layout,
                                          const core::Settings& s, const RunPlan& plan, CombineRule rule,
-                                         LearnerRun* run, bool whole_rows)
-    : RoundExchange(std::move(sync)), strategy_(strategy), s_(s), run_(run), whole_rows_(whole_rows) {
+                                         LearnerRun* run, const HostShare* share)
+    : RoundExchange(std::move(sync)), strategy_(strategy), s_(s), run_(run), share_(share) {
   s_.sparse_rows = plan.sparse_rows;
   s_.sparse_values = plan.sparse_values;
   // Without an outer step the learners that own the rows turn their sum into the global change themselves.
@@ -41,6 +42,12 @@ void SparseRoundExchange::open(core::Floats w, bool first) {
   run_->written_rows();  // starts the count, so that this round reads only the rows its steps write
 }
 
+void SparseRoundExchange::prepare(core::Floats w, RoundEnd end) {
+  if (!learner_) return;
+  const RoundKind kind = round_kind(s_, end, lossy());
+  if (kind == RoundKind::Regular) learner_->choose(w, kind, written());
+}
+
 void SparseRoundExchange::close(core::Floats w, double share, RoundEnd end) {
   round(w, share, round_kind(s_, end, lossy()));
 }
@@ -59,7 +66,9 @@ void SparseRoundExchange::round(core::Floats w, double share, RoundKind kind) {
     dispatcher_round(w, kind);
     return;
   }
-  learner_->learner_round(w, share, kind, written());
+  // Rows chosen in prepare(): the rows written are read already (taken again, they would be lost).
+  const auto wr = learner_->chosen() ? bridge::WrittenRows{} : written();
+  learner_->learner_round(w, share, kind, wr);
   const std::vector<float>& global = learner_->global();
   strategy_.after_sparse_round(sync(), global.data(), global.size());
 }
@@ -76,7 +85,8 @@ void SparseRoundExchange::dispatcher_round(core::Floats w, RoundKind kind) {
 }
 
 bridge::WrittenRows SparseRoundExchange::written() const {
-  return whole_rows_ ? bridge::WrittenRows{} : run_->written_rows();
+  if (!share_) return run_->written_rows();
+  return share_->tracks_rows() ? share_->take_written(run_->written_rows()) : bridge::WrittenRows{};
 }
 
 double SparseRoundExchange::bytes() const {
