@@ -1,9 +1,6 @@
 #include "training/exchange/host_share.hpp"
 
 #include <algorithm>
-#include <string>
-
-#include "core/error.hpp"
 
 namespace fedavg::training {
 
@@ -64,6 +61,7 @@ comm::WindowTotals HostShare::trained(const comm::WindowTotals& mine) const {
 void HostShare::finish() const { barrier(); }
 
 void HostShare::track_rows(const Layout& layout) {
+  tables_ = layout;
   first_row_.clear();
   std::size_t rows = 0;
   for (const Table& t : layout) {
@@ -75,17 +73,10 @@ void HostShare::track_rows(const Layout& layout) {
 
 void HostShare::mark(const bridge::WrittenRows& rows) const {
   for (std::size_t t = 0; t < rows.size() && t < first_row_.size(); ++t) {
-    if (!rows[t] || rows[t]->empty()) continue;
-    // Ascending (bridge::Library::written_rows checks): the last is the largest.
-    if (first_row_[t] + rows[t]->back() >= end_row(t))
-      throw core::Error("engine.written_rows: row " + std::to_string(rows[t]->back()) + " of parameter " +
-                        std::to_string(t) + ", which has " + std::to_string(end_row(t) - first_row_[t]) + " rows");
+    if (!rows[t]) continue;
+    check_written_rows(*rows[t], t, tables_[t]);
     marks_->mark(first_row_[t], *rows[t]);
   }
-}
-
-std::size_t HostShare::end_row(std::size_t t) const {
-  return t + 1 < first_row_.size() ? first_row_[t + 1] : marks_->rows();
 }
 
 bridge::WrittenRows HostShare::take_written(const bridge::WrittenRows& rows) const {
@@ -95,7 +86,7 @@ bridge::WrittenRows HostShare::take_written(const bridge::WrittenRows& rows) con
   for (std::size_t t = 0; t < rows.size() && t < first_row_.size(); ++t) {
     if (!rows[t]) continue;
     all[t].emplace();
-    marks_->take(first_row_[t], end_row(t) - first_row_[t], *all[t]);
+    marks_->take(first_row_[t], tables_[t].rows, *all[t]);
   }
   return all;
 }

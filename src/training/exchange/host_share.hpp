@@ -85,7 +85,6 @@ class HostShare {
 
  private:
   comm::Deadline deadline() const;
-  std::size_t end_row(std::size_t table) const;  // one past the last mark of a table
 
   const comm::WaitPolicy& waits_;
   double liveness_;
@@ -93,6 +92,7 @@ class HostShare {
   comm::Communicator exchange_;  // the Dispatcher and the leaders (empty on other learners)
   std::unique_ptr<comm::SharedWeights> shared_;
   std::unique_ptr<comm::SharedRowMarks> marks_;  // track_rows: one mark per row of the tables
+  Layout tables_;                                // track_rows: the tables marked
   std::vector<std::size_t> first_row_;           // each table's first mark
   std::vector<int> exchange_hosts_;
   std::vector<int> exchange_ranks_;

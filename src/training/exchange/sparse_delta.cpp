@@ -5,10 +5,12 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <string>
 #include <utility>
 
 #include "comm/error.hpp"
 #include "comm/float16.hpp"
+#include "core/error.hpp"
 #include "training/exchange/row_merge.hpp"
 
 namespace fedavg::training {
@@ -241,6 +243,12 @@ Layout layout_of(const std::vector<bridge::ParamShape>& shapes) {
     offset += p.size();
   }
   return layout;
+}
+
+void check_written_rows(const std::vector<std::uint32_t>& rows, std::size_t param, const Table& t) {
+  if (!rows.empty() && rows.back() >= t.rows)
+    throw core::Error("engine.written_rows: row " + std::to_string(rows.back()) + " of parameter " +
+                      std::to_string(param) + ", which has " + std::to_string(t.rows) + " rows");
 }
 
 std::size_t params_of(const Layout& layout) {

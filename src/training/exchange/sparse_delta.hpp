@@ -41,6 +41,8 @@ using Layout = std::vector<Table>;
 Layout layout_of(const std::vector<bridge::ParamShape>& shapes);
 // The floats of the flat weights that `layout` lays out.
 std::size_t params_of(const Layout& layout);
+// Throws core::Error unless `rows` (engine.written_rows of parameter `param`, ascending) all lie in table `t`.
+void check_written_rows(const std::vector<std::uint32_t>& rows, std::size_t param, const Table& t);
 
 struct SparseDelta {
   struct Part {

@@ -27,9 +27,7 @@ const std::vector<std::uint32_t>* SparseLearner::written_in(std::size_t t, const
                                                             RoundKind kind) const {
   if (kind != RoundKind::Regular || written.empty() || !written[t]) return nullptr;
   const auto& rows = *written[t];
-  if (!rows.empty() && rows.back() >= layout()[t].rows)
-    throw core::Error("engine.written_rows: row " + std::to_string(rows.back()) + " of parameter " + std::to_string(t) +
-                      ", which has " + std::to_string(layout()[t].rows) + " rows");
+  check_written_rows(rows, t, layout()[t]);
   // Rows read one by one cost about four times as much each as rows read in a stream (a gap stops the memory's
   // read-ahead), so beyond a quarter of the table reading it whole costs less.
   if (static_cast<double>(rows.size()) > kReadWhole * static_cast<double>(layout()[t].rows)) return nullptr;
