@@ -65,8 +65,8 @@ TEST(SharedRowMarks, RowsMarkedDuringTakesAreNeverLost) {
   const std::size_t rows = 4096;
   comm::SharedRowMarks marks(world, rows, deadline);
   const int me = world.rank();
-  auto done = world.ibarrier();  // rank 0 polls it: the markers enter it when they are done
   if (me == 0) {
+    auto done = world.ibarrier();  // it completes once the markers enter it, when they are done marking
     std::set<std::uint32_t> taken;
     std::vector<std::uint32_t> got;
     bool markers_done = false;
@@ -88,7 +88,7 @@ TEST(SharedRowMarks, RowsMarkedDuringTakesAreNeverLost) {
     std::vector<std::uint32_t> mine;
     for (std::uint32_t r = static_cast<std::uint32_t>(me); r < rows; r += 3) mine.push_back(r);
     for (int k = 0; k < 200; ++k) marks.mark(0, mine);
-    done.wait_until(deadline);
+    world.ibarrier().wait_until(deadline);  // rank 0's `done`
   }
   barrier(world, deadline);
   marks.release(deadline);
