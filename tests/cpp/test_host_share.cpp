@@ -1,6 +1,7 @@
 // A host's learners that share their weights (training::HostShare) on one host: a Dispatcher (rank 0) and two
 // learners. Both learners map the same weights; the leader (rank 1) takes the rows both marked, per table, with its
-// own, and none of a table its own rows say nothing of; a row past its table is refused. Runs under mpiexec -n 3,
+// own, and none of a table its own rows say nothing of; a row past its table is refused. A round's window totals:
+// the other learner posts its own and goes on, the leader gets the host's sum. Runs under mpiexec -n 3,
 // time-limited by meson (timeout 60 s, MPIEXEC_TIMEOUT=50).
 #include <gtest/gtest.h>
 
@@ -8,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "comm/messages.hpp"
 #include "comm/wait_policy.hpp"
 #include "core/error.hpp"
 #include "core/rank_map.hpp"
@@ -58,6 +60,35 @@ TEST(HostShare, TheLeaderTakesTheRowsItsHostMarked) {
     EXPECT_THROW(share.mark({Rows{10}, Rows{}}), core::Error);  // the first table has rows 0 to 9
   }
   barrier(world);
+  if (me != 0) share.release();
+}
+
+TEST(HostShare, TheLeaderSumsTheRoundsTotalsWhileTheOthersGoOn) {
+  auto world = comm::Communicator::world();
+  const comm::WaitPolicy waits;
+  training::HostShare share(world, training::Topology(), core::RankMap(5, 1), waits, 20.0, 90);
+  const int me = world.rank();
+  for (long round = 3; round <= 4; ++round) {
+    comm::WindowTotals mine{100.0 * me, 2.0 * me, 0.1, 1.0, {100.0 * me}};
+    mine.idle_seconds = 0.5;
+    if (me == 2) {
+      // Returns its own totals at once, before the leader has posted (it waits in the barrier below).
+      const comm::WindowTotals got = share.host_totals(mine, round);
+      EXPECT_EQ(got.windows, 200.0);
+      barrier(world);
+    } else if (me == 1) {
+      barrier(world);
+      const comm::WindowTotals host = share.host_totals(mine, round);
+      EXPECT_EQ(host.windows, 300.0);
+      EXPECT_EQ(host.loss_sum, 6.0);
+      EXPECT_EQ(host.lr_reports, 2.0);
+      EXPECT_EQ(host.idle_seconds, 1.0);
+      EXPECT_EQ(host.pipeline_windows, std::vector<double>{300.0});
+    } else {
+      barrier(world);
+    }
+    barrier(world);  // the next round once the leader has read this one
+  }
   if (me != 0) share.release();
 }
 

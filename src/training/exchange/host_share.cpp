@@ -1,6 +1,7 @@
 #include "training/exchange/host_share.hpp"
 
 #include <algorithm>
+#include <string>
 
 namespace fedavg::training {
 
@@ -30,14 +31,28 @@ HostShare::HostShare(const comm::Communicator& learners, const Topology& topolog
   learners.ibarrier().wait_until(deadline(), waits_.collective());
   host_ = learners.split_groups(group, me);
   exchange_ = learners.split(leads, me);
-  if (group >= 0) shared_ = std::make_unique<comm::SharedWeights>(host_, params, deadline());
+  if (group < 0) return;
+  shared_ = std::make_unique<comm::SharedWeights>(host_, params, deadline());
+  comm::WindowTotals none;
+  none.pipeline_windows.assign(static_cast<std::size_t>(map.pipelines()), 0.0);
+  totals_ = std::make_unique<comm::SharedSlots>(host_, none.encode().size(), deadline());
 }
 
 HostShare::~HostShare() = default;
 
 comm::Deadline HostShare::deadline() const { return comm::Deadline::after(liveness_ * comm::kIndirect); }
 
-comm::WindowTotals HostShare::host_totals(const comm::WindowTotals& mine) const {
+comm::WindowTotals HostShare::host_totals(const comm::WindowTotals& mine, long round) const {
+  totals_->post(round, mine.encode());
+  if (!leader()) return mine;
+  comm::poll_until([&] { return totals_->all_posted(round); }, deadline(),
+                   "the window totals of round " + std::to_string(round) + " from the " +
+                       std::to_string(learners_here()) + " learners of this host",
+                   waits_.collective());
+  return comm::WindowTotals::decode(totals_->sum());
+}
+
+comm::WindowTotals HostShare::summed(const comm::WindowTotals& mine) const {
   const auto in = mine.encode();
   std::vector<double> sum(in.size());
   host_.iallreduce_sum(in.data(), sum.data(), in.size()).wait_until(deadline(), waits_.collective());
@@ -53,7 +68,7 @@ void HostShare::barrier() const {
 void HostShare::start() const { barrier(); }
 
 comm::WindowTotals HostShare::trained(const comm::WindowTotals& mine) const {
-  const comm::WindowTotals host = host_totals(mine);
+  const comm::WindowTotals host = summed(mine);
   barrier();  // every learner of the host is done writing
   return host;
 }
@@ -93,6 +108,7 @@ bridge::WrittenRows HostShare::take_written(const bridge::WrittenRows& rows) con
 
 void HostShare::release() {
   if (marks_) marks_->release(deadline());
+  if (totals_) totals_->release(deadline());
   if (shared_) shared_->release(deadline());
 }
 

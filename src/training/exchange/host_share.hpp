@@ -13,6 +13,7 @@
 #include "comm/communicator.hpp"
 #include "comm/messages.hpp"
 #include "comm/shared_row_marks.hpp"
+#include "comm/shared_slots.hpp"
 #include "comm/shared_weights.hpp"
 #include "comm/wait_policy.hpp"
 #include "core/floats.hpp"
@@ -44,8 +45,10 @@ class HostShare {
   float* weights() const { return shared_->data(); }
   std::size_t size() const { return shared_->size(); }
   int learners_here() const { return host_.size(); }
-  // Learner: the windows every learner of the host trained, summed (collective over the host's learners).
-  comm::WindowTotals host_totals(const comm::WindowTotals& mine) const;
+  // Learner, where the host's learners train on through the exchange (overlap): posts this learner's windows
+  // `mine` of round `round` (comm::SharedSlots) and goes on. Leader: waits until every learner of the host has
+  // posted the round and returns their windows summed; the others return `mine` without waiting.
+  comm::WindowTotals host_totals(const comm::WindowTotals& mine, long round) const;
   // Learner: a polled barrier of the host's learners, with a memory barrier on the shared weights on both sides
   // (what one learner wrote before it is seen by all after it).
   void barrier() const;
@@ -85,12 +88,15 @@ class HostShare {
 
  private:
   comm::Deadline deadline() const;
+  // The windows every learner of the host trained, summed (collective over the host's learners).
+  comm::WindowTotals summed(const comm::WindowTotals& mine) const;
 
   const comm::WaitPolicy& waits_;
   double liveness_;
   comm::Communicator host_;      // the learners of this rank's host (empty on the Dispatcher)
   comm::Communicator exchange_;  // the Dispatcher and the leaders (empty on other learners)
   std::unique_ptr<comm::SharedWeights> shared_;
+  std::unique_ptr<comm::SharedSlots> totals_;    // each learner's window totals of its last round (host_totals)
   std::unique_ptr<comm::SharedRowMarks> marks_;  // track_rows: one mark per row of the tables
   Layout tables_;                                // track_rows: the tables marked
   std::vector<std::size_t> first_row_;           // each table's first mark

@@ -187,7 +187,7 @@ void Lockstep::learner_rounds(LearnerRun& run) {
     // Its own copy holds the round's steps, or the host's learners train on anyway: the exchange reads the
     // round's changes while the round's totals wait for the others.
     if (exchange && (!share_ || through)) exchange->prepare(w, {c.round, c.checkpoint});
-    if (share_) mine = through ? share_->host_totals(mine) : share_->trained(mine);
+    if (share_) mine = through ? share_->host_totals(mine, c.round) : share_->trained(mine);
     if (exchange) {
       const comm::WindowTotals total = exchange->totals(mine);
       if (through && !exchange->adds_in_place()) {
