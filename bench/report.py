@@ -85,8 +85,9 @@ NOTES = {
         "- The outputs are the two text files and the binary one, written from the final checkpoint on: each "
         "value is formatted once for both text files and written 8 MB at a time.",
     "Hosts on a capped link":
-        "On this machine one host's time to the target moves by up to half from pass to pass, the hosts' much "
-        "less: compare the layouts of one table, and their seconds as well as their ratios. "
+        "On this machine one host's time to the target moves by up to half from pass to pass, and every layout's "
+        "by up to twice from one day to another (the hosts' most: the network namespaces' work is the kernel's): "
+        "compare the layouts of one table, and their seconds as well as their ratios. "
         "The hosts add their changes over rounds of 8 batches per learner over the hosts, send their largest 5 % "
         "of rows in int8, and train on through their leaders' exchange (`overlap`), so \"exchange\" (the "
         "Dispatcher's time in it) is not time the learners wait: they train the next round's batches meanwhile, "
